@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layering (imports point down only):
+//   optolink-soak (CLI) -> OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> CEpoll }
+// The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK.
+let package = Package(
+    name: "OptoLink",
+    platforms: [.iOS(.v15), .macOS(.v15)],
+    products: [
+        .library(name: "OptoLink", targets: ["OptoLink"]),
+        .library(name: "OptoLinkStaging", targets: ["OptoLinkStaging"]),
+        .executable(name: "optolink-soak", targets: ["optolink-soak"]),
+    ],
+    targets: [
+        // Thin C shims for epoll/accept4/socket options that Glibc's Swift module does not export.
+        .target(name: "CEpoll"),
+        // HTTP/1.1 codec + non-blocking event loop (server today; a lean client transport later).
+        .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),
+        // The SDK an app embeds.
+        .target(
+            name: "OptoLink",
+            resources: [.copy("Resources/PrivacyInfo.xcprivacy")]
+        ),
+        // The staging emulator: the backend contract, limits, match ladder, faults, ledger.
+        .target(name: "OptoLinkStaging", dependencies: ["OptoLinkHTTP"]),
+        // Test doubles shared by test targets and the soak library's self-tests.
+        .target(name: "OptoLinkTestSupport", dependencies: ["OptoLink"]),
+        // The soak tester as a library: profiles, virtual devices, driver, recorder, reports, verdicts.
+        .target(name: "OptoLinkSoak", dependencies: ["OptoLink", "OptoLinkStaging", "OptoLinkHTTP"]),
+        // The CLI: parses arguments and calls OptoLinkSoak.
+        .executableTarget(name: "optolink-soak", dependencies: ["OptoLinkSoak"]),
+
+        .testTarget(name: "OptoLinkTests", dependencies: ["OptoLink", "OptoLinkTestSupport"]),
+        .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP"]),
+        .testTarget(
+            name: "OptoLinkStagingTests",
+            dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport"]
+        ),
+        .testTarget(
+            name: "OptoLinkSoakTests",
+            dependencies: ["OptoLinkSoak", "OptoLink", "OptoLinkStaging", "OptoLinkTestSupport"]
+        ),
+    ]
+)

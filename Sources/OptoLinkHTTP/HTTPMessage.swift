@@ -1,0 +1,118 @@
+/// HTTP/1.1 header fields in arrival order, with case-insensitive lookup.
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The first value for `name` (case-insensitive), or `nil`.
+    public subscript(name: String) -> String? {
+        for field in fields where field.name.caseInsensitiveEquals(name) { return field.value }
+        return nil
+    }
+
+    /// Every value for `name` (case-insensitive), in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+
+    /// Replaces every value of `name` with one.
+    public mutating func replace(_ name: String, _ value: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+        fields.append((name: name, value: value))
+    }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.count == rhs.fields.count
+            && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+extension String {
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+    }
+}
+
+/// A parsed HTTP/1.1 request with its whole body.
+public struct HTTPRequest: Sendable, Equatable {
+    /// `GET`, `POST`, … as sent.
+    public var method: String
+    /// The raw request-target, e.g. `/acme/abc123/data?deviceId=x`.
+    public var target: String
+    /// `target` up to the `?`, still percent-encoded.
+    public var path: String
+    /// The text after `?`, still percent-encoded; `nil` when there is none.
+    public var query: String?
+    /// `"HTTP/1.1"` or `"HTTP/1.0"`.
+    public var version: String
+    public var headers: HTTPHeaders
+    /// The body bytes (`Content-Length` framed).
+    public var body: [UInt8]
+
+    public init(
+        method: String, target: String, version: String = "HTTP/1.1", headers: HTTPHeaders = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.target = target
+        if let q = target.firstIndex(of: "?") {
+            self.path = String(target[..<q])
+            self.query = String(target[target.index(after: q)...])
+        } else {
+            self.path = target
+            self.query = nil
+        }
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A response to serialize. `Content-Length` and `Connection` are added by the server.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// Who is on the other end of a connection.
+public struct HTTPConnectionInfo: Sendable, Equatable {
+    /// The peer's IP address in text form (`127.0.0.1`, `::1`).
+    public var peerAddress: String
+    public var peerPort: Int
+    /// Unique per accepted connection, increasing.
+    public var connectionId: UInt64
+
+    public init(peerAddress: String, peerPort: Int, connectionId: UInt64) {
+        self.peerAddress = peerAddress
+        self.peerPort = peerPort
+        self.connectionId = connectionId
+    }
+}
+
+/// What the server does with a request once a handler has looked at it.
+public enum HTTPHandlerResult: Sendable, Equatable {
+    /// Write the response now.
+    case respond(HTTPResponse)
+    /// Write the response after `delay` without blocking the event loop (latency faults).
+    case respondAfter(HTTPResponse, delay: Duration)
+    /// Abort the connection with a TCP reset and write nothing.
+    case reset
+}
+
+/// Handles one request. Runs on an event-loop thread: it must not block or sleep; keep
+/// shared state behind a `Mutex`. Delays go through ``HTTPHandlerResult/respondAfter(_:delay:)``.
+public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPConnectionInfo) -> HTTPHandlerResult

@@ -1,0 +1,4 @@
+/// The soak tester's library entry point. SKELETON.
+public enum OptoLinkSoak {
+    public static let version = "0.1.0"
+}

@@ -1,0 +1,4 @@
+import OptoLinkHTTP
+
+/// SKELETON: the embedded staging emulator.
+public enum OptoLinkStaging {}
