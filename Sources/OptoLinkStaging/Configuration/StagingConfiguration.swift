@@ -84,8 +84,8 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         for bucket in StagingBucketClass.allCases {
             let rule = limits.rule(for: bucket)
             if rule.limit < 1 { problems.append("limits.\(bucket.rawValue).limit must be at least 1") }
-            if !(rule.windowSeconds > 0 && rule.windowSeconds.isFinite) {
-                problems.append("limits.\(bucket.rawValue).windowSeconds must be positive")
+            if !(rule.windowSeconds > 0 && rule.windowSeconds <= 31_536_000) {
+                problems.append("limits.\(bucket.rawValue).windowSeconds must be within (0, 31536000]")
             }
         }
         problems += faults.problems()

@@ -85,8 +85,8 @@ public struct StagingFaults: Sendable, Codable, Equatable {
                 if let status = rule.status, !(500...599).contains(status) {
                     problems.append("faults.\(name): status \(status) is not a 5xx")
                 }
-                if let delay = rule.delaySeconds, !(delay >= 0 && delay.isFinite) {
-                    problems.append("faults.\(name): delaySeconds \(delay) is negative")
+                if let delay = rule.delaySeconds, !(0...3600).contains(delay) {
+                    problems.append("faults.\(name): delaySeconds \(delay) is not within 0...3600")
                 }
             }
             if total > 1.000_001 { problems.append("faults.\(name): rates add up to \(total), more than 1") }

@@ -6,17 +6,26 @@ public struct StagingCounters: Sendable, Codable, Equatable {
     public var endpoints: [String: [String: Int]]
     /// One row per bucket (class + IP or masked key).
     public var buckets: [StagingBucketCounters]
+    /// Endpoint name → fault kind (`html_502`, `reset`, …) → how many answers it shaped.
+    public var faults: [String: [String: Int]]
     /// The number of ledger entries.
     public var ledgerEntries: Int
 
-    public init(endpoints: [String: [String: Int]], buckets: [StagingBucketCounters], ledgerEntries: Int) {
+    public init(
+        endpoints: [String: [String: Int]], buckets: [StagingBucketCounters], faults: [String: [String: Int]] = [:],
+        ledgerEntries: Int
+    ) {
         self.endpoints = endpoints
         self.buckets = buckets
+        self.faults = faults
         self.ledgerEntries = ledgerEntries
     }
 
     /// How many requests to `endpoint` were answered with `status` (e.g. `"429"`, `"reset"`).
     public func count(_ endpoint: String, status: String) -> Int { endpoints[endpoint]?[status] ?? 0 }
+
+    /// How many answers of `endpoint` a fault of `kind` shaped.
+    public func faultCount(_ endpoint: String, _ kind: StagingFaultKind) -> Int { faults[endpoint]?[kind.rawValue] ?? 0 }
 }
 
 /// Counters of one rate-limit bucket.

@@ -95,6 +95,7 @@ final class RateLimiter: Sendable {
 
     /// Whole seconds until `remaining` elapses, rounded up, never below 1.
     static func wholeSeconds(_ remaining: Double) -> Int {
-        max(1, Int(remaining.rounded(.up)))
+        guard remaining.isFinite else { return remaining > 0 ? 1_000_000_000 : 1 }
+        return max(1, Int(min(remaining, 1e9).rounded(.up)))
     }
 }

@@ -60,11 +60,16 @@ public final class StagingBackend: Sendable {
     /// Every accepted write so far, in arrival order (CONTRACT §4, "Ledger").
     public func ledger() -> [StagingLedgerEntry] { ledgerStore.entries() }
 
+    /// Ledger entries with `sequence > since`, at most `limit` (for incremental reads of long runs).
+    public func ledger(since: Int, limit: Int = .max) -> [StagingLedgerEntry] {
+        ledgerStore.entries(since: since, limit: limit)
+    }
+
     /// Requests per endpoint by status and per-bucket window counters.
     public func counters() -> StagingCounters {
         StagingCounters(
             endpoints: endpointCounters.snapshot(), buckets: limiter.snapshot(mask: Self.maskBucketKey),
-            ledgerEntries: ledgerStore.count)
+            faults: endpointCounters.faultSnapshot(), ledgerEntries: ledgerStore.count)
     }
 
     /// Replaces the fault rules while running; draws restart from the new seed.

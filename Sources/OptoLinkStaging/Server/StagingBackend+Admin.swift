@@ -2,13 +2,18 @@ import Foundation
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// The admin routes: `GET /__admin/ledger` (JSON array of ``StagingLedgerEntry``),
+    /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of
+    /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
     /// `GET /__admin/health`. Never rate limited, never faulted.
     func handleAdmin(_ route: Route.AdminRoute, _ context: RequestContext) -> HTTPResponse {
         switch route {
-        case .ledger: return encoded(ledger(), context)
+        case .ledger:
+            let query = context.request.query
+            let since = PercentDecoding.queryValue(query, "since").flatMap { Int($0) } ?? 0
+            let limit = PercentDecoding.queryValue(query, "limit").flatMap { Int($0) } ?? Int.max
+            return encoded(ledger(since: since, limit: limit), context)
         case .counters: return encoded(counters(), context)
         case .getFaults: return encoded(currentFaults(), context)
         case .getLimits: return encoded(limiter.limits(), context)

@@ -87,6 +87,7 @@ import Testing
         let h = try harness("events", StagingFaultRule(kind: .html502, rate: 1))
         let rejected = try h.event("device-0001", "")
         #expect(rejected.status == 400)
+        #expect(h.backend.counters().faultCount("events", .html502) == 0)
     }
 
     @Test func matchFaultBeforeCommitKeepsTheClick() throws {
@@ -108,6 +109,15 @@ import Testing
         }
         let first = try run()
         #expect(first == (try run()))
+        let h = BackendHarness(StagingConfiguration(limits: StagingLimits(enabled: false)))
+        h.backend.setFaults(StagingFaults(seed: 42, endpoints: ["data": [
+            StagingFaultRule(kind: .errorBeforeCommit, rate: 0.2), StagingFaultRule(kind: .empty5xx, rate: 0.1),
+        ]]))
+        let statuses = try (0..<1000).map { _ in try h.respond("GET", "/acme/welcome/data").status }
+        let counted = h.backend.counters()
+        #expect(statuses == first)
+        #expect(counted.faultCount("data", .errorBeforeCommit) + counted.faultCount("data", .empty5xx) == statuses.filter { $0 != 200 }.count)
+        #expect(counted.count("data", status: "200") == statuses.filter { $0 == 200 }.count)
         let errors = first.filter { $0 == 503 }.count
         #expect((230...370).contains(errors))
         #expect(first.filter { $0 == 200 }.count == 1000 - errors)
