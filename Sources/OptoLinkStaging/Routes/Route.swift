@@ -64,7 +64,7 @@ enum Route: Sendable, Equatable {
     }
 
     private static func decode(_ segment: Substring) -> String? {
-        segment.contains("%") ? PercentDecoding.decode(segment) : String(segment)
+        segment.utf8.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(segment) : String(segment)
     }
 }
 
