@@ -92,11 +92,19 @@ enum PercentDecoding {
     /// The decoded value of `name` in a query string, or `nil`.
     static func queryValue(_ query: String?, _ name: String) -> String? {
         guard let query else { return nil }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.first.map({ decode($0, plusIsSpace: true) }) == name {
-                return parts.count > 1 ? decode(parts[1], plusIsSpace: true) : ""
+        let bytes = query.utf8
+        var pairStart = bytes.startIndex
+        while pairStart < bytes.endIndex {
+            let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            let pair = bytes[pairStart..<pairEnd]
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pairEnd
+            let key = Substring(pair[pair.startIndex..<equals])
+            if key == name || (key.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") })
+                && decode(key, plusIsSpace: true) == name)
+            {
+                return equals < pairEnd ? decode(Substring(pair[bytes.index(after: equals)..<pairEnd]), plusIsSpace: true) : ""
             }
+            pairStart = pairEnd < bytes.endIndex ? bytes.index(after: pairEnd) : bytes.endIndex
         }
         return nil
     }

@@ -48,9 +48,15 @@ extension StagingBackend {
     /// The token of `Bearer <token>`; `nil` when the header is absent or not of that form.
     static func bearerToken(_ header: String?) -> String? {
         guard let header else { return nil }
-        let parts = header.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return String(parts[1])
+        let bytes = header.utf8
+        let scheme = "bearer".utf8
+        guard bytes.count > scheme.count,
+            zip(bytes.prefix(scheme.count), scheme).allSatisfy({ $0 | 0x20 == $1 }),
+            bytes[bytes.index(bytes.startIndex, offsetBy: scheme.count)] == UInt8(ascii: " ")
+        else { return nil }
+        let rest = header.utf8.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") }
+        guard !rest.isEmpty, !rest.contains(UInt8(ascii: " ")) else { return nil }
+        return String(rest)
     }
 
     /// `POST /sdk/session` (CONTRACT §1): 200 `{ok, deviceId, firstSeenAt, lastSeenAt}`.
