@@ -26,8 +26,8 @@ struct RequestBody {
 
     /// A string field; records an issue when present but not a string, or (when `required`) absent.
     mutating func string(_ field: String, required: Bool = false, minLength: Int = 0) -> String? {
-        switch object[field] {
-        case nil, .null?:
+        switch object[field] ?? .null {
+        case .null:
             if required {
                 issues.append(
                     minLength > 0
@@ -35,7 +35,7 @@ struct RequestBody {
                         : ValidationIssue(field: field, message: "\(field) must be a string"))
             }
             return nil
-        case .string(let value)?:
+        case .string(let value):
             if minLength > 0 && value.count < minLength {
                 issues.append(Self.lengthIssue(field, minLength))
                 return nil
@@ -50,9 +50,9 @@ struct RequestBody {
     /// A flat `string → string` map of at most `maxBytes` serialized bytes; absent is `[:]`.
     mutating func stringMap(_ field: String, maxBytes: Int) -> [String: String] {
         let members: [String: JSONValue]
-        switch object[field] {
-        case nil, .null?: return [:]
-        case .object(let object)?: members = object
+        switch object[field] ?? .null {
+        case .null: return [:]
+        case .object(let object): members = object
         default:
             issues.append(ValidationIssue(field: field, message: "\(field) must be an object"))
             return [:]
