@@ -13,13 +13,18 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// Take the client IP from the first `X-Forwarded-For` address instead of the socket peer
     /// (how one load machine stands in for many devices' IPs).
     public var trustForwardedFor: Bool
+    /// Rate limits per bucket and the algorithm (CONTRACT §1, "Rate limits").
     public var limits: StagingLimits
+    /// Fault rules in force at start (change them later with ``StagingServer/setFaults(_:)``).
     public var faults: StagingFaults
+    /// Orgs, keys, iOS app configs and links; ``StagingFixtures/default`` when absent.
     public var fixtures: StagingFixtures
+    /// Windows, weights and threshold of the match ladder (CONTRACT §4).
     public var match: StagingMatchSettings
     /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
     public var rotationGraceSeconds: Double
 
+    /// A configuration; every argument defaults to the built-in value (loopback, port 0, contract limits, no faults).
     public init(
         host: String = "127.0.0.1", port: Int = 0, trustForwardedFor: Bool = false, limits: StagingLimits = .init(),
         faults: StagingFaults = .none, fixtures: StagingFixtures = .default, match: StagingMatchSettings = .init(),
@@ -123,6 +128,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
 
 /// A configuration that cannot be used; `message` names the file and the problem.
 public struct StagingConfigurationError: Error, LocalizedError, Sendable, Equatable {
+    /// `<source>: <problem>; <problem>…`.
     public var message: String
     public var errorDescription: String? { message }
 }

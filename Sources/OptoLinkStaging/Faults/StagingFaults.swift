@@ -26,6 +26,7 @@ public enum StagingFaultKind: String, Sendable, Codable, CaseIterable {
 
 /// One fault rule of an endpoint: with probability `rate` a request gets `kind`.
 public struct StagingFaultRule: Sendable, Codable, Equatable {
+    /// What the fault does.
     public var kind: StagingFaultKind
     /// Probability per request in `0...1`.
     public var rate: Double
@@ -36,6 +37,7 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
     /// Overrides the kind's commit phase (`html_502`, `empty_5xx`, `reset`).
     public var afterCommit: Bool?
 
+    /// A rule; `rate` is a probability per request in `0...1`.
     public init(
         kind: StagingFaultKind, rate: Double, status: Int? = nil, delaySeconds: Double? = nil, afterCommit: Bool? = nil
     ) {
@@ -56,9 +58,12 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
 /// endpoint names as ``StagingEndpoint`` (`match`, `data`, `session`, `identity`,
 /// `identity_clear`, `events`). Rules of one endpoint are tried in order; their rates add up to at most 1.
 public struct StagingFaults: Sendable, Codable, Equatable {
+    /// Seeds the per-request draws: the same seed and request order give the same faults.
     public var seed: UInt64
+    /// Endpoint name (``StagingEndpoint`` raw value) → its rules, tried in order.
     public var endpoints: [String: [StagingFaultRule]]
 
+    /// Rules per endpoint, drawn from `seed`.
     public init(seed: UInt64 = 1, endpoints: [String: [StagingFaultRule]] = [:]) {
         self.seed = seed
         self.endpoints = endpoints

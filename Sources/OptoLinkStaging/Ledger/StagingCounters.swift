@@ -11,6 +11,7 @@ public struct StagingCounters: Sendable, Codable, Equatable {
     /// The number of ledger entries.
     public var ledgerEntries: Int
 
+    /// A snapshot (built by the backend; public for decoding and tests).
     public init(
         endpoints: [String: [String: Int]], buckets: [StagingBucketCounters], faults: [String: [String: Int]] = [:],
         ledgerEntries: Int
@@ -30,9 +31,11 @@ public struct StagingCounters: Sendable, Codable, Equatable {
 
 /// Counters of one rate-limit bucket.
 public struct StagingBucketCounters: Sendable, Codable, Equatable {
+    /// The bucket class (`match`, `data`, `sdk`, `events`).
     public var bucket: StagingBucketClass
     /// The client IP, or the API key masked as `…<last 6>#<hash>`.
     public var key: String
+    /// The limit in force when the snapshot was taken.
     public var limit: Int
     /// The window length in seconds.
     public var windowSeconds: Double
@@ -48,6 +51,8 @@ public struct StagingBucketCounters: Sendable, Codable, Equatable {
 public struct StagingWindowCounter: Sendable, Codable, Equatable {
     /// The window's start in seconds since the Unix epoch.
     public var start: Double
+    /// Hits let through in this window.
     public var accepted: Int
+    /// Hits answered 429 in this window.
     public var rejected: Int
 }
