@@ -21,6 +21,8 @@ final class Connection {
     var delayed: DelayedResponse?
     /// No further request is processed; close once `output` is written.
     var closeAfterWrite = false
+    /// The server answered an error of its own: the client may still be sending, so close lingering.
+    var closingOnError = false
     /// Our side is shut down for writing; reading and discarding until EOF or `lingerDeadline`.
     var lingering = false
     var lingerDeadline: UInt64 = 0

@@ -205,22 +205,34 @@ final class EventLoop {
             if connection.peerClosedInput { close(connection) }
             return
         }
-        processRequests(connection)
-        if !connection.closed { flush(connection) }
+        drive(connection)
     }
 
     private func writeAndContinue(_ connection: Connection) {
         flush(connection)
         guard !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
-        processRequests(connection)
-        if !connection.closed { flush(connection) }
+        drive(connection)
+    }
+
+    /// Answers buffered requests and writes, repeating while back-pressure was the only thing
+    /// that stopped parsing and the socket has since taken the output.
+    private func drive(_ connection: Connection) {
+        while true {
+            let blockedByOutput = processRequests(connection)
+            if connection.closed { return }
+            flush(connection)
+            guard blockedByOutput, !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
+        }
     }
 
     // MARK: - Requests
 
     /// Parses and answers buffered requests in order until one is delayed, the connection is
     /// closing, more bytes are needed, or too much output is waiting.
-    private func processRequests(_ connection: Connection) {
+    ///
+    /// - Returns: `true` when it stopped only because too much output was waiting.
+    @discardableResult
+    private func processRequests(_ connection: Connection) -> Bool {
         while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
             connection.pendingOutputCount < Self.outputHighWater
         {
@@ -244,21 +256,25 @@ final class EventLoop {
                     timers.schedule(at: now &+ delay.nanosecondsClamped, .delayedResponse(connection.token))
                 case .reset:
                     reset(connection)
-                    return
+                    return false
                 }
             }
         }
+        let blockedByOutput = connection.pendingOutputCount >= Self.outputHighWater && connection.delayed == nil
+            && !connection.closeAfterWrite
         if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
         if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
             // The client will send nothing more; a partial request can never complete.
             connection.closeAfterWrite = true
         }
+        return blockedByOutput
     }
 
     private func enqueue(
         _ response: HTTPResponse, persistence: HTTPResponseSerializer.Persistence, omitBody: Bool,
         on connection: Connection
     ) {
+        let persistence = draining ? .close : persistence
         if !connection.hasPendingOutput { connection.lastWriteProgress = now }
         HTTPResponseSerializer.serialize(
             response, persistence: persistence, omitBody: omitBody, dateHeader: dateHeader.current(),
@@ -269,6 +285,7 @@ final class EventLoop {
     private func respondWithError(status: Int, on connection: Connection) {
         let body = Array("\(status) \(HTTPStatusReason.phrase(for: status))\n".utf8)
         let response = HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
+        connection.closingOnError = true
         enqueue(response, persistence: .close, omitBody: false, on: connection)
     }
 
@@ -301,8 +318,10 @@ final class EventLoop {
             }
             connection.outputOffset = 0
         }
+        if draining, connection.isIdle { connection.closeAfterWrite = true }
         if connection.closeAfterWrite, connection.delayed == nil, !connection.lingering {
-            if connection.peerClosedInput || lingerTimeout == 0 {
+            let unreadInputLikely = connection.closingOnError || !connection.parser.isIdle
+            if connection.peerClosedInput || lingerTimeout == 0 || !unreadInputLikely {
                 close(connection)
             } else {
                 // Lingering close: stop writing, keep draining input briefly so unread request
@@ -398,8 +417,7 @@ final class EventLoop {
                 guard let connection = connection(for: token), let delayed = connection.delayed else { continue }
                 connection.delayed = nil
                 enqueue(delayed.response, persistence: delayed.persistence, omitBody: delayed.omitBody, on: connection)
-                processRequests(connection)
-                if !connection.closed { flush(connection) }
+                drive(connection)
                 if !connection.closed { settle(connection) }
             case .resumeAccepting:
                 acceptPaused = false
