@@ -83,6 +83,22 @@ struct HTTPRequestParserTests {
         #expect(parser.next() == nil)
     }
 
+    @Test func expectContinueIsReportedUntilTheBodyArrives() {
+        var parser = HTTPRequestParser()
+        parser.append(Array("PUT /x HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n".utf8))
+        #expect(parser.next() == nil)
+        #expect(parser.isAwaitingContinue)
+        parser.continueSent()
+        #expect(!parser.isAwaitingContinue)
+        parser.append(Array("abc".utf8))
+        guard case .request(let request, _) = parser.next() else {
+            Issue.record("expected the request once its body arrived")
+            return
+        }
+        #expect(request.body == Array("abc".utf8))
+        #expect(!parser.isAwaitingContinue)
+    }
+
     // MARK: - Limits
 
     @Test func headersOverTheLimitAre431EvenBeforeTheyEnd() {

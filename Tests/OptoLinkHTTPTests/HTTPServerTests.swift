@@ -250,6 +250,59 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func expectContinueGetsAnInterimResponse() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            #expect(try client.readResponse().status == 100)
+            try client.send("hello")
+            #expect(try client.readResponse().bodyText == "POST /e hello")
+        }
+    }
+
+    @Test func clientThatStopsReadingIsClosedAfterTheRequestTimeout() async throws {
+        let big = [UInt8](repeating: 0x42, count: 16 << 20)
+        let configuration = HTTPServer.Configuration(timeouts: .init(request: .milliseconds(300)))
+        try await withHTTPServer(configuration, handler: { _, _ in .respond(HTTPResponse(status: 200, body: big)) }) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")  // and never read
+            #expect(await eventually { server.counters().requestTimeouts == 1 })
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+        }
+    }
+
+    @Test func everyDescriptorIsClosedAfterShutdown() async throws {
+        func openDescriptors() -> Int {
+            guard let directory = opendir("/proc/self/fd") else { return -1 }
+            defer { closedir(directory) }
+            var count = 0
+            while readdir(directory) != nil { count += 1 }
+            return count
+        }
+        let before = openDescriptors()
+        let handler: HTTPHandler = { request, _ in
+            switch request.path {
+            case "/reset": .reset
+            case "/slow": .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(50))
+            default: .respond(HTTPResponse(status: 200))
+            }
+        }
+        try await withHTTPServer(.init(loopCount: 2), handler: handler) { server in
+            for path in ["/", "/reset", "/slow", "/", "/slow"] {
+                let client = try TestClient(port: server.port)
+                client.sendIgnoringErrors("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try? client.readResponse()
+            }
+            let bad = try TestClient(port: server.port)
+            bad.sendIgnoringErrors("BAD\r\n\r\n")
+            _ = bad.waitForClose()
+            let idle = try TestClient(port: server.port)
+            idle.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try idle.readResponse()
+        }
+        #expect(openDescriptors() == before)
+    }
+
     @Test func connectionsBeyondTheMaximumAreClosedAtOnce() async throws {
         try await withHTTPServer(.init(maxConnections: 2), handler: echoHandler) { server in
             let a = try TestClient(port: server.port)

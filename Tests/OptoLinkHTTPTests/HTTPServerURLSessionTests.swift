@@ -8,8 +8,8 @@ import FoundationNetworking
 @testable import OptoLinkHTTP
 
 /// The server as the SDK's real transport (URLSession over libcurl on Linux) sees it.
-@Suite(.serialized, .timeLimit(.minutes(1)))
-struct HTTPServerURLSessionTests {
+/// (Part of the serialized ``HTTPServerTests`` so its descriptors do not disturb the fd-leak check.)
+extension HTTPServerTests {
     @Test(arguments: ["GET", "POST", "PUT", "DELETE"])
     func urlSessionRequestsAreServed(_ method: String) async throws {
         try await withHTTPServer(.init(), handler: echoHandler) { server in

@@ -262,6 +262,11 @@ final class EventLoop {
         }
         let blockedByOutput = connection.pendingOutputCount >= Self.outputHighWater && connection.delayed == nil
             && !connection.closeAfterWrite
+        if connection.parser.isAwaitingContinue, !connection.closeAfterWrite, connection.delayed == nil {
+            if !connection.hasPendingOutput { connection.lastWriteProgress = now }
+            connection.output.append(contentsOf: HTTPResponseSerializer.continueResponse)
+            connection.parser.continueSent()
+        }
         if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
         if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
             // The client will send nothing more; a partial request can never complete.
