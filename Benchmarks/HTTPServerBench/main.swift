@@ -7,7 +7,7 @@
 import OptoLinkHTTP
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func fail(_ message: String) -> Never {

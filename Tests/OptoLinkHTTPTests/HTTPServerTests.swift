@@ -1,10 +1,10 @@
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import OptoLinkHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The server over real sockets on 127.0.0.1:0 (and ::1 when available).
 ///
@@ -197,7 +197,9 @@ struct HTTPServerTests {
 
     @Test func peerInfoReachesTheHandler() async throws {
         let handler: HTTPHandler = { _, info in
-            .respond(HTTPResponse(status: 200, body: Array("\(info.peerAddress) \(info.peerPort > 0) \(info.connectionId)".utf8)))
+            .respond(
+                HTTPResponse(
+                    status: 200, body: Array("\(info.peerAddress) \(info.peerPort > 0) \(info.connectionId)".utf8)))
         }
         try await withHTTPServer(.init(), handler: handler) { server in
             let first = try TestClient(port: server.port)
@@ -245,7 +247,8 @@ struct HTTPServerTests {
             #expect(try client.readResponse().body == big)
             #expect(try client.readResponse().body == big)
             let upload = Array(big.prefix(1 << 20))
-            try client.send(Array("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: \(upload.count)\r\n\r\n".utf8) + upload)
+            try client.send(
+                Array("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: \(upload.count)\r\n\r\n".utf8) + upload)
             #expect(try client.readResponse().body == upload.reversed())
         }
     }
@@ -263,7 +266,8 @@ struct HTTPServerTests {
     @Test func clientThatStopsReadingIsClosedAfterTheRequestTimeout() async throws {
         let big = [UInt8](repeating: 0x42, count: 16 << 20)
         let configuration = HTTPServer.Configuration(timeouts: .init(request: .milliseconds(300)))
-        try await withHTTPServer(configuration, handler: { _, _ in .respond(HTTPResponse(status: 200, body: big)) }) { server in
+        try await withHTTPServer(configuration, handler: { _, _ in .respond(HTTPResponse(status: 200, body: big)) }) {
+            server in
             let client = try TestClient(port: server.port)
             try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")  // and never read
             #expect(await eventually { server.counters().requestTimeouts == 1 })

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 @testable import OptoLinkHTTP
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The server as the SDK's real transport (URLSession over libcurl on Linux) sees it.
 /// (Part of the serialized ``HTTPServerTests`` so its descriptors do not disturb the fd-leak check.)

@@ -241,7 +241,9 @@ public struct HTTPRequestParser: Sendable {
         )
         let keepAlive = !connectionClose && (isHTTP11 || connectionKeepAlive)
         return .success(
-            Head(request: request, keepAlive: keepAlive, contentLength: length, expectsContinue: expectsContinue && isHTTP11))
+            Head(
+                request: request, keepAlive: keepAlive, contentLength: length,
+                expectsContinue: expectsContinue && isHTTP11))
     }
 
     /// Index of the CR of the next CRLF at or after `from`. The head is known to end in CRLF CRLF.
@@ -280,13 +282,17 @@ public struct HTTPRequestParser: Sendable {
         var result = 0
         for c in value {
             guard isDigit(c) else { return nil }
-            if result > 100_000_000_000_000_000 { result = Int.max; continue }
+            if result > 100_000_000_000_000_000 {
+                result = Int.max
+                continue
+            }
             result = result * 10 + Int(c - UInt8(ascii: "0"))
         }
         return result
     }
 
-    private static func forEachToken(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    private static func forEachToken(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void)
+    {
         var s = 0
         while s < value.count {
             var e = s

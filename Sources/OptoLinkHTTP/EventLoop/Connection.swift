@@ -39,7 +39,10 @@ final class Connection {
     /// The deadline of this connection's live entry in the loop's timer heap (`.max` when none).
     var scheduledDeadline: UInt64 = .max
 
-    init(fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32, now: UInt64) {
+    init(
+        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32,
+        now: UInt64
+    ) {
         self.fd = fd
         self.token = token
         self.info = info

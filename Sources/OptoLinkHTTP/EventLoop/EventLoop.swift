@@ -2,7 +2,7 @@ import CEpoll
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One epoll event loop on its own thread: accepts on its listener, reads, parses, calls the
@@ -221,7 +221,9 @@ final class EventLoop {
             let blockedByOutput = processRequests(connection)
             if connection.closed { return }
             flush(connection)
-            guard blockedByOutput, !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
+            guard blockedByOutput, !connection.closed, connection.pendingOutputCount < Self.outputHighWater else {
+                return
+            }
         }
     }
 
@@ -260,7 +262,8 @@ final class EventLoop {
                 }
             }
         }
-        let blockedByOutput = connection.pendingOutputCount >= Self.outputHighWater && connection.delayed == nil
+        let blockedByOutput =
+            connection.pendingOutputCount >= Self.outputHighWater && connection.delayed == nil
             && !connection.closeAfterWrite
         if connection.parser.isAwaitingContinue, !connection.closeAfterWrite, connection.delayed == nil {
             if !connection.hasPendingOutput { connection.lastWriteProgress = now }
