@@ -389,8 +389,14 @@ final class EventLoop {
         return connection.lastActivity &+ idleTimeout
     }
 
+    /// Makes sure the heap holds an entry for this connection no later than its deadline.
+    ///
+    /// The entry is placed at most one request timeout ahead, so a later move from idle to
+    /// "request in progress" (deadline: first byte + request timeout) never needs an earlier
+    /// entry: the common keep-alive cycle pushes nothing, and the heap holds about one entry per
+    /// connection instead of one per request.
     private func armTimer(_ connection: Connection) {
-        let due = deadline(of: connection)
+        let due = min(deadline(of: connection), now &+ requestTimeout)
         if due < connection.scheduledDeadline {
             connection.scheduledDeadline = due
             timers.schedule(at: due, .connection(connection.token))
