@@ -1,10 +1,10 @@
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import OptoLinkHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the blocking test client saw go wrong.
 enum TestClientError: Error, Equatable {
@@ -79,7 +79,9 @@ final class TestClient {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno == ECONNRESET || errno == EPIPE { throw TestClientError.reset }
@@ -130,7 +132,8 @@ final class TestClient {
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw TestClientError.malformed(line) }
-            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
+            headers.append(
+                (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
         }
         var response = TestResponse(status: status, headers: headers, body: [])
         let length = forHead ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
@@ -183,7 +186,8 @@ extension String {
 
 /// A handler answering `200 text/plain` with `method path body` echoed, for most server tests.
 let echoHandler: HTTPHandler = { request, _ in
-    .respond(HTTPResponse(
-        status: 200, headers: ["Content-Type": "text/plain"],
-        body: Array("\(request.method) \(request.target) \(String(decoding: request.body, as: UTF8.self))".utf8)))
+    .respond(
+        HTTPResponse(
+            status: 200, headers: ["Content-Type": "text/plain"],
+            body: Array("\(request.method) \(request.target) \(String(decoding: request.body, as: UTF8.self))".utf8)))
 }
