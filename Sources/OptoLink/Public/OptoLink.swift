@@ -165,8 +165,9 @@ public final class OptoLink: Sendable {
         let store = environment.store
         let isFirstLaunch = !store.bool(forKey: Self.firstLaunchDoneKey)
         if log.isEnabled {
-            log.info("start: org \(config.orgKey), key \(OptoLinkLog.redacted(apiKey: config.apiKey)), "
-                + "deviceId \(deviceId), first launch \(isFirstLaunch)")
+            log.info(
+                "start: org \(config.orgKey), key \(OptoLinkLog.redacted(apiKey: config.apiKey)), "
+                    + "deviceId \(deviceId), first launch \(isFirstLaunch)")
         }
         if isFirstLaunch {
             // Consumed regardless of outcome (CONTRACT §2): mark before the call so that no
