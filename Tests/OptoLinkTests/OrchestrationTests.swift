@@ -231,3 +231,21 @@ struct SingletonTests {
         again.dispose()
     }
 }
+
+/// `dispose()` during the first-launch match cancels it without a session call.
+@Suite(.timeLimit(.minutes(1)))
+struct DisposeDuringStartTests {
+    @Test func disposeCancelsTheRunningMatch() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.hang], for: .match)
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, clock: ManualClock()))
+        let start = Task { await sdk.start() }
+        await transport.waitForRequests(1)
+        sdk.dispose()
+        await start.value
+        await sdk.waitForBackgroundWork()
+        #expect(transport.requests.map(\.context.endpoint) == [.match])
+        await sdk.start()
+        #expect(transport.requests.count == 1, "start() after dispose() does nothing")
+    }
+}

@@ -257,3 +257,19 @@ struct DeadlineTests {
         #expect(clock.deadlines == [.milliseconds(2500)])
     }
 }
+
+/// Odd timeouts never trap and disable the deadline.
+@Suite(.timeLimit(.minutes(1)))
+struct TimeoutConfigTests {
+    @Test(arguments: [0, -1, Double.infinity, Double.nan])
+    func nonPositiveOrNonFiniteTimeoutDisablesTheDeadline(_ seconds: Double) async throws {
+        let transport = StubTransport()
+        let clock = RecordingClock()
+        var config = Fixture.config()
+        config.timeout = seconds
+        let sdk = OptoLink(config: config, environment: Fixture.environment(transport, clock: clock))
+        try await sdk.trackEvent(name: "open")
+        #expect(clock.deadlines.isEmpty)
+        #expect(transport.requests.first?.context.timeout == .zero)
+    }
+}

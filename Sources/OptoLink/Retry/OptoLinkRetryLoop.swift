@@ -28,9 +28,16 @@ struct OptoLinkRetryLoop: Sendable {
         self.clock = environment.clock
         self.policy = environment.retryPolicy
         self.maxRetries = max(0, config.maxRetries)
-        self.timeout = config.timeout > 0 ? .milliseconds(Int64((config.timeout * 1000).rounded(.up))) : nil
+        self.timeout = Self.deadline(seconds: config.timeout)
         self.label = environment.label
         self.log = log
+    }
+
+    /// The per-attempt deadline for a configured timeout in seconds (rounded up to whole
+    /// milliseconds, capped at one year); `nil` (no deadline) when it is not positive or not finite.
+    static func deadline(seconds: TimeInterval) -> Duration? {
+        guard seconds.isFinite, seconds > 0 else { return nil }
+        return .milliseconds(Int64((min(seconds, 31_536_000) * 1000).rounded(.up)))
     }
 
     /// Folds the middlewares around the transport: the first middleware is outermost.
