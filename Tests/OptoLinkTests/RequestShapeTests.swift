@@ -172,3 +172,42 @@ struct RequestShapeTests {
         #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .events, .events])
     }
 }
+
+/// A middleware sees a lost deadline race as `URLError(.timedOut)` from `next`.
+@Suite(.timeLimit(.minutes(1)))
+struct MiddlewareDeadlineTests {
+    struct OutcomeRecorder: OptoLinkMiddleware {
+        let trail: RequestShapeTests.TrailBox
+
+        func intercept(
+            _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+            next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+        ) async throws -> OptoLinkHTTPResponse {
+            do {
+                let response = try await next(request, context)
+                trail.append("\(context.attempt):\(response.status)")
+                return response
+            } catch let error as URLError {
+                trail.append("\(context.attempt):\(error.code == .timedOut ? "timed_out" : "other")")
+                throw error
+            }
+        }
+    }
+
+    @Test func recorderSeesTimeouts() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.hang, .status(200, #"{"ok":true}"#)], for: .events)
+        let trail = RequestShapeTests.TrailBox()
+        let clock = ManualClock()
+        let sdk = OptoLink(
+            config: Fixture.config(),
+            environment: Fixture.environment(transport, clock: clock, middlewares: [OutcomeRecorder(trail: trail)]))
+        let call = Task { try await sdk.trackEvent(name: "open") }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(10))  // the first attempt's deadline fires
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(500))  // back-off
+        try await call.value
+        #expect(trail.all == ["1:timed_out", "2:200"])
+    }
+}
