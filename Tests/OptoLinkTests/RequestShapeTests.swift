@@ -211,3 +211,16 @@ struct MiddlewareDeadlineTests {
         #expect(trail.all == ["1:timed_out", "2:200"])
     }
 }
+
+/// `StubTransport.Reply.compute` sees the request (used by other targets' tests).
+@Test func stubComputeRepliesSeeTheRequest() async throws {
+    let transport = StubTransport()
+    transport.setDefault(
+        .compute { request, context in
+            #expect(context.endpoint == .identity)
+            return OptoLinkHTTPResponse(status: 200, body: request.body ?? Data())
+        }, for: .identity)
+    let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+    try await sdk.setIdentity(externalId: "echo")
+    #expect(transport.requests(for: .identity).count == 1)
+}
