@@ -35,6 +35,7 @@ struct RequestShapeTests {
         ("  opl_abc123\n", "opl_abc123"),
         ("https://links.acme.test/acme/welcome?opl_click=opl_fromlink", "opl_fromlink"),
         ("https://links.acme.test/acme/welcome?a=1&opl_click=opl_x%5Fy", "opl_x_y"),
+        ("https://links.acme.test/acme/welcome?opl_click=opl_old&opl_click=opl_new", "opl_new"),
     ])
     func clipboardTokenIsCollected(_ clipboard: String, _ token: String) async throws {
         let body = try await matchBody(clipboard: clipboard)
