@@ -56,6 +56,24 @@ import FoundationNetworking
         }
     }
 
+    @Test func ledgerFileAndSummary() async throws {
+        try await withStagingServer { server in
+            _ = try await fetch(
+                server, "POST", "/sdk/session", headers: ["Authorization": "Bearer opl_sdk_test_acme_client"],
+                body: #"{"deviceId":"device-0001"}"#)
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: url) }
+            try server.writeLedger(to: url)
+            let decoded = try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))
+            #expect(decoded == server.ledger())
+            #expect(decoded.count == 1)
+            let summary = server.summary()
+            #expect(summary.first == "OptoLink staging emulator on http://127.0.0.1:\(server.port)")
+            #expect(summary.contains { $0.contains("opl_sdk_test_acme_client (CLIENT)") && $0.contains("expired (inactive)") })
+            #expect(summary.contains { $0.contains("match 30/60.0s") })
+        }
+    }
+
     @Test func invalidConfigurationIsRefusedBeforeBinding() async {
         var configuration = StagingConfiguration()
         configuration.limits.match.limit = 0
