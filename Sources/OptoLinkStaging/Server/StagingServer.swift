@@ -73,6 +73,11 @@ public final class StagingServer: Sendable {
         try encoder.encode(ledger()).write(to: url, options: .atomic)
     }
 
+    /// `60` → `60s`, `0.5` → `0.5s`.
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))s" : "\(value)s"
+    }
+
     /// A few lines for a console banner: where it listens, the keys and links it serves.
     public func summary() -> [String] {
         var lines = ["OptoLink staging emulator on \(baseURL.absoluteString)"]
@@ -80,7 +85,7 @@ public final class StagingServer: Sendable {
         lines.append(
             limits.enabled
                 ? "rate limits (\(limits.algorithm.rawValue)): " + StagingBucketClass.allCases.map {
-                    "\($0.rawValue) \(limits.rule(for: $0).limit)/\(limits.rule(for: $0).windowSeconds)s"
+                    "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
                 }.joined(separator: ", ")
                 : "rate limits: off")
         if configuration.trustForwardedFor { lines.append("client IP: first X-Forwarded-For address (trusted)") }

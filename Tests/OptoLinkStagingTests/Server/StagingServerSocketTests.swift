@@ -70,7 +70,7 @@ import FoundationNetworking
             let summary = server.summary()
             #expect(summary.first == "OptoLink staging emulator on http://127.0.0.1:\(server.port)")
             #expect(summary.contains { $0.contains("opl_sdk_test_acme_client (CLIENT)") && $0.contains("expired (inactive)") })
-            #expect(summary.contains { $0.contains("match 30/60.0s") })
+            #expect(summary.contains { $0.contains("match 30/60s, data 500/1s, sdk 60/60s, events 600/60s") })
         }
     }
 
