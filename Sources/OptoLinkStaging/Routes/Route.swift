@@ -15,7 +15,9 @@ enum Route: Sendable, Equatable {
         case ledger, counters, getFaults, putFaults, getLimits, putLimits, reset, health
     }
 
-    init(method: String, path: String) {
+    init(method: String, path rawPath: String) {
+        // Express routes are not strict: `/match/` is `/match`.
+        let path = rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
         switch (method, path) {
         case ("POST", "/match"): self = .match
         case ("POST", "/sdk/session"): self = .session

@@ -173,6 +173,8 @@ import Testing
         let response = try h.respond("GET", "/no/such/route/here")
         #expect(response.status == 404)
         #expect(try response.message() == "Cannot GET /no/such/route/here")
+        #expect(try h.respond("POST", "/match/", body: iosMatchBody()).status == 201)
+        #expect(try h.respond("GET", "/acme/welcome/data/").status == 200)
         let wrongMethod = try h.respond("GET", "/match")
         #expect(wrongMethod.status == 404)
         #expect(try wrongMethod.message() == "Cannot GET /match")
