@@ -50,7 +50,8 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         faults = try c.decodeIfPresent(StagingFaults.self, forKey: .faults) ?? d.faults
         fixtures = try c.decodeIfPresent(StagingFixtures.self, forKey: .fixtures) ?? d.fixtures
         match = try c.decodeIfPresent(StagingMatchSettings.self, forKey: .match) ?? d.match
-        rotationGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
+        rotationGraceSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
     }
 
     /// Reads and validates a configuration JSON file.
@@ -70,7 +71,9 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// - Throws: ``StagingConfigurationError`` naming the offending key or value.
     public static func decode(_ data: Data, source: String = "configuration") throws -> StagingConfiguration {
         let configuration: StagingConfiguration
-        do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error as DecodingError {
+        do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error
+            as DecodingError
+        {
             throw StagingConfigurationError(message: "\(source): \(Self.describe(error))")
         } catch {
             throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
@@ -97,7 +100,9 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         var orgKeys = Set<String>()
         var keys = Set<String>()
         for org in fixtures.orgs {
-            if org.orgKey.isEmpty || org.orgKey.contains("/") { problems.append("fixtures: bad orgKey '\(org.orgKey)'") }
+            if org.orgKey.isEmpty || org.orgKey.contains("/") {
+                problems.append("fixtures: bad orgKey '\(org.orgKey)'")
+            }
             if !orgKeys.insert(org.orgKey).inserted { problems.append("fixtures: duplicate orgKey '\(org.orgKey)'") }
             for key in org.apiKeys where !keys.insert(key.key).inserted {
                 problems.append("fixtures: duplicate API key ending '\(key.key.suffix(6))'")

@@ -85,7 +85,9 @@ public struct StagingFaults: Sendable, Codable, Equatable {
             if StagingEndpoint(rawValue: name) == nil { problems.append("faults: unknown endpoint '\(name)'") }
             var total = 0.0
             for rule in rules {
-                if !(0...1).contains(rule.rate) { problems.append("faults.\(name): rate \(rule.rate) is not within 0...1") }
+                if !(0...1).contains(rule.rate) {
+                    problems.append("faults.\(name): rate \(rule.rate) is not within 0...1")
+                }
                 total += rule.rate
                 if let status = rule.status, !(500...599).contains(status) {
                     problems.append("faults.\(name): status \(status) is not a 5xx")

@@ -21,7 +21,8 @@ public struct StagingFixtures: Sendable, Codable, Equatable {
             ],
             ios: StagingIOSApp(teamId: "TEAM123456", bundleId: "com.example.acme", customHosts: ["links.acme.test"]),
             links: [
-                StagingLink(shortCode: "welcome", linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"]),
+                StagingLink(
+                    shortCode: "welcome", linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"]),
                 StagingLink(
                     shortCode: "promo", linkId: "lnk_promo", path: "/promo/summer",
                     params: ["code": "SUMMER", "ref": "mail"]),

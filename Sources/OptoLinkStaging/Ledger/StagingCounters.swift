@@ -26,7 +26,9 @@ public struct StagingCounters: Sendable, Codable, Equatable {
     public func count(_ endpoint: String, status: String) -> Int { endpoints[endpoint]?[status] ?? 0 }
 
     /// How many answers of `endpoint` a fault of `kind` shaped.
-    public func faultCount(_ endpoint: String, _ kind: StagingFaultKind) -> Int { faults[endpoint]?[kind.rawValue] ?? 0 }
+    public func faultCount(_ endpoint: String, _ kind: StagingFaultKind) -> Int {
+        faults[endpoint]?[kind.rawValue] ?? 0
+    }
 }
 
 /// Counters of one rate-limit bucket.

@@ -51,7 +51,8 @@ final class RateLimiter: Sendable {
             case .fixedWindow:
                 decision =
                     b.hits <= rule.limit
-                    ? .allowed : .limited(retryAfterSeconds: Self.wholeSeconds(b.windowStart + rule.windowSeconds - now))
+                    ? .allowed
+                    : .limited(retryAfterSeconds: Self.wholeSeconds(b.windowStart + rule.windowSeconds - now))
             case .slidingLog:
                 let horizon = now - rule.windowSeconds
                 if let firstKept = b.log.firstIndex(where: { $0 > horizon }) {

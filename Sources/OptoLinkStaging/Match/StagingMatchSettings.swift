@@ -37,7 +37,8 @@ public struct StagingMatchSettings: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = StagingMatchSettings()
         clickTTLSeconds = try c.decodeIfPresent(Double.self, forKey: .clickTTLSeconds) ?? d.clickTTLSeconds
-        ipFuzzyWindowSeconds = try c.decodeIfPresent(Double.self, forKey: .ipFuzzyWindowSeconds) ?? d.ipFuzzyWindowSeconds
+        ipFuzzyWindowSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .ipFuzzyWindowSeconds) ?? d.ipFuzzyWindowSeconds
         scoredThreshold = try c.decodeIfPresent(Int.self, forKey: .scoredThreshold) ?? d.scoredThreshold
         platformWeight = try c.decodeIfPresent(Int.self, forKey: .platformWeight) ?? d.platformWeight
         ipWeight = try c.decodeIfPresent(Int.self, forKey: .ipWeight) ?? d.ipWeight

@@ -17,7 +17,8 @@ enum Route: Sendable, Equatable {
 
     init(method: String, path rawPath: String) {
         // Express routes are not strict: `/match/` is `/match`.
-        let path = rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
+        let path =
+            rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
         switch (method, path) {
         case ("POST", "/match"): self = .match
         case ("POST", "/sdk/session"): self = .session
@@ -101,10 +102,12 @@ enum PercentDecoding {
             let pair = bytes[pairStart..<pairEnd]
             let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pairEnd
             let key = Substring(pair[pair.startIndex..<equals])
-            if key == name || (key.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") })
-                && decode(key, plusIsSpace: true) == name)
+            if key == name
+                || (key.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") })
+                    && decode(key, plusIsSpace: true) == name)
             {
-                return equals < pairEnd ? decode(Substring(pair[bytes.index(after: equals)..<pairEnd]), plusIsSpace: true) : ""
+                return equals < pairEnd
+                    ? decode(Substring(pair[bytes.index(after: equals)..<pairEnd]), plusIsSpace: true) : ""
             }
             pairStart = pairEnd < bytes.endIndex ? bytes.index(after: pairEnd) : bytes.endIndex
         }

@@ -39,7 +39,8 @@ extension StagingBackend {
             return .failure(
                 Refusal(
                     response: errorResponse(
-                        403, "API key tier '\(record.key.tier.rawValue)' is not permitted on this endpoint (requires 'CLIENT')",
+                        403,
+                        "API key tier '\(record.key.tier.rawValue)' is not permitted on this endpoint (requires 'CLIENT')",
                         context)))
         }
         return .success(SDKRequest(body: body, apiKey: token, orgKey: record.orgKey))
@@ -88,7 +89,8 @@ extension StagingBackend {
         eventName: String? = nil, externalId: String? = nil, properties: [String: String]? = nil
     ) {
         ledgerStore.append(
-            arrivedAt: context.now, endpoint: endpoint, deviceId: deviceId, apiKey: request.apiKey, eventName: eventName,
+            arrivedAt: context.now, endpoint: endpoint, deviceId: deviceId, apiKey: request.apiKey,
+            eventName: eventName,
             externalId: externalId, properties: properties, faultAfterCommit: context.faultAfterCommit)
     }
 
@@ -100,20 +102,20 @@ extension StagingBackend {
     func handleSession(_ context: RequestContext) -> RouteOutcome {
         sdkWrite(
             context, bucket: .sdk, knownDevice: false,
-            read: { body in for field in ["platform", "osVersion", "sdkVersion"] { _ = body.string(field) } }
-        ) { request, deviceId in
-            let device = devices.touch(deviceId, now: context.now)
-            record(.session, request, deviceId, context)
-            var w = JSONWriter(capacity: 160)
-            w.beginObject()
-            w.key("ok")
-            w.bool(true)
-            w.field("deviceId", deviceId)
-            w.field("firstSeenAt", ISO8601.string(fromEpochSeconds: device.firstSeenAt))
-            w.field("lastSeenAt", ISO8601.string(fromEpochSeconds: device.lastSeenAt))
-            w.endObject()
-            return RouteOutcome(json(200, w), committed: true)
-        }
+            read: { body in for field in ["platform", "osVersion", "sdkVersion"] { _ = body.string(field) } },
+            commit: { request, deviceId in
+                let device = devices.touch(deviceId, now: context.now)
+                record(.session, request, deviceId, context)
+                var w = JSONWriter(capacity: 160)
+                w.beginObject()
+                w.key("ok")
+                w.bool(true)
+                w.field("deviceId", deviceId)
+                w.field("firstSeenAt", ISO8601.string(fromEpochSeconds: device.firstSeenAt))
+                w.field("lastSeenAt", ISO8601.string(fromEpochSeconds: device.lastSeenAt))
+                w.endObject()
+                return RouteOutcome(json(200, w), committed: true)
+            })
     }
 
     /// `POST /sdk/identity` (CONTRACT §1): 200 `{endUserId, rebound}`; 404 for an unknown device.
@@ -121,18 +123,18 @@ extension StagingBackend {
         var externalId = ""
         return sdkWrite(
             context, bucket: .sdk, knownDevice: true,
-            read: { externalId = $0.string("externalId", required: true, minLength: 1) ?? "" }
-        ) { request, deviceId in
-            let rebound = devices.bind(deviceId, externalId: externalId, now: context.now)
-            record(.identity, request, deviceId, context, externalId: externalId)
-            var w = JSONWriter(capacity: 96)
-            w.beginObject()
-            w.field("endUserId", "eu_" + String(Self.fnv1a("\(request.orgKey):\(externalId)"), radix: 16))
-            w.key("rebound")
-            w.bool(rebound)
-            w.endObject()
-            return RouteOutcome(json(200, w), committed: true)
-        }
+            read: { externalId = $0.string("externalId", required: true, minLength: 1) ?? "" },
+            commit: { request, deviceId in
+                let rebound = devices.bind(deviceId, externalId: externalId, now: context.now)
+                record(.identity, request, deviceId, context, externalId: externalId)
+                var w = JSONWriter(capacity: 96)
+                w.beginObject()
+                w.field("endUserId", "eu_" + String(Self.fnv1a("\(request.orgKey):\(externalId)"), radix: 16))
+                w.key("rebound")
+                w.bool(rebound)
+                w.endObject()
+                return RouteOutcome(json(200, w), committed: true)
+            })
     }
 
     /// `POST /sdk/identity/clear` (CONTRACT §1): 200 `{cleared:true}`; 404 for an unknown device.
@@ -154,11 +156,11 @@ extension StagingBackend {
             read: { body in
                 eventName = body.string("eventName", required: true, minLength: 1) ?? ""
                 properties = body.stringMap("properties", maxBytes: Self.maxPropertiesBytes)
-            }
-        ) { request, deviceId in
-            devices.touch(deviceId, now: context.now)
-            record(.events, request, deviceId, context, eventName: eventName, properties: properties)
-            return RouteOutcome(Self.fixedBody(#"{"ok":true}"#), committed: true)
-        }
+            },
+            commit: { request, deviceId in
+                devices.touch(deviceId, now: context.now)
+                record(.events, request, deviceId, context, eventName: eventName, properties: properties)
+                return RouteOutcome(Self.fixedBody(#"{"ok":true}"#), committed: true)
+            })
     }
 }

@@ -100,14 +100,16 @@ public final class StagingBackend: Sendable {
         case .identityClear: handleIdentityClear(context)
         case .events: handleEvents(context)
         case .aasa: handleAASA(context)
-        case .admin, .unknown: RouteOutcome(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
+        case .admin, .unknown:
+            RouteOutcome(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
         }
     }
 
     /// The client IP: the socket peer, or the first `X-Forwarded-For` address when trusted.
     func clientIP(_ request: HTTPRequest, _ connection: HTTPConnectionInfo) -> String {
         if configuration.trustForwardedFor, let forwarded = request.headers["X-Forwarded-For"] {
-            let first = forwarded.split(separator: ",", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+            let first =
+                forwarded.split(separator: ",", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
             if !first.isEmpty { return first }
         }
         let peer = connection.peerAddress

@@ -84,9 +84,10 @@ public final class StagingServer: Sendable {
         let limits = configuration.limits
         lines.append(
             limits.enabled
-                ? "rate limits (\(limits.algorithm.rawValue)): " + StagingBucketClass.allCases.map {
-                    "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
-                }.joined(separator: ", ")
+                ? "rate limits (\(limits.algorithm.rawValue)): "
+                    + StagingBucketClass.allCases.map {
+                        "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
+                    }.joined(separator: ", ")
                 : "rate limits: off")
         if configuration.trustForwardedFor { lines.append("client IP: first X-Forwarded-For address (trusted)") }
         for org in configuration.fixtures.orgs {
@@ -95,11 +96,17 @@ public final class StagingServer: Sendable {
                     + (key.rotatedAt != nil || key.rotatedAgoSeconds != nil ? ", rotated" : "") + ")"
             }
             let links = org.links.map { $0.shortCode + ($0.active ? "" : " (inactive)") }
-            lines.append("org \(org.orgKey)\(org.active ? "" : " (suspended)"): keys \(keys.joined(separator: ", ")); links \(links.joined(separator: ", "))")
+            lines.append(
+                "org \(org.orgKey)\(org.active ? "" : " (suspended)"): keys \(keys.joined(separator: ", ")); links \(links.joined(separator: ", "))"
+            )
         }
         let faulted = configuration.faults.endpoints.filter { !$0.value.isEmpty }.keys.sorted()
-        if !faulted.isEmpty { lines.append("faults on: \(faulted.joined(separator: ", ")) (seed \(configuration.faults.seed))") }
-        lines.append("admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset")
+        if !faulted.isEmpty {
+            lines.append("faults on: \(faulted.joined(separator: ", ")) (seed \(configuration.faults.seed))")
+        }
+        lines.append(
+            "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"
+        )
         return lines
     }
 
