@@ -67,6 +67,22 @@ import Testing
         }
     }
 
+    @Test func matchFailingAfterCommitLosesTheClickToTheRetry() async throws {
+        try await withEmulator { e in
+            _ = try await e.click()
+            e.server.setFaults(
+                StagingFaults(endpoints: ["match": [StagingFaultRule(kind: .errorAfterCommit, rate: 1)]]))
+            let device = e.device(maxRetries: 1)
+            // The first attempt consumed the click before failing; nothing is left for later calls.
+            let first = await apiError { _ = try await device.sdk.resolveDeferredLink() }
+            #expect(first?.status == 500)
+            #expect(device.attempts.of(.match).map(\.status) == [500, 500])
+            e.server.setFaults(.none)
+            #expect(try await device.sdk.resolveDeferredLink() == nil)
+            #expect(e.server.counters().faultCount("match", .errorAfterCommit) == 2)
+        }
+    }
+
     @Test func resetBeforeCommitIsAConnectionErrorRetriedWithoutWrites() async throws {
         try await withEmulator { e in
             let device = await startedDevice(e, maxRetries: 2)
