@@ -413,3 +413,31 @@ struct HTTPServerTests {
         }
     }
 }
+
+extension HTTPServerTests {
+    @Test func garbageOnManyConnectionsLeavesTheServerServing() async throws {
+        var random = HTTPRequestParserFuzzTests.SplitMix(state: 99)
+        try await withHTTPServer(.init(timeouts: .init(request: .milliseconds(500))), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<50 {
+                let client = try TestClient(port: server.port, timeoutSeconds: 5)
+                let noise = (0..<Int.random(in: 1..<3000, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+                _ = try? client.send(noise)
+                clients.append(client)
+            }
+            // Each one gets an error status (or, for input that never completes a head, a 408) and a close.
+            for client in clients {
+                if let response = try? client.readResponse() {
+                    #expect([400, 408, 431, 505].contains(response.status))
+                }
+                _ = client.waitForClose()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            let good = try TestClient(port: server.port)
+            try good.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try good.readResponse().bodyText == "GET /ok ")
+        }
+    }
+}
