@@ -1,81 +1,69 @@
 #!/usr/bin/env bash
 # Benchmarks the OptoLink HTTP server against nginx with identical wrk settings and writes
-# Benchmarks/results/http-server.json (a list of runs plus the ratio of each run to nginx).
+# Benchmarks/results/http-server.json: every wrk run, plus per target the median requests/s and
+# its ratio to the baseline's median at the same connection count.
 #
-#   Benchmarks/http-server.sh            # defaults: wrk -t1, 64 and 256 connections, 10 s
-#   DURATION=5s CONNECTIONS="64" Benchmarks/http-server.sh
+#   Benchmarks/http-server.sh                          # wrk -t1, 64 and 256 connections, 3 rounds of 5 s
+#   ROUNDS=1 DURATION=10s CONNECTIONS=64 Benchmarks/http-server.sh
 #
-# Runs: nginx (1 and 2 workers, `return 200 "Hello, World!"`) and optolink-http-bench (1 and 2
-# event loops, same 13-byte body). Each server row is compared with nginx at the same worker
-# count and connection count. To add a row for another server or route (e.g. the emulator's
-# /match through `optolink-soak serve`), call `bench_run NAME URL BASELINE_NAME` below with
-# WRK_METHOD / WRK_BODY / WRK_CONTENT_TYPE set; http-server.lua shapes the request from them.
-# Everything binds 127.0.0.1 only. Processes this script starts are stopped on exit.
+# Targets: nginx with 1 and 2 workers (`return 200 "Hello, World!";`) and optolink-http-bench
+# with 1 and 2 event loops (the same 13-byte text/plain body). All servers run at once and wrk
+# visits them in turn, round after round, so background load on this shared machine hits every
+# target alike; the medians' ratio is the figure to read, the absolute numbers are noisy.
+#
+# Adding a row (e.g. the emulator's /match through `optolink-soak serve`): start the server in
+# the "extra targets" section below, then
+#   add_target NAME URL BASELINE [METHOD] [BODY] [CONTENT_TYPE]
+# http-server.lua shapes the request from METHOD/BODY/CONTENT_TYPE. Everything binds 127.0.0.1;
+# the processes this script starts are stopped on exit.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${OUT:-$ROOT/Benchmarks/results/http-server.json}"
-DURATION="${DURATION:-10s}"
+DURATION="${DURATION:-5s}"
+ROUNDS="${ROUNDS:-3}"
 THREADS="${THREADS:-1}"
 CONNECTIONS="${CONNECTIONS:-64 256}"
-WORKERS="${WORKERS:-1 2}"
-WARMUP="${WARMUP:-2s}"
+WARMUP="${WARMUP:-1s}"
 LUA="$ROOT/Benchmarks/http-server.lua"
 WORK="$(mktemp -d /tmp/optolink-http-bench.XXXXXX)"
 PIDS=()
 
 cleanup() {
+    local pid
     for pid in "${PIDS[@]:-}"; do
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+        if [ -n "$pid" ]; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
     done
     rm -rf "$WORK"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk || ! need nginx; then
-    echo "installing wrk and nginx-light" >&2
+if ! need wrk || ! need nginx || ! need curl; then
+    echo "installing wrk, nginx-light and curl" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq wrk nginx-light >/dev/null
+    apt-get update -qq && apt-get install -y -qq wrk nginx-light curl >/dev/null
 fi
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+ulimit -n 65536 2>/dev/null || true
 
 free_port() {
-    # Ask the kernel for a free loopback port by binding port 0 (the bench server does the same).
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
         || echo $((20000 + RANDOM % 20000))
 }
 
 wait_listening() {  # PORT
+    local _
     for _ in $(seq 1 200); do
         if curl -s -o /dev/null "http://127.0.0.1:$1/"; then return 0; fi
         sleep 0.05
     done
     echo "nothing answers on port $1" >&2
     return 1
-}
-
-RUNS=()
-declare -A RPS
-
-bench_run() {  # NAME URL BASELINE  (BASELINE: name of the run this one is compared with, or "")
-    local name="$1" url="$2" baseline="$3" c
-    for c in $CONNECTIONS; do
-        wrk -t"$THREADS" -c"$c" -d"$WARMUP" -s "$LUA" "$url" >/dev/null 2>&1 || true
-        local line
-        line="$(wrk -t"$THREADS" -c"$c" -d"$DURATION" --latency -s "$LUA" "$url" | sed -n 's/^WRKJSON //p')"
-        [ -n "$line" ] || { echo "wrk produced no result for $name" >&2; exit 1; }
-        local rps
-        rps="$(sed -E 's/.*"requests_per_sec":([0-9.]+).*/\1/' <<<"$line")"
-        RPS["$name/c$c"]="$rps"
-        local ratio="null" against="null"
-        if [ -n "$baseline" ] && [ -n "${RPS[$baseline/c$c]:-}" ]; then
-            ratio="$(awk -v a="$rps" -v b="${RPS[$baseline/c$c]}" 'BEGIN { printf "%.3f", a / b }')"
-            against="\"$baseline\""
-        fi
-        echo "$name c=$c: $rps req/s (ratio to ${baseline:-none}: $ratio)" >&2
-        RUNS+=("{\"name\":\"$name\",\"url\":\"$url\",\"method\":\"${WRK_METHOD:-GET}\",\"connections\":$c,\"threads\":$THREADS,\"duration\":\"$DURATION\",\"result\":$line,\"baseline\":$against,\"ratio_to_baseline\":$ratio}")
-    done
 }
 
 start_nginx() {  # WORKERS PORT
@@ -115,44 +103,86 @@ start_optolink() {  # LOOPS PORT
     wait_listening "$2"
 }
 
-stop_last() {
-    local pid="${PIDS[-1]}"
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    unset 'PIDS[-1]'
+NAMES=(); URLS=(); BASELINES=(); METHODS=(); BODIES=(); CTYPES=()
+add_target() {  # NAME URL BASELINE [METHOD] [BODY] [CONTENT_TYPE]
+    NAMES+=("$1"); URLS+=("$2"); BASELINES+=("$3")
+    METHODS+=("${4:-GET}"); BODIES+=("${5:-}"); CTYPES+=("${6:-}")
 }
 
 echo "building optolink-http-bench (release)" >&2
 (cd "$ROOT" && swift build -c release --product optolink-http-bench >&2)
 
-for w in $WORKERS; do
+for w in 1 2; do
     port="$(free_port)"; start_nginx "$w" "$port"
-    bench_run "nginx/$w-worker" "http://127.0.0.1:$port/" ""
-    stop_last
-
+    add_target "nginx/$w-worker" "http://127.0.0.1:$port/" ""
     port="$(free_port)"; start_optolink "$w" "$port"
-    bench_run "optolink-http/$w-loop" "http://127.0.0.1:$port/" "nginx/$w-worker"
-    stop_last
+    add_target "optolink-http/$w-loop" "http://127.0.0.1:$port/" "nginx/$w-worker"
 done
 
-# Extra rows (e.g. the emulator's /match) go here: start the server, bench_run "NAME" URL "nginx/1-worker", stop_last.
+# --- extra targets (e.g. `optolink-soak serve` and its /match route) go here ---
+
+wrk_once() {  # INDEX CONNECTIONS DURATION [--latency]
+    local i="$1"
+    WRK_METHOD="${METHODS[$i]}" WRK_BODY="${BODIES[$i]}" WRK_CONTENT_TYPE="${CTYPES[$i]}" \
+        wrk -t"$THREADS" -c"$2" -d"$3" ${4:-} -s "$LUA" "${URLS[$i]}"
+}
+
+RUNS=()
+declare -A SAMPLES
+for c in $CONNECTIONS; do
+    for i in "${!NAMES[@]}"; do wrk_once "$i" "$c" "$WARMUP" >/dev/null 2>&1 || true; done
+    for round in $(seq 1 "$ROUNDS"); do
+        for i in "${!NAMES[@]}"; do
+            line="$(wrk_once "$i" "$c" "$DURATION" --latency | sed -n 's/^WRKJSON //p')"
+            [ -n "$line" ] || { echo "wrk produced no result for ${NAMES[$i]}" >&2; exit 1; }
+            rps="$(sed -E 's/.*"requests_per_sec":([0-9.]+).*/\1/' <<<"$line")"
+            SAMPLES["$i/$c"]="${SAMPLES["$i/$c"]:-} $rps"
+            echo "round $round c=$c ${NAMES[$i]}: $rps req/s" >&2
+            RUNS+=("{\"target\":\"${NAMES[$i]}\",\"method\":\"${METHODS[$i]}\",\"url\":\"${URLS[$i]}\",\"connections\":$c,\"round\":$round,\"result\":$line}")
+        done
+    done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+SUMMARY=()
+for c in $CONNECTIONS; do
+    for i in "${!NAMES[@]}"; do
+        med="$(median <<<"${SAMPLES["$i/$c"]}")"
+        ratio="null"; baseline="null"
+        for j in "${!NAMES[@]}"; do
+            if [ "${NAMES[$j]}" = "${BASELINES[$i]}" ]; then
+                base="$(median <<<"${SAMPLES["$j/$c"]}")"
+                ratio="$(awk -v a="$med" -v b="$base" 'BEGIN { printf "%.3f", a / b }')"
+                baseline="\"${BASELINES[$i]}\""
+            fi
+        done
+        echo "c=$c ${NAMES[$i]}: median $med req/s, ratio to ${BASELINES[$i]:-—}: $ratio" >&2
+        SUMMARY+=("{\"target\":\"${NAMES[$i]}\",\"connections\":$c,\"median_requests_per_sec\":$med,\"samples\":[$(tr -s ' ' ',' <<<"${SAMPLES["$i/$c"]# }")],\"baseline\":$baseline,\"ratio_to_baseline\":$ratio}")
+    done
+done
+
+json_list() {  # items...
+    local n=$# k=0 item
+    for item in "$@"; do
+        k=$((k + 1))
+        if [ "$k" -lt "$n" ]; then printf '    %s,\n' "$item"; else printf '    %s\n' "$item"; fi
+    done
+}
 
 mkdir -p "$(dirname "$OUT")"
 {
     printf '{\n  "benchmark": "http-server",\n'
     printf '  "date": "%s",\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    printf '  "machine": {"cpus": %s, "cpu_model": "%s", "kernel": "%s"},\n' \
-        "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" "$(uname -r)"
-    printf '  "wrk": {"version": "%s", "threads": %s, "connections": [%s], "duration": "%s", "warmup": "%s"},\n' \
-        "$(wrk -v 2>&1 | head -1 | awk '{print $2}')" "$THREADS" "$(tr ' ' ',' <<<"$CONNECTIONS")" "$DURATION" "$WARMUP"
+    printf '  "machine": {"cpus": %s, "cpu_model": "%s", "kernel": "%s", "load_average_at_end": "%s"},\n' \
+        "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')" "$(uname -r)" \
+        "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '  "wrk": {"version": "%s", "threads": %s, "connections": [%s], "duration": "%s", "rounds": %s, "warmup": "%s", "latency": true},\n' \
+        "$(wrk -v 2>&1 | head -1 | awk '{print $2}')" "$THREADS" "$(tr ' ' ',' <<<"$CONNECTIONS")" "$DURATION" "$ROUNDS" "$WARMUP"
     printf '  "body": "Hello, World! (13 bytes, text/plain), keep-alive",\n'
-    printf '  "note": "%s",\n' "${NOTE:-wrk, nginx and the server share the same 2 cores; numbers vary run to run, the side-by-side ratio is what counts}"
-    printf '  "runs": [\n'
-    for i in "${!RUNS[@]}"; do
-        sep=","; [ "$i" -eq $((${#RUNS[@]} - 1)) ] && sep=""
-        printf '    %s%s\n' "${RUNS[$i]}" "$sep"
-    done
-    printf '  ]\n}\n'
+    printf '  "note": "%s",\n' "${NOTE:-wrk and every server share the same 2 cores, and other jobs ran on them too; absolute numbers vary a lot run to run, compare the medians side by side}"
+    printf '  "summary": [\n'; json_list "${SUMMARY[@]}"; printf '  ],\n'
+    printf '  "runs": [\n'; json_list "${RUNS[@]}"; printf '  ]\n}\n'
 } >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "wrote $OUT" >&2

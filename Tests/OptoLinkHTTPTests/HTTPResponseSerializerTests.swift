@@ -84,3 +84,15 @@ import Testing
         #expect(heap.nextDeadline == 500)
     }
 }
+
+@Suite struct HTTPHeadersTests {
+    @Test func lookupIgnoresASCIICase() {
+        let headers: HTTPHeaders = ["Content-Type": "a", "X-API-Key": "k", "x-api-key": "k2"]
+        #expect(headers["content-type"] == "a")
+        #expect(headers["X-Api-Key"] == "k")
+        #expect(headers.values(for: "X-API-KEY") == ["k", "k2"])
+        #expect(headers["Content-Typ"] == nil)
+        #expect(headers["Content_Type"] == nil)  // '_' is not '-' folded
+        #expect(!"[".caseInsensitiveEquals("{"))  // only letters fold
+    }
+}

@@ -276,14 +276,7 @@ struct HTTPServerTests {
     }
 
     @Test func everyDescriptorIsClosedAfterShutdown() async throws {
-        func openDescriptors() -> Int {
-            guard let directory = opendir("/proc/self/fd") else { return -1 }
-            defer { closedir(directory) }
-            var count = 0
-            while readdir(directory) != nil { count += 1 }
-            return count
-        }
-        let before = openDescriptors()
+        let before = openDescriptorCount()
         let handler: HTTPHandler = { request, _ in
             switch request.path {
             case "/reset": .reset
@@ -304,7 +297,7 @@ struct HTTPServerTests {
             idle.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             _ = try idle.readResponse()
         }
-        #expect(openDescriptors() == before)
+        #expect(openDescriptorCount() == before)
     }
 
     @Test func connectionsBeyondTheMaximumAreClosedAtOnce() async throws {
@@ -410,6 +403,61 @@ struct HTTPServerTests {
         }
         #expect(throws: HTTPServerError.invalidConfiguration("loopCount < 1")) {
             try HTTPServer(configuration: .init(loopCount: 0), handler: echoHandler).start()
+        }
+    }
+}
+
+extension HTTPServerTests {
+    @Test func garbageOnManyConnectionsLeavesTheServerServing() async throws {
+        var random = HTTPRequestParserFuzzTests.SplitMix(state: 99)
+        try await withHTTPServer(.init(timeouts: .init(request: .milliseconds(500))), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<50 {
+                let client = try TestClient(port: server.port, timeoutSeconds: 5)
+                let noise = (0..<Int.random(in: 1..<3000, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+                _ = try? client.send(noise)
+                clients.append(client)
+            }
+            // Each one gets an error status (or, for input that never completes a head, a 408) and a close.
+            for client in clients {
+                if let response = try? client.readResponse() {
+                    #expect([400, 408, 431, 505].contains(response.status))
+                }
+                _ = client.waitForClose()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            let good = try TestClient(port: server.port)
+            try good.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try good.readResponse().bodyText == "GET /ok ")
+        }
+    }
+}
+
+extension HTTPServerTests {
+    /// Out of descriptors, the loop stops polling its listener (instead of spinning on it) and
+    /// resumes accepting once descriptors are free again; queued clients are then served.
+    @Test func acceptResumesAfterRunningOutOfDescriptors() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<20 { clients.append(try TestClient(port: server.port, connectNow: false)) }
+            var original = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original)
+            var tight = original
+            tight.rlim_cur = rlim_t(openDescriptorCount())
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &tight)
+            defer { setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original) }
+            for client in clients { try client.connect() }  // completes in the kernel backlog
+            for (i, client) in clients.enumerated() { try client.send("GET /q/\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            try await Task.sleep(for: .milliseconds(150))  // let the loop hit EMFILE and pause
+            let acceptedWhileTight = server.counters().connectionsAccepted
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original)
+            #expect(acceptedWhileTight < clients.count)
+            for (i, client) in clients.enumerated() {
+                #expect(try client.readResponse().bodyText == "GET /q/\(i) ")
+            }
+            #expect(server.counters().connectionsAccepted == clients.count)
         }
     }
 }

@@ -104,7 +104,8 @@ public final class HTTPServer: Sendable {
             for setup in setups {
                 do {
                     threads.append(
-                        try LoopThread.spawn {
+                        try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
+                            cepoll_set_thread_name(name)
                             EventLoop(setup).run()
                             shared.loopExited()
                         })
