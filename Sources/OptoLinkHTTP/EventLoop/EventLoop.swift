@@ -98,8 +98,8 @@ final class EventLoop {
             runDueTimers()
         }
         for case let connection? in connections { close(connection) }
-        if listenFD >= 0 { Glibc.close(listenFD) }
-        Glibc.close(epollFD)
+        if listenFD >= 0 { shared.release(listenFD) }
+        shared.release(epollFD)
     }
 
     // MARK: - Events
@@ -140,12 +140,13 @@ final class EventLoop {
                 }
                 return
             }
+            shared.track(fd)
             counters.accepted.wrappingAdd(1, ordering: .relaxed)
             let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
             if open > configuration.maxConnections || draining {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
                 counters.rejected.wrappingAdd(1, ordering: .relaxed)
-                Glibc.close(fd)
+                shared.release(fd)
                 continue
             }
             _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
@@ -159,7 +160,7 @@ final class EventLoop {
                 limits: configuration.limits, interest: CEPOLL_IN, now: now)
             guard cepoll_ctl(epollFD, CEPOLL_CTL_ADD, fd, CEPOLL_IN, token) == 0 else {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-                Glibc.close(fd)
+                shared.release(fd)
                 continue
             }
             if Int(fd) >= connections.count {
@@ -375,7 +376,7 @@ final class EventLoop {
         connections[Int(connection.fd)] = nil
         openCount -= 1
         shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-        Glibc.close(connection.fd)
+        shared.release(connection.fd)
     }
 
     // MARK: - Timers
@@ -469,7 +470,7 @@ final class EventLoop {
         draining = true
         if listenFD >= 0 {
             _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
-            Glibc.close(listenFD)
+            shared.release(listenFD)
             listenFD = -1
         }
         for case let connection? in connections where connection.isIdle || connection.lingering {

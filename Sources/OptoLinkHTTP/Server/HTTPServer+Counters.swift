@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension HTTPServer {
     /// A snapshot of what the server has done since ``HTTPServer/start()``, summed over its loops.
     public struct Counters: Sendable, Equatable, Codable {
@@ -57,6 +61,10 @@ final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
     let openConnections = Atomic<Int>(0)
     let nextConnectionId = Atomic<UInt64>(0)
+    /// Descriptors the server holds right now (listeners, epoll sets, eventfds, connections).
+    /// Every one is opened through ``track(_:)`` and closed through ``release(_:)``, so a test can
+    /// check that each is closed exactly once (the count returns to zero, never below).
+    let descriptorsHeld = Atomic<Int>(0)
     let loops: [LoopCounters]
     private let exit: Mutex<ExitState>
 
@@ -68,6 +76,19 @@ final class ServerShared: Sendable {
     init(loopCount: Int) {
         loops = (0..<loopCount).map { _ in LoopCounters() }
         exit = Mutex(ExitState(running: loopCount))
+    }
+
+    /// Counts a freshly opened descriptor (negative values, i.e. failures, are ignored); returns it.
+    @discardableResult
+    func track(_ fd: Int32) -> Int32 {
+        if fd >= 0 { descriptorsHeld.wrappingAdd(1, ordering: .relaxed) }
+        return fd
+    }
+
+    /// Closes a descriptor opened through ``track(_:)``.
+    func release(_ fd: Int32) {
+        descriptorsHeld.wrappingSubtract(1, ordering: .relaxed)
+        close(fd)
     }
 
     /// Called by each loop thread as its last act.
