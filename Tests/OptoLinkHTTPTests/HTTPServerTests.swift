@@ -90,12 +90,16 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func slowClientGets408AfterTheRequestTimeout() async throws {
+    @Test(arguments: [
+        "GET /slow HTTP/1.1\r\nHo",  // a head that never ends
+        "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc",  // a body that never ends
+    ])
+    func slowClientGets408AfterTheRequestTimeout(_ partial: String) async throws {
         let configuration = HTTPServer.Configuration(timeouts: .init(idle: .seconds(30), request: .milliseconds(300)))
         try await withHTTPServer(configuration, handler: echoHandler) { server in
             let client = try TestClient(port: server.port)
             let started = ContinuousClock.now
-            try client.send("GET /slow HTTP/1.1\r\nHo")
+            try client.send(partial)
             let response = try client.readResponse()
             let waited = ContinuousClock.now - started
             #expect(response.status == 408)
@@ -104,6 +108,21 @@ struct HTTPServerTests {
             #expect(client.waitForClose() == nil)
             #expect(server.counters().requestTimeouts == 1)
             #expect(server.counters().badRequestsByStatus[408] == 1)
+            #expect(server.counters().requests == 0)
+        }
+    }
+
+    @Test func clientGoneBeforeItsDelayedResponseIsCleanedUp() async throws {
+        let handler: HTTPHandler = { _, _ in .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(200)) }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            for i in 1...5 {
+                let client = try TestClient(port: server.port)
+                try client.send("GET /later HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await eventually { server.counters().requests == i })  // the handler has it
+                client.reset()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            #expect(server.descriptorsHeld() == 3)
         }
     }
 
