@@ -38,6 +38,47 @@ extension HTTPServer {
 
         /// All bad requests, whatever their status.
         public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
+
+        private enum CodingKeys: String, CodingKey {
+            case connectionsAccepted, connectionsOpen, connectionsRejected, requests, badRequestsByStatus
+            case idleTimeouts, requestTimeouts, resets
+        }
+
+        /// Decodes the shape ``encode(to:)`` writes.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            connectionsAccepted = try container.decode(Int.self, forKey: .connectionsAccepted)
+            connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
+            connectionsRejected = try container.decode(Int.self, forKey: .connectionsRejected)
+            requests = try container.decode(Int.self, forKey: .requests)
+            idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
+            requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
+            resets = try container.decode(Int.self, forKey: .resets)
+            let byStatus = try container.decode([String: Int].self, forKey: .badRequestsByStatus)
+            badRequestsByStatus = [:]
+            for (status, count) in byStatus {
+                guard let code = Int(status) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .badRequestsByStatus, in: container,
+                        debugDescription: "status \"\(status)\" is not a number")
+                }
+                badRequestsByStatus[code] = count
+            }
+        }
+
+        /// A JSON object; `badRequestsByStatus` is keyed by the status as a string (`{"400": 2}`).
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(connectionsAccepted, forKey: .connectionsAccepted)
+            try container.encode(connectionsOpen, forKey: .connectionsOpen)
+            try container.encode(connectionsRejected, forKey: .connectionsRejected)
+            try container.encode(requests, forKey: .requests)
+            try container.encode(idleTimeouts, forKey: .idleTimeouts)
+            try container.encode(requestTimeouts, forKey: .requestTimeouts)
+            try container.encode(resets, forKey: .resets)
+            let byStatus = Dictionary(uniqueKeysWithValues: badRequestsByStatus.map { (String($0.key), $0.value) })
+            try container.encode(byStatus, forKey: .badRequestsByStatus)
+        }
     }
 }
 
