@@ -496,3 +496,35 @@ extension HTTPServerTests {
         }
     }
 }
+
+extension HTTPServerTests {
+    @Test func droppedWithoutShutdownStillStopsListening() async throws {
+        var port = 0
+        let processBefore = openDescriptorCount()
+        do {
+            let server = HTTPServer(handler: echoHandler)
+            try server.start()
+            port = server.port
+            let client = try TestClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(
+            await eventually {
+                (try? TestClient(port: port)) == nil
+            })
+        if processWideTestsEnabled {
+            #expect(await eventually { openDescriptorCount() == processBefore })  // eventfd included
+        }
+    }
+
+    @Test func moreLoopsThanCoresShareTheWork() async throws {
+        try await withHTTPServer(.init(loopCount: 4), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<64 { clients.append(try TestClient(port: server.port)) }
+            for (i, client) in clients.enumerated() { try client.send("GET /\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            for (i, client) in clients.enumerated() { #expect(try client.readResponse().bodyText == "GET /\(i) ") }
+            #expect(server.descriptorsHeld() == 4 * 3 + 64)
+        }
+    }
+}

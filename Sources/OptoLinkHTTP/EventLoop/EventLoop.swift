@@ -100,6 +100,7 @@ final class EventLoop {
         for case let connection? in connections { close(connection) }
         if listenFD >= 0 { shared.release(listenFD) }
         shared.release(epollFD)
+        if shared.loopsCloseWakeFDs.load(ordering: .acquiring) { shared.release(wakeFD) }
     }
 
     // MARK: - Events

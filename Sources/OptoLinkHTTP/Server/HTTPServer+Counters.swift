@@ -100,6 +100,8 @@ final class LoopCounters: Sendable {
 /// State every loop of one server shares: the shutdown flag, the open-connection count, ids, exit bookkeeping.
 final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
+    /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its eventfd.
+    let loopsCloseWakeFDs = Atomic<Bool>(false)
     let openConnections = Atomic<Int>(0)
     let nextConnectionId = Atomic<UInt64>(0)
     /// Descriptors the server holds right now (listeners, epoll sets, eventfds, connections).

@@ -36,9 +36,11 @@ public final class HTTPServer: Sendable {
     }
 
     deinit {
-        // Dropped while running without shutdown(): ask the loops to drain and let them go.
+        // Dropped while running without shutdown() (a running shutdown() would hold `self`): ask the
+        // loops to drain, close their own eventfds on the way out, and let the threads go.
         state.withLock { state in
-            guard state.phase == .running || state.phase == .stopping, let shared = state.shared else { return }
+            guard state.phase == .running, let shared = state.shared else { return }
+            shared.loopsCloseWakeFDs.store(true, ordering: .releasing)
             shared.shuttingDown.store(true, ordering: .releasing)
             for fd in state.wakeFDs { _ = cepoll_eventfd_signal(fd) }
             for thread in state.threads { pthread_detach(thread) }
