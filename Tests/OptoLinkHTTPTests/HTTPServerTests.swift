@@ -122,7 +122,7 @@ struct HTTPServerTests {
                 client.reset()
             }
             #expect(await eventually { server.counters().connectionsOpen == 0 })
-            #expect(server.descriptorsHeld() == 3)
+            #expect(server.descriptorsHeld() == 3 * server.configuration.loopCount)
         }
     }
 
@@ -419,6 +419,18 @@ struct HTTPServerTests {
         }
         #expect(port > 0)
         #expect(throws: TestClientError.self) { try TestClient(port: port) }
+    }
+
+    /// SO_REUSEPORT between our own loops must not let a second server share a port in use.
+    @Test(arguments: [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2)])
+    func aPortInUseIsRefused(_ runningLoops: Int, _ newLoops: Int) async throws {
+        try await withHTTPServer(.init(loopCount: runningLoops), handler: echoHandler) { server in
+            let clash = HTTPServer(configuration: .init(port: server.port, loopCount: newLoops), handler: echoHandler)
+            #expect(throws: HTTPServerError.systemCall("bind", errno: EADDRINUSE)) { try clash.start() }
+            let client = try TestClient(port: server.port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
     }
 
     @Test func startErrors() async throws {

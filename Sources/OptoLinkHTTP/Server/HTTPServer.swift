@@ -81,6 +81,9 @@ public final class HTTPServer: Sendable {
             var setups: [EventLoop.Setup] = []
             do {
                 var boundPort = configuration.port
+                if configuration.loopCount > 1, boundPort != 0 {
+                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort)
+                }
                 for index in 0..<configuration.loopCount {
                     let listener = try ListeningSocket.open(
                         host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
