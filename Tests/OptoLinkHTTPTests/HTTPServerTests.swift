@@ -252,6 +252,17 @@ struct HTTPServerTests {
             shutdown(client.fd, Int32(SHUT_WR))
             #expect(try client.readResponse().bodyText == "GET /half ")
             #expect(client.waitForClose() == nil)
+
+            // Pipelined requests with large answers, then FIN: every one is still answered.
+            let pipelining = try TestClient(port: server.port)
+            let body = String(repeating: "p", count: 100_000)
+            let requests = (0..<6).map {
+                "POST /big/\($0) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            }
+            try pipelining.send(requests.joined())
+            shutdown(pipelining.fd, Int32(SHUT_WR))
+            for i in 0..<6 { #expect(try pipelining.readResponse().bodyText == "POST /big/\(i) \(body)") }
+            #expect(pipelining.waitForClose() == nil)
         }
     }
 

@@ -237,10 +237,14 @@ final class EventLoop {
     /// - Returns: `true` when it stopped only because too much output was waiting.
     @discardableResult
     private func processRequests(_ connection: Connection) -> Bool {
+        var needsInput = false
         while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
             connection.pendingOutputCount < Self.outputHighWater
         {
-            guard let output = connection.parser.next() else { break }
+            guard let output = connection.parser.next() else {
+                needsInput = true
+                break
+            }
             switch output {
             case .failure(let error):
                 counters.recordBadRequest(status: error.status)
@@ -249,7 +253,7 @@ final class EventLoop {
                 counters.requests.wrappingAdd(1, ordering: .relaxed)
                 connection.requestStart = nil
                 let persistence: HTTPResponseSerializer.Persistence =
-                    !keepAlive || draining || connection.peerClosedInput
+                    !keepAlive || draining
                     ? .close : (request.version == "HTTP/1.0" ? .keepAliveHTTP10 : .keepAlive)
                 let omitBody = request.method == "HEAD"
                 switch handler(request, connection.info) {
@@ -273,8 +277,8 @@ final class EventLoop {
             connection.parser.continueSent()
         }
         if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
-        if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
-            // The client will send nothing more; a partial request can never complete.
+        if connection.peerClosedInput, needsInput, !connection.closeAfterWrite {
+            // The client sent FIN and every complete request is answered; a partial one can never complete.
             connection.closeAfterWrite = true
         }
         return blockedByOutput
