@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension HTTPServer {
     /// A snapshot of what the server has done since ``HTTPServer/start()``, summed over its loops.
     public struct Counters: Sendable, Equatable, Codable {
@@ -34,63 +38,105 @@ extension HTTPServer {
 
         /// All bad requests, whatever their status.
         public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
+
+        private enum CodingKeys: String, CodingKey {
+            case connectionsAccepted, connectionsOpen, connectionsRejected, requests, badRequestsByStatus
+            case idleTimeouts, requestTimeouts, resets
+        }
+
+        /// Decodes the shape ``encode(to:)`` writes.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            connectionsAccepted = try container.decode(Int.self, forKey: .connectionsAccepted)
+            connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
+            connectionsRejected = try container.decode(Int.self, forKey: .connectionsRejected)
+            requests = try container.decode(Int.self, forKey: .requests)
+            idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
+            requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
+            resets = try container.decode(Int.self, forKey: .resets)
+            let byStatus = try container.decode([String: Int].self, forKey: .badRequestsByStatus)
+            badRequestsByStatus = [:]
+            for (status, count) in byStatus {
+                guard let code = Int(status) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .badRequestsByStatus, in: container,
+                        debugDescription: "status \"\(status)\" is not a number")
+                }
+                badRequestsByStatus[code] = count
+            }
+        }
+
+        /// A JSON object; `badRequestsByStatus` is keyed by the status as a string (`{"400": 2}`).
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(connectionsAccepted, forKey: .connectionsAccepted)
+            try container.encode(connectionsOpen, forKey: .connectionsOpen)
+            try container.encode(connectionsRejected, forKey: .connectionsRejected)
+            try container.encode(requests, forKey: .requests)
+            try container.encode(idleTimeouts, forKey: .idleTimeouts)
+            try container.encode(requestTimeouts, forKey: .requestTimeouts)
+            try container.encode(resets, forKey: .resets)
+            let byStatus = Dictionary(uniqueKeysWithValues: badRequestsByStatus.map { (String($0.key), $0.value) })
+            try container.encode(byStatus, forKey: .badRequestsByStatus)
+        }
     }
 }
 
 /// Counters one event loop writes (relaxed atomics, one writer) and anyone may read.
+///
+/// Atomics only, no locks: a loop thread never waits for a reader.
 final class LoopCounters: Sendable {
+    /// One count per status the server answers by itself.
+    final class StatusCount: Sendable {
+        let status: Int
+        let count = Atomic<Int>(0)
+        init(status: Int) { self.status = status }
+    }
+
     let accepted = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
     let idleTimeouts = Atomic<Int>(0)
     let requestTimeouts = Atomic<Int>(0)
     let resets = Atomic<Int>(0)
-    let badRequests = Mutex<[Int: Int]>([:])
+    /// Every status ``HTTPParseError`` maps to, plus 408 for slow clients.
+    let badRequests = [400, 408, 411, 413, 431, 501, 505].map(StatusCount.init)
 
     func recordBadRequest(status: Int) {
-        badRequests.withLock { $0[status, default: 0] += 1 }
+        // The statuses come from HTTPParseError and the 408 timeout, all listed above.
+        let counter = badRequests.first { $0.status == status } ?? badRequests[0]
+        counter.count.wrappingAdd(1, ordering: .relaxed)
     }
 }
 
-/// State every loop of one server shares: the shutdown flag, the open-connection count, ids, exit bookkeeping.
+/// State every loop of one server shares: the shutdown flag, the open-connection count, ids, descriptors.
 final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
+    /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its eventfd.
+    let loopsCloseWakeFDs = Atomic<Bool>(false)
     let openConnections = Atomic<Int>(0)
     let nextConnectionId = Atomic<UInt64>(0)
+    /// Descriptors the server holds right now (listeners, epoll sets, eventfds, connections).
+    /// Every one is opened through ``track(_:)`` and closed through ``release(_:)``, so a test can
+    /// check that each is closed exactly once (the count returns to zero, never below).
+    let descriptorsHeld = Atomic<Int>(0)
     let loops: [LoopCounters]
-    private let exit: Mutex<ExitState>
-
-    private struct ExitState {
-        var running: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
 
     init(loopCount: Int) {
         loops = (0..<loopCount).map { _ in LoopCounters() }
-        exit = Mutex(ExitState(running: loopCount))
     }
 
-    /// Called by each loop thread as its last act.
-    func loopExited() {
-        let waiters = exit.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.running -= 1
-            guard state.running == 0 else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
+    /// Counts a freshly opened descriptor (negative values, i.e. failures, are ignored); returns it.
+    @discardableResult
+    func track(_ fd: Int32) -> Int32 {
+        if fd >= 0 { descriptorsHeld.wrappingAdd(1, ordering: .relaxed) }
+        return fd
     }
 
-    /// Returns once every loop thread has exited.
-    func waitForLoops() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = exit.withLock { state -> Bool in
-                if state.running == 0 { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+    /// Closes a descriptor opened through ``track(_:)``.
+    func release(_ fd: Int32) {
+        descriptorsHeld.wrappingSubtract(1, ordering: .relaxed)
+        close(fd)
     }
 
     func counters() -> HTTPServer.Counters {
@@ -103,8 +149,9 @@ final class ServerShared: Sendable {
             result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
             result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)
             result.resets += loop.resets.load(ordering: .relaxed)
-            for (status, count) in loop.badRequests.withLock({ $0 }) {
-                result.badRequestsByStatus[status, default: 0] += count
+            for counter in loop.badRequests {
+                let count = counter.count.load(ordering: .relaxed)
+                if count > 0 { result.badRequestsByStatus[counter.status, default: 0] += count }
             }
         }
         return result

@@ -27,6 +27,8 @@ public final class HTTPServer: Sendable {
         var shared: ServerShared?
         var threads: [pthread_t] = []
         var wakeFDs: [Int32] = []
+        /// The one stop sequence; every shutdown() caller awaits it.
+        var stopping: Task<Void, Never>?
     }
 
     /// A server that will serve `handler`; nothing is bound until ``start()``.
@@ -36,9 +38,11 @@ public final class HTTPServer: Sendable {
     }
 
     deinit {
-        // Dropped while running without shutdown(): ask the loops to drain and let them go.
+        // Dropped while running without shutdown() (a running shutdown() would hold `self`): ask the
+        // loops to drain, close their own eventfds on the way out, and let the threads go.
         state.withLock { state in
-            guard state.phase == .running || state.phase == .stopping, let shared = state.shared else { return }
+            guard state.phase == .running, let shared = state.shared else { return }
+            shared.loopsCloseWakeFDs.store(true, ordering: .releasing)
             shared.shuttingDown.store(true, ordering: .releasing)
             for fd in state.wakeFDs { _ = cepoll_eventfd_signal(fd) }
             for thread in state.threads { pthread_detach(thread) }
@@ -51,6 +55,11 @@ public final class HTTPServer: Sendable {
     /// A snapshot of the connection, request and error counters (zero before ``start()``).
     public func counters() -> Counters {
         state.withLock { $0.shared }?.counters() ?? Counters()
+    }
+
+    /// Descriptors the server holds now (3 per loop while running, plus one per connection); 0 after shutdown.
+    func descriptorsHeld() -> Int {
+        state.withLock { $0.shared }?.descriptorsHeld.load(ordering: .relaxed) ?? 0
     }
 
     /// Binds, listens and starts the event-loop threads; returns once the port is accepting.
@@ -69,21 +78,24 @@ public final class HTTPServer: Sendable {
             guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
             cepoll_ignore_sigpipe()
 
+            let shared = ServerShared(loopCount: configuration.loopCount)
             var descriptors: [Int32] = []
             var setups: [EventLoop.Setup] = []
-            let shared = ServerShared(loopCount: configuration.loopCount)
             do {
                 var boundPort = configuration.port
+                if configuration.loopCount > 1, boundPort != 0 {
+                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort)
+                }
                 for index in 0..<configuration.loopCount {
                     let listener = try ListeningSocket.open(
                         host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
                         backlog: configuration.backlog)
-                    descriptors.append(listener.fd)
+                    descriptors.append(shared.track(listener.fd))
                     boundPort = listener.port
-                    let epollFD = cepoll_create()
+                    let epollFD = shared.track(cepoll_create())
                     guard epollFD >= 0 else { throw HTTPServerError.systemCall("epoll_create1", errno: cepoll_errno()) }
                     descriptors.append(epollFD)
-                    let wakeFD = cepoll_eventfd()
+                    let wakeFD = shared.track(cepoll_eventfd())
                     guard wakeFD >= 0 else { throw HTTPServerError.systemCall("eventfd", errno: cepoll_errno()) }
                     descriptors.append(wakeFD)
                     setups.append(
@@ -93,10 +105,10 @@ public final class HTTPServer: Sendable {
                 }
                 state.port = boundPort
             } catch let error as HTTPServerError {
-                for fd in descriptors { close(fd) }
+                for fd in descriptors { shared.release(fd) }
                 throw error
             } catch {
-                for fd in descriptors { close(fd) }
+                for fd in descriptors { shared.release(fd) }
                 throw .invalidConfiguration("\(error)")
             }
 
@@ -107,7 +119,6 @@ public final class HTTPServer: Sendable {
                         try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
                             cepoll_set_thread_name(name)
                             EventLoop(setup).run()
-                            shared.loopExited()
                         })
                 } catch {
                     // Stop the loops already running, then release what the others would have owned.
@@ -115,10 +126,10 @@ public final class HTTPServer: Sendable {
                     for started in setups.prefix(threads.count) { _ = cepoll_eventfd_signal(started.wakeFD) }
                     for thread in threads { LoopThread.join(thread) }
                     for pending in setups.dropFirst(threads.count) {
-                        close(pending.listenFD)
-                        close(pending.epollFD)
+                        shared.release(pending.listenFD)
+                        shared.release(pending.epollFD)
                     }
-                    for setup in setups { close(setup.wakeFD) }
+                    for setup in setups { shared.release(setup.wakeFD) }
                     throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
                 }
             }
@@ -136,44 +147,52 @@ public final class HTTPServer: Sendable {
     /// whatever remains after ``Timeouts/shutdownGrace``. Safe to call more than once, concurrently,
     /// or before ``start()``.
     public func shutdown() async {
-        enum Step {
-            case nothing
-            case stop(ServerShared, [pthread_t], [Int32])
-            case wait(ServerShared)
-        }
-        let step = state.withLock { state -> Step in
+        let stopping = state.withLock { state -> Task<Void, Never>? in
             switch state.phase {
             case .created:
                 state.phase = .stopped
-                return .nothing
+                return nil
             case .running:
                 state.phase = .stopping
-                guard let shared = state.shared else { return .nothing }
-                return .stop(shared, state.threads, state.wakeFDs)
+                guard let shared = state.shared else { return nil }
+                let threads = state.threads
+                let wakeFDs = state.wakeFDs
+                let task = Task { await Self.stop(shared: shared, threads: threads, wakeFDs: wakeFDs) }
+                state.stopping = task
+                return task
             case .stopping:
-                guard let shared = state.shared else { return .nothing }
-                return .wait(shared)
+                return state.stopping
             case .stopped:
-                return .nothing
+                return nil
             }
         }
-        switch step {
-        case .nothing:
-            return
-        case .wait(let shared):
-            await shared.waitForLoops()
-        case .stop(let shared, let threads, let wakeFDs):
-            shared.shuttingDown.store(true, ordering: .releasing)
-            for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
-            await shared.waitForLoops()
-            for thread in threads { LoopThread.join(thread) }  // each has already signalled its exit
-            for fd in wakeFDs { close(fd) }
-            state.withLock { state in
-                state.phase = .stopped
-                state.threads = []
-                state.wakeFDs = []
+        await stopping?.value
+        state.withLock { state in
+            state.phase = .stopped
+            state.threads = []
+            state.wakeFDs = []
+        }
+    }
+
+    /// Signals every loop to drain, waits for their threads without blocking a cooperative thread,
+    /// then closes the eventfds (no loop uses them any more).
+    private static func stop(shared: ServerShared, threads: [pthread_t], wakeFDs: [Int32]) async {
+        shared.shuttingDown.store(true, ordering: .releasing)
+        for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            do {
+                // Joining may take up to the shutdown grace: a short-lived thread does it.
+                let joiner = try LoopThread.spawn {
+                    for thread in threads { LoopThread.join(thread) }
+                    continuation.resume()
+                }
+                pthread_detach(joiner)
+            } catch {
+                for thread in threads { LoopThread.join(thread) }  // no thread to spare: join here
+                continuation.resume()
             }
         }
+        for fd in wakeFDs { shared.release(fd) }
     }
 }
 
