@@ -58,6 +58,8 @@ import Testing
             VerdictsConfiguration.self, from: JSONEncoder().encode(configuration))
         #expect(roundTrip == configuration)
         #expect(try JSONDecoder().decode(VerdictsConfiguration.self, from: Data("{}".utf8)) == VerdictsConfiguration())
+        let emulatorSpelling = Data(#"{"algorithm": "sliding_log"}"#.utf8)
+        #expect(try JSONDecoder().decode(VerdictsConfiguration.self, from: emulatorSpelling).algorithm == .slidingWindow)
     }
 
     @Test(arguments: [
@@ -80,6 +82,7 @@ import Testing
         ("events", [.events]),
         ("session_identity", [.session, .identity, .identityClear]),
         ("session+identity_clear", [.session, .identityClear]),
+        ("sdk", [.session, .identity, .identityClear]),
     ])
     func bucketNamesMapToEndpoints(name: String, endpoints: [OptoLinkEndpoint]) throws {
         #expect(try LimitBucket.endpoints(of: name) == endpoints)

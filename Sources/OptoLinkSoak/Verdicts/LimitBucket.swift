@@ -3,7 +3,7 @@ import OptoLink
 /// Which endpoints feed one declared rate-limit bucket, from the bucket's name in the profile.
 ///
 /// Known names: `match`, `data`, `events`, `session_identity` (session + identity + identity
-/// clear, the shared bucket of CONTRACT §1). Any other name is a `+`-joined list of endpoint
+/// clear, the shared bucket of CONTRACT §1; `sdk` as the emulator names it is an alias). Any other name is a `+`-joined list of endpoint
 /// names (`"session+identity+identity_clear"`).
 public enum LimitBucket {
     /// The endpoints of a bucket name, in declaration order.
@@ -13,7 +13,7 @@ public enum LimitBucket {
         case "match": return [.match]
         case "data": return [.data]
         case "events": return [.events]
-        case "session_identity", "session+identity": return [.session, .identity, .identityClear]
+        case "session_identity", "sdk", "session+identity": return [.session, .identity, .identityClear]
         default:
             var result: [OptoLinkEndpoint] = []
             for part in name.split(separator: "+") {

@@ -5,8 +5,9 @@ import OptoLink
 /// (CONTRACT §1, "Rate limits").
 ///
 /// Each attempt that got a response is a hit on its bucket key (the client IP for `per ip`, the
-/// run's one API key for `per key`); a 429 is a rejection, any other status passed the limiter.
-/// An attempt without a response may or may not have been counted by the server and is only
+/// run's one API key for `per key`); a 429 is a rejection, a 2xx or another 4xx passed the limiter.
+/// An attempt without a response, or answered by a 5xx (which a fault or a proxy may have sent
+/// before the limiter ran), is **uncertain**: it may or may not have been counted, so it is only
 /// ever used to excuse a 429. The server's arrival time of a hit lies somewhere in its
 /// `[actualStart, end]`; hits whose window membership that uncertainty (plus the profile's edge
 /// tolerance) leaves open are counted as **ambiguous** rather than judged.
@@ -30,7 +31,8 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
         public var windows = 0
         public var accepted = 0
         public var rejected = 0
-        public var unanswered = 0
+        /// Hits without a response or answered 5xx: maybe counted by the server.
+        public var uncertain = 0
         public var tooLenient = 0
         public var tooStrict = 0
         public var wrongMessage = 0
@@ -49,7 +51,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case declared, endpoints, keys, windows, accepted, rejected, unanswered, tooLenient, tooStrict
+            case declared, endpoints, keys, windows, accepted, rejected, uncertain, tooLenient, tooStrict
             case wrongMessage, wrongN, ambiguous, reachedLimit, enforcedExactly, examples
         }
 
@@ -61,7 +63,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
             windows = try c.decode(Int.self, forKey: .windows)
             accepted = try c.decode(Int.self, forKey: .accepted)
             rejected = try c.decode(Int.self, forKey: .rejected)
-            unanswered = try c.decode(Int.self, forKey: .unanswered)
+            uncertain = try c.decode(Int.self, forKey: .uncertain)
             tooLenient = try c.decode(Int.self, forKey: .tooLenient)
             tooStrict = try c.decode(Int.self, forKey: .tooStrict)
             wrongMessage = try c.decode(Int.self, forKey: .wrongMessage)
@@ -78,7 +80,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
             try c.encode(windows, forKey: .windows)
             try c.encode(accepted, forKey: .accepted)
             try c.encode(rejected, forKey: .rejected)
-            try c.encode(unanswered, forKey: .unanswered)
+            try c.encode(uncertain, forKey: .uncertain)
             try c.encode(tooLenient, forKey: .tooLenient)
             try c.encode(tooStrict, forKey: .tooStrict)
             try c.encode(wrongMessage, forKey: .wrongMessage)
@@ -148,7 +150,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
         var totals: [String: Int] = [:]
         for (name, bucket) in buckets {
             let values: [(String, Int)] = [
-                ("accepted", bucket.accepted), ("rejected", bucket.rejected), ("unanswered", bucket.unanswered),
+                ("accepted", bucket.accepted), ("rejected", bucket.rejected), ("uncertain", bucket.uncertain),
                 ("windows", bucket.windows), ("too_lenient", bucket.tooLenient), ("too_strict", bucket.tooStrict),
                 ("wrong_message", bucket.wrongMessage), ("wrong_n", bucket.wrongN), ("ambiguous", bucket.ambiguous),
             ]

@@ -23,8 +23,10 @@ struct LimitReplay {
         }
 
         var isRejected: Bool { status == 429 }
-        var isAccepted: Bool { status.map { $0 != 429 } ?? false }
-        var isUnanswered: Bool { status == nil }
+        /// Passed the limiter for sure: any answer but a 429 or a 5xx.
+        var isAccepted: Bool { status.map { $0 != 429 && !(500..<600).contains($0) } ?? false }
+        /// No response, or a 5xx that may have come from before the limiter (a fault, a proxy).
+        var isUncertain: Bool { status.map { (500..<600).contains($0) } ?? true }
     }
 
     let declared: DeclaredLimit
@@ -41,7 +43,7 @@ struct LimitReplay {
 
     private mutating func tally(_ hits: [Hit]) {
         for hit in hits {
-            if hit.isRejected { bucket.rejected += 1 } else if hit.isAccepted { bucket.accepted += 1 } else { bucket.unanswered += 1 }
+            if hit.isRejected { bucket.rejected += 1 } else if hit.isAccepted { bucket.accepted += 1 } else { bucket.uncertain += 1 }
         }
     }
 
@@ -105,7 +107,7 @@ struct LimitReplay {
                 }
             }
             let possible =
-                passed + clear.filter(\.isUnanswered).count + edge.filter { !$0.isRejected }.count + carried
+                passed + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
             let rejected = clear.filter(\.isRejected)
             if !rejected.isEmpty, possible < limit {
                 bucket.tooStrict += min(rejected.count, limit - possible)
@@ -131,7 +133,7 @@ struct LimitReplay {
         tally(hits)
         let ttl = declared.windowSeconds
         let limit = declared.limit
-        let counted = hits.enumerated().filter { !$0.element.isRejected }  // passed or unanswered
+        let counted = hits.enumerated().filter { !$0.element.isRejected }  // passed or uncertain
         let longest = hits.map { $0.end - $0.start }.max() ?? 0
         var lower = 0
         for (position, hit) in hits.enumerated() {

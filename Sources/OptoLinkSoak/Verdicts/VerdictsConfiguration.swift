@@ -83,10 +83,10 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         thresholds = try c.decodeIfPresent([String].self, forKey: .thresholds) ?? defaults.thresholds
         limits = try c.decodeIfPresent([String: DeclaredLimit].self, forKey: .limits) ?? defaults.limits
         if let raw = try c.decodeIfPresent(String.self, forKey: .algorithm) {
-            guard let algorithm = WindowAlgorithm(rawValue: raw) else {
+            guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .algorithm, in: c,
-                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window'")
+                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')")
             }
             self.algorithm = algorithm
         } else {
