@@ -1,4 +1,105 @@
-import OptoLink
+import Foundation
 
-/// SKELETON: test doubles (manual/recording clock, stub transport) live here.
-public enum OptoLinkTestSupport {}
+/// A clock that only moves when the test says so: sleepers resume when ``advance(by:)``
+/// (or ``advance(to:)``) passes their deadline, in deadline order.
+///
+/// Sleeps honour cancellation (they throw `CancellationError`), so the SDK's deadline
+/// race can cancel its timer. ``waitForSleepers(_:)`` lets a test wait, without real
+/// sleeps, until the code under test is parked on the clock.
+public final class ManualClock: Clock, Sendable {
+    public typealias Instant = VirtualInstant
+
+    private struct Sleeper: Sendable {
+        let deadline: VirtualInstant
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State: Sendable {
+        var now = VirtualInstant()
+        var sleepers: [UInt64: Sleeper] = [:]
+        var nextId: UInt64 = 0
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = TestLock(State())
+
+    public init() {}
+
+    public var now: VirtualInstant { state.withLock { $0.now } }
+
+    public var minimumResolution: Duration { .zero }
+
+    /// How many tasks are currently sleeping on this clock.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    /// The deadlines of the current sleepers, as offsets from now, ascending.
+    public var pendingSleeps: [Duration] {
+        state.withLock { state in
+            state.sleepers.values.map { state.now.duration(to: $0.deadline) }.sorted()
+        }
+    }
+
+    public func sleep(until deadline: VirtualInstant, tolerance: Duration? = nil) async throws {
+        let id = state.withLock { state in
+            state.nextId += 1
+            return state.nextId
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Outcome { case wait, resume, cancel }
+                let (outcome, ready) = state.withLock { state -> (Outcome, [CheckedContinuation<Void, Never>]) in
+                    // Checked under the lock: a cancellation after this point finds the sleeper registered.
+                    if Task.isCancelled { return (.cancel, []) }
+                    if deadline <= state.now { return (.resume, []) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return (.wait, Self.takeSatisfiedWaiters(&state))
+                }
+                for waiter in ready { waiter.resume() }
+                switch outcome {
+                case .wait: break
+                case .resume: continuation.resume()
+                case .cancel: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward by `duration` and resumes every sleeper whose deadline passed.
+    public func advance(by duration: Duration) {
+        let target = state.withLock { $0.now.advanced(by: duration) }
+        advance(to: target)
+    }
+
+    /// Moves time to `instant` (never backwards) and resumes every sleeper due by then.
+    public func advance(to instant: VirtualInstant) {
+        let due = state.withLock { state -> [Sleeper] in
+            if instant > state.now { state.now = instant }
+            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            for id in due.keys { state.sleepers.removeValue(forKey: id) }
+            return due.values.sorted { $0.deadline < $1.deadline }
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Returns once at least `count` tasks are sleeping on this clock.
+    public func waitForSleepers(_ count: Int = 1) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let satisfied = state.withLock { state in
+                if state.sleepers.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if satisfied { continuation.resume() }
+        }
+    }
+
+    private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+        state.waiters.removeAll { $0.count <= count }
+        return ready
+    }
+}

@@ -4,10 +4,81 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// SKELETON placeholder: the default transport over URLSession.
+/// The default ``OptoLinkTransport``: one `URLSession` shared by every instance that uses it.
+///
+/// Create one and share it across instances; a session owns file descriptors and a
+/// connection pool (on Linux every session also runs on one process-wide queue, so more
+/// sessions do not add throughput). The SDK enforces its own per-attempt deadline on the
+/// injected clock; the request's `timeoutInterval` is only a backstop one second later.
+///
+/// - Throws: `URLError` when no HTTP response arrived (refused, reset, timed out,
+///   cancelled); any other failure is reported as `URLError(.unknown)`. Non-2xx statuses
+///   are returned as responses, never thrown (CONTRACT §1, "Error envelope").
 public final class URLSessionTransport: OptoLinkTransport {
-    public init(session: URLSession = .shared) {}
-    public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse {
-        throw URLError(.unsupportedURL)
+    /// The session every request goes through.
+    public let session: URLSession
+
+    /// Wraps an existing session (the caller owns its configuration and lifetime).
+    public init(session: URLSession = .shared) {
+        self.session = session
+    }
+
+    /// Creates a transport over a new session built from `configuration`.
+    ///
+    /// - Parameters:
+    ///   - configuration: the session configuration; `.ephemeral` (no cookies, no cache) by default.
+    ///   - maximumConnectionsPerHost: caps parallel sockets per host (URLSession's default is 6);
+    ///     `nil` keeps the configuration's value.
+    public convenience init(
+        configuration: URLSessionConfiguration = .ephemeral,
+        maximumConnectionsPerHost: Int? = nil
+    ) {
+        if let maximumConnectionsPerHost {
+            configuration.httpMaximumConnectionsPerHost = maximumConnectionsPerHost
+        }
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.init(session: URLSession(configuration: configuration))
+    }
+
+    /// The process-wide transport ``OptoLinkEnvironment/system`` uses: one ephemeral session.
+    public static let shared = URLSessionTransport(configuration: .ephemeral)
+
+    public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
+        -> OptoLinkHTTPResponse
+    {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers {
+            urlRequest.setValue(value, forHTTPHeaderField: name)
+        }
+        // URLSession truncates timeouts to whole seconds (LINUX-NOTES); keep it a backstop
+        // that fires after the SDK's own deadline.
+        let seconds = Double(context.timeout.components.seconds)
+            + Double(context.timeout.components.attoseconds) / 1e18
+        urlRequest.timeoutInterval = max(1, seconds.rounded(.up)) + 1
+
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: urlRequest)
+        } catch let error as URLError {
+            throw error
+        } catch is CancellationError {
+            throw URLError(.cancelled)
+        } catch {
+            throw URLError(.unknown)
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw URLError(.badServerResponse)
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String {
+                headers[name] = value
+            }
+        }
+        return OptoLinkHTTPResponse(status: http.statusCode, headers: headers, body: data)
     }
 }

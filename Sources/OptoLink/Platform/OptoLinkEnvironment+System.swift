@@ -1,0 +1,53 @@
+import Foundation
+
+extension OptoLinkEnvironment {
+    /// The environment of the singleton (CONTRACT §3).
+    ///
+    /// Apple platforms: the UserDefaults suite `optolink_sdk`; `UIPasteboard.general` where
+    /// UIKit exists. Elsewhere (Linux): one process-wide in-memory store and pasteboard.
+    /// Always: ``OptoLinkDeviceInfo/current``, ``URLSessionTransport/shared``,
+    /// `ContinuousClock`, the contract retry policy.
+    public static var system: OptoLinkEnvironment {
+        OptoLinkEnvironment(
+            store: systemStore,
+            pasteboard: systemPasteboard,
+            deviceInfo: .current,
+            transport: URLSessionTransport.shared)
+    }
+
+    /// An isolated environment with an in-memory store and pasteboard (additive API):
+    /// one per virtual device in tests and the soak tester. Share `transport` across them.
+    ///
+    /// - Parameters:
+    ///   - transport: sends every attempt (share one across instances).
+    ///   - clipboard: the initial pasteboard content (e.g. a click token), or `nil`.
+    ///   - store: pass the previous launch's store to simulate a relaunch.
+    public static func inMemory(
+        transport: any OptoLinkTransport,
+        deviceInfo: OptoLinkDeviceInfo = .current,
+        clipboard: String? = nil,
+        store: any OptoLinkKeyValueStore = InMemoryKeyValueStore(),
+        middlewares: [any OptoLinkMiddleware] = [],
+        clock: any Clock<Duration> = ContinuousClock(),
+        retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
+        label: String? = nil
+    ) -> OptoLinkEnvironment {
+        OptoLinkEnvironment(
+            store: store, pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
+            transport: transport, middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label)
+    }
+
+    #if canImport(Darwin)
+    private static var systemStore: any OptoLinkKeyValueStore { UserDefaultsKeyValueStore.shared }
+    #else
+    private static let processStore = InMemoryKeyValueStore()
+    private static var systemStore: any OptoLinkKeyValueStore { processStore }
+    #endif
+
+    #if canImport(UIKit)
+    private static var systemPasteboard: any OptoLinkPasteboard { GeneralPasteboard() }
+    #else
+    private static let processPasteboard = InMemoryPasteboard()
+    private static var systemPasteboard: any OptoLinkPasteboard { processPasteboard }
+    #endif
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// The backend's confidence in a match. The wire sends it lowercase (`"high"`); decoding
+/// is case-insensitive and an unknown value becomes ``medium`` (CONTRACT §1).
+public enum MatchConfidence: String, Sendable, Codable {
+    case exact = "EXACT", high = "HIGH", medium = "MEDIUM", low = "LOW"
+
+    /// Decodes a wire value case-insensitively; unknown values become ``medium``.
+    public init(wireValue: String) {
+        self = MatchConfidence(rawValue: wireValue.uppercased()) ?? .medium
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(wireValue: try decoder.singleValueContainer().decode(String.self))
+    }
+}

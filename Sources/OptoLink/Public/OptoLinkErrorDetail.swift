@@ -1,0 +1,14 @@
+import Foundation
+
+/// One entry of the error envelope's `details` array (400 validation failures only).
+public struct OptoLinkErrorDetail: Sendable, Codable, Equatable {
+    /// What failed, e.g. `properties must be at most 10240 bytes`.
+    public let message: String
+    /// The offending request field, when the backend names one.
+    public let field: String?
+
+    public init(message: String, field: String? = nil) {
+        self.message = message
+        self.field = field
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The retry matrix of CONTRACT §2, the default ``OptoLinkRetryPolicy``.
+///
+/// | Failure | repeat-safe (`/match`, `/data`) | telemetry (identity, clear, events) | session |
+/// |---|---|---|---|
+/// | connection error / timeout | retry, back-off | retry, back-off | stop |
+/// | 429 | retry after `N` s | retry after `N` s | stop |
+/// | 5xx | retry, back-off | stop (a landed event would double-count) | stop |
+/// | other 4xx | stop | stop | stop |
+///
+/// Back-off is ``OptoLinkBackoff/delay(retryIndex:)``; a 429 whose body carries no
+/// parsable `N` falls back to it. The budget (`maxRetries`) is enforced by the SDK's retry
+/// loop, not here.
+public struct OptoLinkContractRetryPolicy: OptoLinkRetryPolicy {
+    public init() {}
+
+    public func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
+        -> OptoLinkRetryDecision
+    {
+        let retryClass = endpoint.retryClass
+        if retryClass == .session { return .stop }
+        switch failure {
+        case .connection:
+            return .retry(after: OptoLinkBackoff.delay(retryIndex: retryIndex))
+        case .status(429, let retryAfterSeconds):
+            if let retryAfterSeconds { return .retry(after: .seconds(max(0, retryAfterSeconds))) }
+            return .retry(after: OptoLinkBackoff.delay(retryIndex: retryIndex))
+        case .status(let status, _) where (500...599).contains(status):
+            return retryClass == .repeatSafe ? .retry(after: OptoLinkBackoff.delay(retryIndex: retryIndex)) : .stop
+        case .status:
+            return .stop
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one retry loop every endpoint goes through (CONTRACT §2, "Retry matrix").
+///
+/// One public call = one budget of `maxRetries + 1` attempts. Each attempt runs through
+/// the middlewares to the transport, raced against the per-attempt deadline on the
+/// injected clock. After a failure the policy decides; the loop honours whatever it says
+/// (including a delay that ignores Retry-After) but never exceeds the budget. Sleeps go
+/// through the injected clock.
+struct OptoLinkRetryLoop: Sendable {
+    typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+
+    let send: Send
+    let clock: any Clock<Duration>
+    let policy: any OptoLinkRetryPolicy
+    let maxRetries: Int
+    /// The per-attempt deadline; `nil` disables the SDK's own deadline.
+    let timeout: Duration?
+    let label: String?
+    let log: OptoLinkLog
+
+    init(environment: OptoLinkEnvironment, config: OptoLinkConfig, log: OptoLinkLog) {
+        self.send = Self.chain(environment.middlewares, transport: environment.transport)
+        self.clock = environment.clock
+        self.policy = environment.retryPolicy
+        self.maxRetries = max(0, config.maxRetries)
+        self.timeout = config.timeout > 0 ? .milliseconds(Int64((config.timeout * 1000).rounded(.up))) : nil
+        self.label = environment.label
+        self.log = log
+    }
+
+    /// Folds the middlewares around the transport: the first middleware is outermost.
+    static func chain(_ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport) -> Send {
+        var next: Send = { request, context in try await transport.send(request, context: context) }
+        for middleware in middlewares.reversed() {
+            let inner = next
+            next = { request, context in try await middleware.intercept(request, context: context, next: inner) }
+        }
+        return next
+    }
+
+    /// Runs one public call's attempts and returns the first 2xx response.
+    ///
+    /// - Throws: ``OptoLinkApiError`` for the last non-2xx response, or
+    ///   ``OptoLinkConnectionError`` when the last attempt got no response (a lost deadline
+    ///   race is `.timedOut`), once the policy stops or the budget is spent.
+    func run(_ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64) async throws
+        -> OptoLinkHTTPResponse
+    {
+        let attempts = maxRetries + 1
+        var attempt = 1
+        while true {
+            let context = OptoLinkRequestContext(
+                endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label,
+                timeout: timeout ?? .zero)
+            let failure: OptoLinkAttemptFailure
+            let error: any OptoLinkError
+            do {
+                let response = try await runAttempt(request, context: context)
+                if (200...299).contains(response.status) { return response }
+                let apiError = OptoLinkApiError.from(status: response.status, body: response.body)
+                failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
+                error = apiError
+            } catch let apiError as OptoLinkApiError {
+                // A middleware may short-circuit with an API error; treat it like a response.
+                failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
+                error = apiError
+            } catch let thrown {
+                let connection = Self.connectionError(thrown)
+                failure = .connection(connection.underlying.code)
+                error = connection
+            }
+
+            guard attempt < attempts, !Task.isCancelled else {
+                if log.isEnabled {
+                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
+                        + "(\(Self.label(of: error))); no budget left")
+                }
+                throw error
+            }
+            switch policy.decide(after: failure, endpoint: endpoint, retryIndex: attempt - 1) {
+            case .stop:
+                if log.isEnabled {
+                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
+                        + "(\(Self.label(of: error))); policy says stop")
+                }
+                throw error
+            case .retry(let delay):
+                let delay = max(.zero, delay)
+                if log.isEnabled {
+                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
+                        + "(\(Self.label(of: error))); retrying after \(delay)")
+                }
+                do {
+                    try await clock.sleep(for: delay)
+                } catch {
+                    throw OptoLinkConnectionError(underlying: URLError(.cancelled))
+                }
+            }
+            attempt += 1
+        }
+    }
+
+    /// One attempt raced against the deadline; the loser is cancelled.
+    private func runAttempt(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
+        -> OptoLinkHTTPResponse
+    {
+        guard let timeout else { return try await send(request, context) }
+        let send = self.send
+        let clock = self.clock
+        return try await withThrowingTaskGroup(of: OptoLinkHTTPResponse?.self) { group in
+            group.addTask { try await send(request, context) }
+            group.addTask {
+                try await Self.sleepUntilDeadline(timeout, on: clock)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let response = first else {
+                throw URLError(.timedOut)
+            }
+            return response
+        }
+    }
+
+    private static func sleepUntilDeadline(_ timeout: Duration, on clock: any Clock<Duration>) async throws {
+        if let deadlineClock = clock as? any OptoLinkDeadlineClock {
+            try await deadlineClock.sleepUntilDeadline(timeout)
+        } else {
+            try await clock.sleep(for: timeout)
+        }
+    }
+
+    /// Maps anything a transport or middleware threw to a connection error: `URLError`
+    /// kept, cancellation → `.cancelled`, anything else → `.unknown`.
+    static func connectionError(_ error: any Error) -> OptoLinkConnectionError {
+        switch error {
+        case let error as OptoLinkConnectionError: error
+        case let error as URLError: OptoLinkConnectionError(underlying: error)
+        case is CancellationError: OptoLinkConnectionError(underlying: URLError(.cancelled))
+        default: OptoLinkConnectionError(underlying: URLError(.unknown))
+        }
+    }
+
+    static func label(of error: any OptoLinkError) -> String {
+        switch error {
+        case let error as OptoLinkApiError: error.shortDescription
+        case let error as OptoLinkConnectionError: error.shortDescription
+        default: "error"
+        }
+    }
+}

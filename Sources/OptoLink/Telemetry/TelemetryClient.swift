@@ -1,0 +1,34 @@
+import Foundation
+
+/// The `/sdk/*` calls (CONTRACT §1): session check-in, identity, identity clear, events.
+/// All carry `Authorization: Bearer`; retry classes per CONTRACT §2.
+struct TelemetryClient: Sendable {
+    let api: OptoLinkAPIClient
+    let deviceId: String
+    let deviceInfo: OptoLinkDeviceInfo
+
+    /// `POST /sdk/session` with `deviceId`, `platform`, `osVersion`, `sdkVersion`.
+    func session(callId: UInt64? = nil) async throws {
+        let body = [
+            "deviceId": deviceId, "platform": deviceInfo.platform,
+            "osVersion": deviceInfo.osVersion, "sdkVersion": OptoLinkVersion.current,
+        ]
+        _ = try await api.post(.session, body: body, callId: callId)
+    }
+
+    /// `POST /sdk/identity` with `deviceId`, `externalId`.
+    func setIdentity(externalId: String) async throws {
+        _ = try await api.post(.identity, body: ["deviceId": deviceId, "externalId": externalId])
+    }
+
+    /// `POST /sdk/identity/clear` with `deviceId`.
+    func clearIdentity() async throws {
+        _ = try await api.post(.identityClear, body: ["deviceId": deviceId])
+    }
+
+    /// `POST /sdk/events` with `deviceId`, `eventName`, `properties` (flat string map).
+    func trackEvent(name: String, properties: [String: String]) async throws {
+        let body: [String: Any] = ["deviceId": deviceId, "eventName": name, "properties": properties]
+        _ = try await api.post(.events, body: body)
+    }
+}
