@@ -1,0 +1,128 @@
+import Foundation
+
+/// Everything the emulator needs to start: bind address, rate limits, faults, fixtures and
+/// match tunables. Every key of the JSON form is optional; missing keys take the defaults.
+///
+/// JSON example: `{"port": 8080, "trustForwardedFor": true, "limits": {"match": {"limit": 5,
+/// "windowSeconds": 2}}, "faults": {"seed": 7, "endpoints": {"events": [{"kind": "html_502", "rate": 0.05}]}}}`.
+public struct StagingConfiguration: Sendable, Codable, Equatable {
+    /// The address to bind (`127.0.0.1` or `::1`).
+    public var host: String
+    /// The TCP port; 0 picks a free one (read it from ``StagingServer/port``).
+    public var port: Int
+    /// Take the client IP from the first `X-Forwarded-For` address instead of the socket peer
+    /// (how one load machine stands in for many devices' IPs).
+    public var trustForwardedFor: Bool
+    public var limits: StagingLimits
+    public var faults: StagingFaults
+    public var fixtures: StagingFixtures
+    public var match: StagingMatchSettings
+    /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
+    public var rotationGraceSeconds: Double
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, trustForwardedFor: Bool = false, limits: StagingLimits = .init(),
+        faults: StagingFaults = .none, fixtures: StagingFixtures = .default, match: StagingMatchSettings = .init(),
+        rotationGraceSeconds: Double = 86_400
+    ) {
+        self.host = host
+        self.port = port
+        self.trustForwardedFor = trustForwardedFor
+        self.limits = limits
+        self.faults = faults
+        self.fixtures = fixtures
+        self.match = match
+        self.rotationGraceSeconds = rotationGraceSeconds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = StagingConfiguration()
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
+        trustForwardedFor = try c.decodeIfPresent(Bool.self, forKey: .trustForwardedFor) ?? d.trustForwardedFor
+        limits = try c.decodeIfPresent(StagingLimits.self, forKey: .limits) ?? d.limits
+        faults = try c.decodeIfPresent(StagingFaults.self, forKey: .faults) ?? d.faults
+        fixtures = try c.decodeIfPresent(StagingFixtures.self, forKey: .fixtures) ?? d.fixtures
+        match = try c.decodeIfPresent(StagingMatchSettings.self, forKey: .match) ?? d.match
+        rotationGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
+    }
+
+    /// Reads and validates a configuration JSON file.
+    ///
+    /// - Throws: ``StagingConfigurationError`` when the file cannot be read, is not valid
+    ///   JSON of this shape, or holds values out of range (each problem named).
+    public static func load(from url: URL) throws -> StagingConfiguration {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw StagingConfigurationError(message: "cannot read \(url.path): \(error.localizedDescription)")
+        }
+        return try decode(data, source: url.path)
+    }
+
+    /// Decodes and validates configuration JSON.
+    ///
+    /// - Throws: ``StagingConfigurationError`` naming the offending key or value.
+    public static func decode(_ data: Data, source: String = "configuration") throws -> StagingConfiguration {
+        let configuration: StagingConfiguration
+        do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error as DecodingError {
+            throw StagingConfigurationError(message: "\(source): \(Self.describe(error))")
+        } catch {
+            throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
+        }
+        let problems = configuration.problems()
+        if !problems.isEmpty {
+            throw StagingConfigurationError(message: "\(source): " + problems.joined(separator: "; "))
+        }
+        return configuration
+    }
+
+    /// Values that make this configuration unusable; empty when it is valid.
+    public func problems() -> [String] {
+        var problems: [String] = []
+        if !(0...65_535).contains(port) { problems.append("port \(port) is not within 0...65535") }
+        for bucket in StagingBucketClass.allCases {
+            let rule = limits.rule(for: bucket)
+            if rule.limit < 1 { problems.append("limits.\(bucket.rawValue).limit must be at least 1") }
+            if !(rule.windowSeconds > 0 && rule.windowSeconds.isFinite) {
+                problems.append("limits.\(bucket.rawValue).windowSeconds must be positive")
+            }
+        }
+        problems += faults.problems()
+        var orgKeys = Set<String>()
+        var keys = Set<String>()
+        for org in fixtures.orgs {
+            if org.orgKey.isEmpty || org.orgKey.contains("/") { problems.append("fixtures: bad orgKey '\(org.orgKey)'") }
+            if !orgKeys.insert(org.orgKey).inserted { problems.append("fixtures: duplicate orgKey '\(org.orgKey)'") }
+            for key in org.apiKeys where !keys.insert(key.key).inserted {
+                problems.append("fixtures: duplicate API key ending '\(key.key.suffix(6))'")
+            }
+            var codes = Set<String>()
+            for link in org.links where !codes.insert(link.shortCode).inserted || link.shortCode.contains("/") {
+                problems.append("fixtures: bad or duplicate shortCode '\(link.shortCode)' in org '\(org.orgKey)'")
+            }
+        }
+        if rotationGraceSeconds < 0 { problems.append("rotationGraceSeconds must not be negative") }
+        return problems
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let p = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return p.isEmpty ? "(top level)" : p
+        }
+        switch error {
+        case .typeMismatch(_, let c): return "wrong type at \(path(c)): \(c.debugDescription)"
+        case .valueNotFound(_, let c): return "missing value at \(path(c))"
+        case .keyNotFound(let key, let c): return "missing key '\(key.stringValue)' at \(path(c))"
+        case .dataCorrupted(let c): return "invalid JSON at \(path(c)): \(c.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// A configuration that cannot be used; `message` names the file and the problem.
+public struct StagingConfigurationError: Error, LocalizedError, Sendable, Equatable {
+    public var message: String
+    public var errorDescription: String? { message }
+}

@@ -1,0 +1,35 @@
+import OptoLinkHTTP
+
+extension StagingBackend {
+    /// Runs `route` under the fault drawn for this endpoint (CONTRACT §4, "Fault injection").
+    ///
+    /// Before-commit faults answer without running the route. After-commit faults run the
+    /// route and replace its answer only when it committed (a 4xx or 429 passes through
+    /// unchanged); latency delays whatever the route answered.
+    func withFaults(_ context: RequestContext, _ route: (RequestContext) -> RouteOutcome) -> HTTPHandlerResult {
+        guard let fault = faults.draw(context.endpoint) else { return .respond(route(context).response) }
+        if !fault.commitsWrite { return answer(fault, context) }
+        var context = context
+        context.faultAfterCommit = fault.kind.rawValue
+        let outcome = route(context)
+        if fault.kind == .latency {
+            return .respondAfter(outcome.response, delay: .milliseconds(Int64((fault.delaySeconds ?? 15) * 1000)))
+        }
+        return outcome.committed ? answer(fault, context) : .respond(outcome.response)
+    }
+
+    private func answer(_ fault: StagingFaultRule, _ context: RequestContext) -> HTTPHandlerResult {
+        switch fault.kind {
+        case .errorBeforeCommit: .respond(serverError(fault.status ?? 503, context))
+        case .errorAfterCommit: .respond(serverError(fault.status ?? 500, context))
+        case .html502: .respond(FaultResponses.html502())
+        case .empty5xx: .respond(FaultResponses.empty(status: fault.status ?? 503))
+        case .reset: .reset
+        case .latency: .respond(serverError(500, context))  // not reached: latency is handled by the caller
+        }
+    }
+
+    private func serverError(_ status: Int, _ context: RequestContext) -> HTTPResponse {
+        errorResponse(status, status == 500 ? "Internal server error" : Self.reasonPhrase(status), context)
+    }
+}

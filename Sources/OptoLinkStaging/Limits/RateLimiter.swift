@@ -1,0 +1,100 @@
+import Synchronization
+
+/// Enforces ``StagingLimits`` per bucket (class + IP or key) and keeps per-window counters
+/// of accepted and rejected hits for the ledger's counters.
+final class RateLimiter: Sendable {
+    private struct BucketKey: Hashable {
+        var bucket: StagingBucketClass
+        var key: String
+    }
+
+    private struct BucketState {
+        /// Start of the current fixed window (epoch seconds).
+        var windowStart: Double
+        /// Hits (accepted and rejected) in the current fixed window.
+        var hits: Int
+        /// Accepted hit times within the last window (sliding log only).
+        var log: [Double]
+        /// Closed and current windows, oldest first, at most `maxWindows`.
+        var windows: [StagingWindowCounter]
+    }
+
+    private struct State {
+        var limits: StagingLimits
+        var buckets: [BucketKey: BucketState] = [:]
+    }
+
+    static let maxWindows = 256
+    private let state: Mutex<State>
+
+    init(limits: StagingLimits) { state = Mutex(State(limits: limits)) }
+
+    /// Counts one hit on `bucket`/`key` at `now` (epoch seconds) and decides.
+    func hit(_ bucket: StagingBucketClass, key: String, now: Double) -> RateLimitDecision {
+        state.withLock { state in
+            guard state.limits.enabled else { return .allowed }
+            let rule = state.limits.rule(for: bucket)
+            let algorithm = state.limits.algorithm
+            let id = BucketKey(bucket: bucket, key: key)
+            var b =
+                state.buckets.removeValue(forKey: id)
+                ?? BucketState(windowStart: now, hits: 0, log: [], windows: [])
+            if b.windows.isEmpty || now >= b.windowStart + rule.windowSeconds {
+                b.windowStart = now
+                b.hits = 0
+                b.windows.append(StagingWindowCounter(start: now, accepted: 0, rejected: 0))
+                if b.windows.count > Self.maxWindows { b.windows.removeFirst(b.windows.count - Self.maxWindows) }
+            }
+            b.hits += 1
+            let decision: RateLimitDecision
+            switch algorithm {
+            case .fixedWindow:
+                decision =
+                    b.hits <= rule.limit
+                    ? .allowed : .limited(retryAfterSeconds: Self.wholeSeconds(b.windowStart + rule.windowSeconds - now))
+            case .slidingLog:
+                let horizon = now - rule.windowSeconds
+                if let firstKept = b.log.firstIndex(where: { $0 > horizon }) {
+                    if firstKept > 0 { b.log.removeFirst(firstKept) }
+                } else {
+                    b.log.removeAll(keepingCapacity: true)
+                }
+                if b.log.count < rule.limit {
+                    b.log.append(now)
+                    decision = .allowed
+                } else {
+                    decision = .limited(retryAfterSeconds: Self.wholeSeconds(b.log[0] + rule.windowSeconds - now))
+                }
+            }
+            let last = b.windows.count - 1
+            if decision == .allowed { b.windows[last].accepted += 1 } else { b.windows[last].rejected += 1 }
+            state.buckets[id] = b
+            return decision
+        }
+    }
+
+    /// Replaces the limits; existing windows keep their start times.
+    func setLimits(_ limits: StagingLimits) { state.withLock { $0.limits = limits } }
+
+    func limits() -> StagingLimits { state.withLock { $0.limits } }
+
+    /// Forgets every bucket and its counters.
+    func reset() { state.withLock { $0.buckets.removeAll() } }
+
+    /// Per-bucket counters, sorted by bucket class then key; `mask` renders a key for output.
+    func snapshot(mask: (StagingBucketClass, String) -> String) -> [StagingBucketCounters] {
+        let copy = state.withLock { state in (state.limits, state.buckets) }
+        return copy.1.map { id, b in
+            let rule = copy.0.rule(for: id.bucket)
+            return StagingBucketCounters(
+                bucket: id.bucket, key: mask(id.bucket, id.key), limit: rule.limit, windowSeconds: rule.windowSeconds,
+                accepted: b.windows.reduce(0) { $0 + $1.accepted }, rejected: b.windows.reduce(0) { $0 + $1.rejected },
+                windows: b.windows)
+        }.sorted { ($0.bucket.rawValue, $0.key) < ($1.bucket.rawValue, $1.key) }
+    }
+
+    /// Whole seconds until `remaining` elapses, rounded up, never below 1.
+    static func wholeSeconds(_ remaining: Double) -> Int {
+        max(1, Int(remaining.rounded(.up)))
+    }
+}

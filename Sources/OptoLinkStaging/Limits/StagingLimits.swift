@@ -1,0 +1,85 @@
+/// The rate-limit algorithm the emulator enforces (CONTRACT §1, "Rate limits").
+public enum StagingRateLimitAlgorithm: String, Sendable, Codable {
+    /// `@nestjs/throttler`'s fixed window: a key's window opens at its first hit and lasts
+    /// the window length; at most `limit` hits are accepted inside it.
+    case fixedWindow = "fixed_window"
+    /// A sliding log: a hit is accepted while fewer than `limit` accepted hits lie within
+    /// the last window length.
+    case slidingLog = "sliding_log"
+}
+
+/// A limit: `limit` requests per `windowSeconds` seconds.
+public struct StagingRateLimitRule: Sendable, Codable, Equatable {
+    public var limit: Int
+    /// The window length in seconds.
+    public var windowSeconds: Double
+
+    public init(limit: Int, windowSeconds: Double) {
+        self.limit = limit
+        self.windowSeconds = windowSeconds
+    }
+}
+
+/// The rate-limit buckets of CONTRACT §1.
+public enum StagingBucketClass: String, Sendable, Codable, CaseIterable {
+    /// `POST /match`, per client IP.
+    case match
+    /// `GET /{orgKey}/{shortCode}/data`, per client IP.
+    case data
+    /// `/sdk/session`, `/sdk/identity` and `/sdk/identity/clear`: one shared bucket per API key.
+    case sdk
+    /// `POST /sdk/events`, per API key.
+    case events
+}
+
+/// The rate limits the emulator enforces; every limit and window is configurable so tests
+/// can scale time down (e.g. 5 per 2 s).
+public struct StagingLimits: Sendable, Codable, Equatable {
+    /// `false` turns every limit off (e.g. raw capacity benchmarks).
+    public var enabled: Bool
+    public var algorithm: StagingRateLimitAlgorithm
+    /// 30 per 60 s per IP by default.
+    public var match: StagingRateLimitRule
+    /// 500 per 1 s per IP by default.
+    public var data: StagingRateLimitRule
+    /// 60 per 60 s per key by default (session + identity + clear together).
+    public var sdk: StagingRateLimitRule
+    /// 600 per 60 s per key by default.
+    public var events: StagingRateLimitRule
+
+    public init(
+        enabled: Bool = true, algorithm: StagingRateLimitAlgorithm = .fixedWindow,
+        match: StagingRateLimitRule = .init(limit: 30, windowSeconds: 60),
+        data: StagingRateLimitRule = .init(limit: 500, windowSeconds: 1),
+        sdk: StagingRateLimitRule = .init(limit: 60, windowSeconds: 60),
+        events: StagingRateLimitRule = .init(limit: 600, windowSeconds: 60)
+    ) {
+        self.enabled = enabled
+        self.algorithm = algorithm
+        self.match = match
+        self.data = data
+        self.sdk = sdk
+        self.events = events
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = StagingLimits()
+        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
+        algorithm = try c.decodeIfPresent(StagingRateLimitAlgorithm.self, forKey: .algorithm) ?? d.algorithm
+        match = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .match) ?? d.match
+        data = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .data) ?? d.data
+        sdk = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .sdk) ?? d.sdk
+        events = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .events) ?? d.events
+    }
+
+    /// The rule of one bucket class.
+    public func rule(for bucket: StagingBucketClass) -> StagingRateLimitRule {
+        switch bucket {
+        case .match: match
+        case .data: data
+        case .sdk: sdk
+        case .events: events
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// Tunables of the match ladder (CONTRACT §4): windows in seconds, scored weights and threshold.
+public struct StagingMatchSettings: Sendable, Codable, Equatable {
+    /// How long an unconsumed click can be matched, in seconds (default 24 h).
+    public var clickTTLSeconds: Double
+    /// IP_FUZZY matches a click from the same IP at most this many seconds old (default 1 h).
+    public var ipFuzzyWindowSeconds: Double
+    /// FINGERPRINT_SCORED needs a score at least this high (default 60 of 100).
+    public var scoredThreshold: Int
+    /// Weights of the scored matcher: same platform (case-insensitive).
+    public var platformWeight: Int
+    /// Same client IP.
+    public var ipWeight: Int
+    /// Same major.minor OS version.
+    public var osVersionWeight: Int
+    /// Same language tag (case-insensitive).
+    public var languageWeight: Int
+    /// Same time zone.
+    public var timezoneWeight: Int
+
+    public init(
+        clickTTLSeconds: Double = 86_400, ipFuzzyWindowSeconds: Double = 3_600, scoredThreshold: Int = 60,
+        platformWeight: Int = 10, ipWeight: Int = 50, osVersionWeight: Int = 20, languageWeight: Int = 15,
+        timezoneWeight: Int = 5
+    ) {
+        self.clickTTLSeconds = clickTTLSeconds
+        self.ipFuzzyWindowSeconds = ipFuzzyWindowSeconds
+        self.scoredThreshold = scoredThreshold
+        self.platformWeight = platformWeight
+        self.ipWeight = ipWeight
+        self.osVersionWeight = osVersionWeight
+        self.languageWeight = languageWeight
+        self.timezoneWeight = timezoneWeight
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = StagingMatchSettings()
+        clickTTLSeconds = try c.decodeIfPresent(Double.self, forKey: .clickTTLSeconds) ?? d.clickTTLSeconds
+        ipFuzzyWindowSeconds = try c.decodeIfPresent(Double.self, forKey: .ipFuzzyWindowSeconds) ?? d.ipFuzzyWindowSeconds
+        scoredThreshold = try c.decodeIfPresent(Int.self, forKey: .scoredThreshold) ?? d.scoredThreshold
+        platformWeight = try c.decodeIfPresent(Int.self, forKey: .platformWeight) ?? d.platformWeight
+        ipWeight = try c.decodeIfPresent(Int.self, forKey: .ipWeight) ?? d.ipWeight
+        osVersionWeight = try c.decodeIfPresent(Int.self, forKey: .osVersionWeight) ?? d.osVersionWeight
+        languageWeight = try c.decodeIfPresent(Int.self, forKey: .languageWeight) ?? d.languageWeight
+        timezoneWeight = try c.decodeIfPresent(Int.self, forKey: .timezoneWeight) ?? d.timezoneWeight
+    }
+}

@@ -1,4 +1,0 @@
-import OptoLinkHTTP
-
-/// SKELETON: the embedded staging emulator.
-public enum OptoLinkStaging {}
