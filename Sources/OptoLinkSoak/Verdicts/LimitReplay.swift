@@ -71,6 +71,10 @@ struct LimitReplay {
     }
 
     /// Fixed window: windows open at the first hit after the previous window closed.
+    ///
+    /// Hits near a window's close are ambiguous, except passes after a window already full of
+    /// certain passes: a correct server cannot have let them through in that window, so they
+    /// open (or belong to) the next one and are judged there.
     mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
@@ -78,11 +82,12 @@ struct LimitReplay {
         var index = 0
         var openLow = hits.first?.start ?? 0  // earliest admissible opening of the current window
         var carried = 0  // edge hits of the previous window that may count in this one
-        while index < hits.count {
-            let openHigh = hits[index].end
+        var promoted: [Hit] = []  // edge passes of the previous window that belong to this one
+        while index < hits.count || !promoted.isEmpty {
+            let openHigh = promoted.map(\.end).min() ?? hits[index].end
             let closeLow = openLow + ttl
             let closeHigh = openHigh + ttl
-            var clear: [Hit] = []
+            var clear = promoted
             var edge: [Hit] = []
             var next = index
             while next < hits.count {
@@ -97,17 +102,15 @@ struct LimitReplay {
                 next += 1
             }
             bucket.windows += 1
-            bucket.ambiguous += edge.count
 
-            let passed = clear.filter(\.isAccepted).count
-            if passed > limit {
-                bucket.tooLenient += passed - limit
-                for hit in clear.filter(\.isAccepted).dropFirst(limit) {
-                    finding("too_lenient", hit, key: key, "passed as hit \(passed) of \(limit) allowed in the window")
+            let passes = clear.filter(\.isAccepted)
+            if passes.count > limit {
+                bucket.tooLenient += passes.count - limit
+                for hit in passes.dropFirst(limit) {
+                    finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
                 }
             }
-            let possible =
-                passed + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
+            let possible = passes.count + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
             let rejected = clear.filter(\.isRejected)
             if !rejected.isEmpty, possible < limit {
                 bucket.tooStrict += min(rejected.count, limit - possible)
@@ -115,15 +118,18 @@ struct LimitReplay {
                     finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits counted")
                 }
             }
-            for hit in rejected + edge.filter(\.isRejected) {
+            for hit in rejected {
                 checkN(hit, key: key, secondsLeft: max(0, closeLow - hit.end)...max(0, closeHigh - hit.start))
             }
+            // An edge 429 may belong to this window or to the next one.
+            for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
 
             let edgeOpeners = edge.filter { !$0.isRejected }
-            carried = edgeOpeners.count
-            if next < hits.count {
-                openLow = min(edgeOpeners.map(\.start).min() ?? hits[next].start, hits[next].start)
-            }
+            promoted = passes.count >= limit ? edge.filter(\.isAccepted) : []
+            carried = edgeOpeners.count - promoted.count
+            bucket.ambiguous += edge.count - promoted.count
+            let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
+            openLow = nextStarts.min() ?? openLow
             index = next
         }
     }
