@@ -67,6 +67,7 @@ import Testing
         (#"{"limits": {"uploads": "30/60s per ip"}}"#, "unknown bucket 'uploads'"),
         (#"{"algorithm": "token_bucket"}"#, "fixed_window"),
         (#"{"backoffToleranceSeconds": -1}"#, "backoffToleranceSeconds"),
+        (#"{"backoffTolerance": 0.5}"#, "unknown field"),
     ])
     func decodingNamesTheBadField(json: String, fragment: String) {
         do {

@@ -9,8 +9,8 @@
 ///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.05,
 ///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"]}
 /// ```
-/// Decoding fails with a message naming the field on a malformed limit, an unknown bucket or
-/// an unknown algorithm.
+/// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
+/// unknown bucket or an unknown algorithm.
 public struct VerdictsConfiguration: Sendable, Codable, Equatable {
     /// How the server counts requests in a window (CONTRACT §1, "Rate limits").
     public enum WindowAlgorithm: String, Sendable, Codable {
@@ -72,12 +72,13 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         }
     }
 
-    private enum CodingKeys: String, CodingKey {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case thresholds, limits, algorithm, backoffToleranceSeconds, backoffEarlySlackSeconds
         case edgeToleranceSeconds, worstOffenderCount
     }
 
     public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = VerdictsConfiguration()
         thresholds = try c.decodeIfPresent([String].self, forKey: .thresholds) ?? defaults.thresholds
