@@ -49,7 +49,7 @@ enum Fixture {
     static let validationEnvelope =
         #"{"statusCode":400,"error":"Bad Request","message":"Validation failed","details":[{"message":"properties must be at most 10240 bytes","field":"properties"},{"message":"bad"}],"timestamp":"2026-09-20T05:30:58.091Z","path":"/sdk/events"}"#
     static let nginx502 = """
-        <html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n
+        <html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.18.0</center>\r\n</body>\r\n</html>\r\n
         """
     static func rateLimited(_ text: String, path: String = "/match") -> String {
         #"{"statusCode":429,"error":"Too Many Requests","message":"Rate limit exceeded. Retry after \#(text).","timestamp":"2026-09-20T05:30:58.091Z","path":"\#(path)"}"#
@@ -58,4 +58,47 @@ enum Fixture {
         #"{"statusCode":500,"error":"Internal Server Error","message":"Internal server error","path":"/x"}"#
     static let unauthorized =
         #"{"statusCode":401,"error":"Unauthorized","message":"Invalid API key","path":"/sdk/events"}"#
+}
+
+/// Drives one endpoint through the public API and labels the outcome.
+enum Drive {
+    static let universalLink = URL(string: "https://links.acme.test/acme/welcome")!
+
+    /// The short, value-free label of an SDK error (`http_404`, `timed_out`, …).
+    static func label(_ error: any Error) -> String {
+        switch error {
+        case let error as OptoLinkApiError: error.shortDescription
+        case let error as OptoLinkConnectionError: error.shortDescription
+        default: "foreign:\(type(of: error))"
+        }
+    }
+
+    /// Calls the public API that reaches `endpoint` and returns `ok`, `nil`, `raw`,
+    /// `resolved`, `logged`, or the thrown error's label.
+    static func call(_ endpoint: OptoLinkEndpoint, on sdk: OptoLink) async -> String {
+        do {
+            switch endpoint {
+            case .match:
+                return try await sdk.resolveDeferredLink() == nil ? "nil" : "hit"
+            case .data:
+                var iterator = sdk.links.makeAsyncIterator()
+                sdk.handle(url: universalLink)
+                let link = await iterator.next()
+                return link?.linkId == nil ? "raw" : "resolved"
+            case .session:
+                await sdk.start()
+                await sdk.waitForBackgroundWork()
+                return "logged"
+            case .identity:
+                try await sdk.setIdentity(externalId: "user-4711")
+            case .identityClear:
+                try await sdk.clearIdentity()
+            case .events:
+                try await sdk.trackEvent(name: "purchase", properties: ["sku": "A1"])
+            }
+            return "ok"
+        } catch {
+            return label(error)
+        }
+    }
 }

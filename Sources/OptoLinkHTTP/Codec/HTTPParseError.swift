@@ -1,0 +1,51 @@
+/// Why a request could not be parsed, and the status the server answers with before closing.
+///
+/// Every case closes the connection after its response: once framing is in doubt the rest of
+/// the byte stream cannot be trusted.
+public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The request line is not `METHOD SP target SP HTTP/x.y` with a token method → 400.
+    case malformedRequestLine
+    /// A header line has no colon, an empty or non-token name, whitespace before the colon,
+    /// a control character in its value, or is an obsolete folded continuation → 400.
+    case malformedHeader
+    /// The request line plus headers exceed ``HTTPRequestParser/Limits/maxHeaderBytes`` → 431.
+    case headersTooLarge
+    /// `Content-Length` exceeds ``HTTPRequestParser/Limits/maxBodyBytes`` → 413.
+    case bodyTooLarge
+    /// `Transfer-Encoding` was sent; chunked and other codings are not supported → 501.
+    case unsupportedTransferEncoding
+    /// A `POST`, `PUT` or `PATCH` came without `Content-Length` (when required) → 411.
+    case lengthRequired
+    /// `Content-Length` is not a decimal number, or several disagree → 400.
+    case invalidContentLength
+    /// The version is `HTTP/x.y` but not 1.0 or 1.1 → 505.
+    case unsupportedVersion
+
+    /// The status code the server answers with.
+    public var status: Int {
+        switch self {
+        case .malformedRequestLine, .malformedHeader, .invalidContentLength: 400
+        case .lengthRequired: 411
+        case .bodyTooLarge: 413
+        case .headersTooLarge: 431
+        case .unsupportedTransferEncoding: 501
+        case .unsupportedVersion: 505
+        }
+    }
+
+    /// A short, value-free label usable as a metric or report key.
+    public var shortDescription: String {
+        switch self {
+        case .malformedRequestLine: "malformed_request_line"
+        case .malformedHeader: "malformed_header"
+        case .headersTooLarge: "headers_too_large"
+        case .bodyTooLarge: "body_too_large"
+        case .unsupportedTransferEncoding: "unsupported_transfer_encoding"
+        case .lengthRequired: "length_required"
+        case .invalidContentLength: "invalid_content_length"
+        case .unsupportedVersion: "unsupported_version"
+        }
+    }
+
+    public var description: String { "HTTP \(status) (\(shortDescription))" }
+}

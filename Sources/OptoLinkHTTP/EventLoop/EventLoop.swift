@@ -1,0 +1,448 @@
+import CEpoll
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One epoll event loop on its own thread: accepts on its listener, reads, parses, calls the
+/// handler, writes, and runs its timers (delayed responses, idle/slow-client timeouts, shutdown bound).
+///
+/// Everything here is touched only by the loop's thread. Other threads reach it through the
+/// eventfd (wake-up) and ``ServerShared`` (atomics), never through this object.
+final class EventLoop {
+    /// What a loop thread needs to start; all of it crosses from ``HTTPServer/start()`` to the thread.
+    struct Setup: Sendable {
+        var epollFD: Int32
+        var wakeFD: Int32
+        var listenFD: Int32
+        var configuration: HTTPServer.Configuration
+        var handler: HTTPHandler
+        var shared: ServerShared
+        var counters: LoopCounters
+    }
+
+    private enum Timer {
+        case connection(UInt64)
+        case delayedResponse(UInt64)
+        case resumeAccepting
+        case shutdownBound
+    }
+
+    private static let listenerToken: UInt64 = 1 << 63
+    private static let wakeToken: UInt64 = (1 << 63) | 1
+    private static let maxEvents: Int32 = 256
+    private static let readChunk = 64 * 1024
+    /// Above this many unwritten bytes a connection stops reading and parsing (back-pressure).
+    private static let outputHighWater = 256 * 1024
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private var listenFD: Int32
+    private let configuration: HTTPServer.Configuration
+    private let handler: HTTPHandler
+    private let shared: ServerShared
+    private let counters: LoopCounters
+    private let idleTimeout: UInt64
+    private let requestTimeout: UInt64
+    private let lingerTimeout: UInt64
+
+    private var connections: [Connection?] = []
+    private var openCount = 0
+    private var generation: UInt64 = 0
+    private var timers = TimerHeap<Timer>()
+    private var now: UInt64
+    private var draining = false
+    private var acceptPaused = false
+    private var dateHeader = HTTPDateHeader()
+    private let readBuffer: UnsafeMutableRawBufferPointer
+    private let eventMasks: UnsafeMutablePointer<UInt32>
+    private let eventTokens: UnsafeMutablePointer<UInt64>
+
+    init(_ setup: Setup) {
+        epollFD = setup.epollFD
+        wakeFD = setup.wakeFD
+        listenFD = setup.listenFD
+        configuration = setup.configuration
+        handler = setup.handler
+        shared = setup.shared
+        counters = setup.counters
+        idleTimeout = setup.configuration.timeouts.idle.nanosecondsClamped
+        requestTimeout = setup.configuration.timeouts.request.nanosecondsClamped
+        lingerTimeout = setup.configuration.timeouts.lingeringClose.nanosecondsClamped
+        now = cepoll_monotonic_ns()
+        readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
+        eventMasks = .allocate(capacity: Int(Self.maxEvents))
+        eventTokens = .allocate(capacity: Int(Self.maxEvents))
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        eventMasks.deallocate()
+        eventTokens.deallocate()
+    }
+
+    /// Runs until shutdown has drained every connection; then closes the listener and epoll set.
+    func run() {
+        _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, wakeFD, CEPOLL_IN, Self.wakeToken)
+        _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, listenFD, CEPOLL_IN, Self.listenerToken)
+        if shared.shuttingDown.load(ordering: .acquiring) { beginDrain() }
+        while !(draining && openCount == 0) {
+            let count = cepoll_wait(epollFD, eventMasks, eventTokens, Self.maxEvents, waitTimeoutMilliseconds())
+            now = cepoll_monotonic_ns()
+            if count < 0 {
+                if cepoll_errno() == EINTR { continue }
+                break
+            }
+            for i in 0..<Int(count) { dispatch(mask: eventMasks[i], token: eventTokens[i]) }
+            runDueTimers()
+        }
+        for case let connection? in connections { close(connection) }
+        if listenFD >= 0 { Glibc.close(listenFD) }
+        Glibc.close(epollFD)
+    }
+
+    // MARK: - Events
+
+    private func dispatch(mask: UInt32, token: UInt64) {
+        if token == Self.listenerToken {
+            acceptConnections()
+            return
+        }
+        if token == Self.wakeToken {
+            cepoll_eventfd_drain(wakeFD)
+            if shared.shuttingDown.load(ordering: .acquiring), !draining { beginDrain() }
+            return
+        }
+        let fd = Int(token & 0xFFFF_FFFF)
+        guard fd < connections.count, let connection = connections[fd], connection.token == token else { return }
+        if mask & (CEPOLL_ERR | CEPOLL_HUP) != 0 {
+            close(connection)  // reset or fully closed by the peer: drop without a word
+            return
+        }
+        if mask & CEPOLL_IN != 0 { readAvailable(connection) }
+        if !connection.closed, mask & CEPOLL_OUT != 0 { writeAndContinue(connection) }
+        if !connection.closed { settle(connection) }
+    }
+
+    private func acceptConnections() {
+        for _ in 0..<128 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { cepoll_accept4(listenFD, $0, &length) }
+            }
+            if fd < 0 {
+                switch cepoll_errno() {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM: pauseAccepting()
+                default: break
+                }
+                return
+            }
+            counters.accepted.wrappingAdd(1, ordering: .relaxed)
+            let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
+            if open > configuration.maxConnections || draining {
+                shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                counters.rejected.wrappingAdd(1, ordering: .relaxed)
+                Glibc.close(fd)
+                continue
+            }
+            _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
+            let peer = ListeningSocket.describe(storage)
+            let id = shared.nextConnectionId.wrappingAdd(1, ordering: .relaxed).newValue
+            generation = (generation &+ 1) & 0x7FFF_FFFF
+            let token = (generation << 32) | UInt64(UInt32(fd))
+            let connection = Connection(
+                fd: fd, token: token,
+                info: HTTPConnectionInfo(peerAddress: peer.address, peerPort: peer.port, connectionId: id),
+                limits: configuration.limits, interest: CEPOLL_IN, now: now)
+            guard cepoll_ctl(epollFD, CEPOLL_CTL_ADD, fd, CEPOLL_IN, token) == 0 else {
+                shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+                Glibc.close(fd)
+                continue
+            }
+            if Int(fd) >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - connections.count))
+            }
+            connections[Int(fd)] = connection
+            openCount += 1
+            armTimer(connection)
+        }
+    }
+
+    /// Out of descriptors or memory: stop polling the listener for 100 ms instead of spinning on it.
+    private func pauseAccepting() {
+        guard !acceptPaused, listenFD >= 0 else { return }
+        acceptPaused = true
+        _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
+        timers.schedule(at: now + 100_000_000, .resumeAccepting)
+    }
+
+    private func readAvailable(_ connection: Connection) {
+        var reads = 0
+        while reads < 4 {
+            let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+            if n > 0 {
+                reads += 1
+                connection.lastActivity = now
+                if connection.lingering { continue }
+                if connection.parser.isIdle, connection.requestStart == nil { connection.requestStart = now }
+                connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
+                if n < readBuffer.count { break }
+            } else if n == 0 {
+                connection.peerClosedInput = true
+                break
+            } else {
+                let error = cepoll_errno()
+                if error == EINTR { continue }
+                if error == EAGAIN || error == EWOULDBLOCK { break }
+                close(connection)  // ECONNRESET and friends: the client went away mid-request
+                return
+            }
+        }
+        if connection.lingering {
+            if connection.peerClosedInput { close(connection) }
+            return
+        }
+        processRequests(connection)
+        if !connection.closed { flush(connection) }
+    }
+
+    private func writeAndContinue(_ connection: Connection) {
+        flush(connection)
+        guard !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
+        processRequests(connection)
+        if !connection.closed { flush(connection) }
+    }
+
+    // MARK: - Requests
+
+    /// Parses and answers buffered requests in order until one is delayed, the connection is
+    /// closing, more bytes are needed, or too much output is waiting.
+    private func processRequests(_ connection: Connection) {
+        while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
+            connection.pendingOutputCount < Self.outputHighWater
+        {
+            guard let output = connection.parser.next() else { break }
+            switch output {
+            case .failure(let error):
+                counters.recordBadRequest(status: error.status)
+                respondWithError(status: error.status, on: connection)
+            case .request(let request, let keepAlive):
+                counters.requests.wrappingAdd(1, ordering: .relaxed)
+                connection.requestStart = nil
+                let persistence: HTTPResponseSerializer.Persistence =
+                    !keepAlive || draining || connection.peerClosedInput
+                    ? .close : (request.version == "HTTP/1.0" ? .keepAliveHTTP10 : .keepAlive)
+                let omitBody = request.method == "HEAD"
+                switch handler(request, connection.info) {
+                case .respond(let response):
+                    enqueue(response, persistence: persistence, omitBody: omitBody, on: connection)
+                case .respondAfter(let response, let delay):
+                    connection.delayed = .init(response: response, persistence: persistence, omitBody: omitBody)
+                    timers.schedule(at: now &+ delay.nanosecondsClamped, .delayedResponse(connection.token))
+                case .reset:
+                    reset(connection)
+                    return
+                }
+            }
+        }
+        if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
+        if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
+            // The client will send nothing more; a partial request can never complete.
+            connection.closeAfterWrite = true
+        }
+    }
+
+    private func enqueue(
+        _ response: HTTPResponse, persistence: HTTPResponseSerializer.Persistence, omitBody: Bool,
+        on connection: Connection
+    ) {
+        if !connection.hasPendingOutput { connection.lastWriteProgress = now }
+        HTTPResponseSerializer.serialize(
+            response, persistence: persistence, omitBody: omitBody, dateHeader: dateHeader.current(),
+            into: &connection.output)
+        if persistence == .close { connection.closeAfterWrite = true }
+    }
+
+    private func respondWithError(status: Int, on connection: Connection) {
+        let body = Array("\(status) \(HTTPStatusReason.phrase(for: status))\n".utf8)
+        let response = HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
+        enqueue(response, persistence: .close, omitBody: false, on: connection)
+    }
+
+    // MARK: - Writing and closing
+
+    /// Writes as much pending output as the socket takes; closes or lingers when done and closing.
+    private func flush(_ connection: Connection) {
+        while connection.hasPendingOutput {
+            let n = connection.output.withUnsafeBytes { bytes in
+                cepoll_send(
+                    connection.fd, bytes.baseAddress! + connection.outputOffset,
+                    UInt(bytes.count - connection.outputOffset))
+            }
+            if n > 0 {
+                connection.outputOffset += n
+                connection.lastWriteProgress = now
+            } else {
+                let error = cepoll_errno()
+                if error == EINTR { continue }
+                if error == EAGAIN || error == EWOULDBLOCK { return }
+                close(connection)  // EPIPE / ECONNRESET: the client is gone
+                return
+            }
+        }
+        if !connection.output.isEmpty {
+            if connection.output.capacity > 64 * 1024 {
+                connection.output = []
+            } else {
+                connection.output.removeAll(keepingCapacity: true)
+            }
+            connection.outputOffset = 0
+        }
+        if connection.closeAfterWrite, connection.delayed == nil, !connection.lingering {
+            if connection.peerClosedInput || lingerTimeout == 0 {
+                close(connection)
+            } else {
+                // Lingering close: stop writing, keep draining input briefly so unread request
+                // bytes do not turn our close into a reset that destroys the response in flight.
+                shutdown(connection.fd, Int32(SHUT_WR))
+                connection.lingering = true
+                connection.lingerDeadline = now &+ lingerTimeout
+            }
+        }
+    }
+
+    /// Re-registers the epoll mask the connection's state calls for, and makes sure a timer covers it.
+    private func settle(_ connection: Connection) {
+        var wanted: UInt32 = 0
+        if connection.lingering {
+            wanted = CEPOLL_IN
+        } else {
+            if !connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite,
+                connection.pendingOutputCount < Self.outputHighWater
+            {
+                wanted |= CEPOLL_IN
+            }
+            if connection.hasPendingOutput { wanted |= CEPOLL_OUT }
+        }
+        if wanted != connection.interest {
+            connection.interest = wanted
+            _ = cepoll_ctl(epollFD, CEPOLL_CTL_MOD, connection.fd, wanted, connection.token)
+        }
+        armTimer(connection)
+    }
+
+    /// Aborts with a TCP reset (SO_LINGER 0 then close): the client sees ECONNRESET.
+    private func reset(_ connection: Connection) {
+        counters.resets.wrappingAdd(1, ordering: .relaxed)
+        _ = cepoll_set_linger_zero(connection.fd)
+        close(connection)
+    }
+
+    /// Closes the descriptor exactly once and forgets the connection.
+    private func close(_ connection: Connection) {
+        guard !connection.closed else { return }
+        connection.closed = true
+        connections[Int(connection.fd)] = nil
+        openCount -= 1
+        shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        Glibc.close(connection.fd)
+    }
+
+    // MARK: - Timers
+
+    /// When this connection next needs attention: linger end, write stall, slow request, or idle timeout.
+    private func deadline(of connection: Connection) -> UInt64 {
+        if connection.lingering { return connection.lingerDeadline }
+        if connection.hasPendingOutput { return connection.lastWriteProgress &+ requestTimeout }
+        if connection.delayed != nil { return .max }
+        if let start = connection.requestStart { return start &+ requestTimeout }
+        return connection.lastActivity &+ idleTimeout
+    }
+
+    private func armTimer(_ connection: Connection) {
+        let due = deadline(of: connection)
+        if due < connection.scheduledDeadline {
+            connection.scheduledDeadline = due
+            timers.schedule(at: due, .connection(connection.token))
+        }
+    }
+
+    private func connection(for token: UInt64) -> Connection? {
+        let fd = Int(token & 0xFFFF_FFFF)
+        guard fd < connections.count, let connection = connections[fd], connection.token == token else { return nil }
+        return connection
+    }
+
+    private func waitTimeoutMilliseconds() -> Int32 {
+        guard let next = timers.nextDeadline else { return -1 }
+        let current = cepoll_monotonic_ns()
+        if next <= current { return 0 }
+        let milliseconds = (next - current + 999_999) / 1_000_000
+        return Int32(min(milliseconds, 60_000))
+    }
+
+    private func runDueTimers() {
+        while let entry = timers.popDue(now: now) {
+            switch entry.payload {
+            case .connection(let token):
+                guard let connection = connection(for: token), connection.scheduledDeadline == entry.deadline else {
+                    continue  // stale entry: the connection is gone or rescheduled earlier
+                }
+                connection.scheduledDeadline = .max
+                if deadline(of: connection) <= now { timeOut(connection) }
+                if !connection.closed { settle(connection) }
+            case .delayedResponse(let token):
+                guard let connection = connection(for: token), let delayed = connection.delayed else { continue }
+                connection.delayed = nil
+                enqueue(delayed.response, persistence: delayed.persistence, omitBody: delayed.omitBody, on: connection)
+                processRequests(connection)
+                if !connection.closed { flush(connection) }
+                if !connection.closed { settle(connection) }
+            case .resumeAccepting:
+                acceptPaused = false
+                if !draining, listenFD >= 0 {
+                    _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, listenFD, CEPOLL_IN, Self.listenerToken)
+                }
+            case .shutdownBound:
+                for case let connection? in connections { close(connection) }
+            }
+        }
+    }
+
+    private func timeOut(_ connection: Connection) {
+        if connection.lingering {
+            close(connection)
+        } else if connection.hasPendingOutput {
+            counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
+            close(connection)  // the client stopped reading
+        } else if connection.requestStart != nil {
+            counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
+            counters.recordBadRequest(status: 408)
+            connection.requestStart = nil
+            respondWithError(status: 408, on: connection)
+            flush(connection)
+        } else {
+            counters.idleTimeouts.wrappingAdd(1, ordering: .relaxed)
+            close(connection)
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting, closes idle connections, and bounds the rest by the shutdown grace period.
+    private func beginDrain() {
+        draining = true
+        if listenFD >= 0 {
+            _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
+            Glibc.close(listenFD)
+            listenFD = -1
+        }
+        for case let connection? in connections where connection.isIdle || connection.lingering {
+            close(connection)
+        }
+        timers.schedule(at: now &+ configuration.timeouts.shutdownGrace.nanosecondsClamped, .shutdownBound)
+    }
+}

@@ -1,0 +1,71 @@
+extension HTTPServer {
+    /// Where the server listens, how many event loops it runs, and its limits and timeouts.
+    public struct Configuration: Sendable, Equatable {
+        /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`, `::`) or `localhost` (127.0.0.1).
+        public var host: String
+        /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
+        public var port: Int
+        /// Event-loop threads, each with its own epoll set and its own `SO_REUSEPORT` listener (≥ 1).
+        /// One loop was measured fastest on 2 cores with `wrk` on the same machine (see Benchmarks/results/http-server.json).
+        public var loopCount: Int
+        /// Request size limits and framing rules.
+        public var limits: HTTPRequestParser.Limits
+        /// Idle, slow-client and shutdown bounds.
+        public var timeouts: Timeouts
+        /// Open connections across all loops; a connection accepted beyond this is closed at once.
+        public var maxConnections: Int
+        /// `listen(2)` backlog (the kernel caps it at `net.core.somaxconn`).
+        public var backlog: Int
+
+        /// A loopback server on an ephemeral port with default limits and timeouts.
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, loopCount: Int = 1,
+            limits: HTTPRequestParser.Limits = .init(), timeouts: Timeouts = .init(),
+            maxConnections: Int = 16_384, backlog: Int = 4096
+        ) {
+            self.host = host
+            self.port = port
+            self.loopCount = loopCount
+            self.limits = limits
+            self.timeouts = timeouts
+            self.maxConnections = maxConnections
+            self.backlog = backlog
+        }
+    }
+
+    /// Connection time bounds, as `Duration`s (resolution: milliseconds on the event loop).
+    public struct Timeouts: Sendable, Equatable {
+        /// A keep-alive connection with no request in progress is closed after this long (default 60 s).
+        public var idle: Duration
+        /// A request must arrive completely within this long after its first byte, and a pending
+        /// response must make write progress within it; otherwise 408 (or, for writes, a close). Default 30 s.
+        public var request: Duration
+        /// After ``HTTPServer/shutdown()`` starts, in-flight and delayed responses get this long before
+        /// their connections are closed regardless (default 5 s).
+        public var shutdownGrace: Duration
+        /// How long a closing connection keeps reading (and discarding) after its last response, so
+        /// the client sees the response rather than a reset (default 2 s).
+        public var lingeringClose: Duration
+
+        /// The defaults above; each argument overrides one.
+        public init(
+            idle: Duration = .seconds(60), request: Duration = .seconds(30),
+            shutdownGrace: Duration = .seconds(5), lingeringClose: Duration = .seconds(2)
+        ) {
+            self.idle = idle
+            self.request = request
+            self.shutdownGrace = shutdownGrace
+            self.lingeringClose = lingeringClose
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped at zero and at `UInt64.max / 4` (about 146 years).
+    var nanosecondsClamped: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        if seconds > 4_000_000_000 { return UInt64.max / 4 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}

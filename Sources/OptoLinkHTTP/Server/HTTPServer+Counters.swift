@@ -1,0 +1,112 @@
+import Synchronization
+
+extension HTTPServer {
+    /// A snapshot of what the server has done since ``HTTPServer/start()``, summed over its loops.
+    public struct Counters: Sendable, Equatable, Codable {
+        /// Connections accepted (including those closed at once for exceeding `maxConnections`).
+        public var connectionsAccepted: Int
+        /// Connections open right now.
+        public var connectionsOpen: Int
+        /// Connections closed right after accept because `maxConnections` were open.
+        public var connectionsRejected: Int
+        /// Requests parsed completely and passed to the handler.
+        public var requests: Int
+        /// Requests answered by the server itself with an error status (400, 408, 411, 413, 431, 501, 505), by status.
+        public var badRequestsByStatus: [Int: Int]
+        /// Keep-alive connections closed for being idle.
+        public var idleTimeouts: Int
+        /// Connections ended for a request that arrived too slowly (408) or a response the client did not read.
+        public var requestTimeouts: Int
+        /// Connections aborted with a TCP reset because the handler returned ``HTTPHandlerResult/reset``.
+        public var resets: Int
+
+        /// Every count set to zero.
+        public init() {
+            connectionsAccepted = 0
+            connectionsOpen = 0
+            connectionsRejected = 0
+            requests = 0
+            badRequestsByStatus = [:]
+            idleTimeouts = 0
+            requestTimeouts = 0
+            resets = 0
+        }
+
+        /// All bad requests, whatever their status.
+        public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
+    }
+}
+
+/// Counters one event loop writes (relaxed atomics, one writer) and anyone may read.
+final class LoopCounters: Sendable {
+    let accepted = Atomic<Int>(0)
+    let rejected = Atomic<Int>(0)
+    let requests = Atomic<Int>(0)
+    let idleTimeouts = Atomic<Int>(0)
+    let requestTimeouts = Atomic<Int>(0)
+    let resets = Atomic<Int>(0)
+    let badRequests = Mutex<[Int: Int]>([:])
+
+    func recordBadRequest(status: Int) {
+        badRequests.withLock { $0[status, default: 0] += 1 }
+    }
+}
+
+/// State every loop of one server shares: the shutdown flag, the open-connection count, ids, exit bookkeeping.
+final class ServerShared: Sendable {
+    let shuttingDown = Atomic<Bool>(false)
+    let openConnections = Atomic<Int>(0)
+    let nextConnectionId = Atomic<UInt64>(0)
+    let loops: [LoopCounters]
+    private let exit: Mutex<ExitState>
+
+    private struct ExitState {
+        var running: Int
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    init(loopCount: Int) {
+        loops = (0..<loopCount).map { _ in LoopCounters() }
+        exit = Mutex(ExitState(running: loopCount))
+    }
+
+    /// Called by each loop thread as its last act.
+    func loopExited() {
+        let waiters = exit.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once every loop thread has exited.
+    func waitForLoops() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = exit.withLock { state -> Bool in
+                if state.running == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    func counters() -> HTTPServer.Counters {
+        var result = HTTPServer.Counters()
+        result.connectionsOpen = openConnections.load(ordering: .relaxed)
+        for loop in loops {
+            result.connectionsAccepted += loop.accepted.load(ordering: .relaxed)
+            result.connectionsRejected += loop.rejected.load(ordering: .relaxed)
+            result.requests += loop.requests.load(ordering: .relaxed)
+            result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
+            result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)
+            result.resets += loop.resets.load(ordering: .relaxed)
+            for (status, count) in loop.badRequests.withLock({ $0 }) {
+                result.badRequestsByStatus[status, default: 0] += count
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,194 @@
+import CEpoll
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A non-blocking HTTP/1.1 server: epoll event loops on their own threads, keep-alive,
+/// pipelining, `Content-Length` bodies, timers for delayed responses and timeouts.
+///
+/// Lifecycle: `init` (no I/O) → ``start()`` (binds and listens; then ``port``) → ``shutdown()``
+/// (stops accepting, closes idle connections, lets in-flight and delayed responses finish within
+/// ``Timeouts/shutdownGrace``, joins the threads). ``withHTTPServer(_:handler:isolation:_:)`` does
+/// all three around a body. The handler runs synchronously on a loop thread; it must not block.
+/// Hostile input is answered by the server itself (see ``HTTPParseError``) and closes only that
+/// connection. Not thread-per-connection: each loop serves thousands of sockets.
+public final class HTTPServer: Sendable {
+    /// The configuration the server was created with.
+    public let configuration: Configuration
+    private let handler: HTTPHandler
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        enum Phase { case created, running, stopping, stopped }
+        var phase = Phase.created
+        var port = 0
+        var shared: ServerShared?
+        var threads: [pthread_t] = []
+        var wakeFDs: [Int32] = []
+    }
+
+    /// A server that will serve `handler`; nothing is bound until ``start()``.
+    public init(configuration: Configuration = .init(), handler: @escaping HTTPHandler) {
+        self.configuration = configuration
+        self.handler = handler
+    }
+
+    deinit {
+        // Dropped while running without shutdown(): ask the loops to drain and let them go.
+        state.withLock { state in
+            guard state.phase == .running || state.phase == .stopping, let shared = state.shared else { return }
+            shared.shuttingDown.store(true, ordering: .releasing)
+            for fd in state.wakeFDs { _ = cepoll_eventfd_signal(fd) }
+            for thread in state.threads { pthread_detach(thread) }
+        }
+    }
+
+    /// The bound TCP port (the kernel's pick when the configuration said 0); 0 before ``start()``.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// A snapshot of the connection, request and error counters (zero before ``start()``).
+    public func counters() -> Counters {
+        state.withLock { $0.shared }?.counters() ?? Counters()
+    }
+
+    /// Binds, listens and starts the event-loop threads; returns once the port is accepting.
+    ///
+    /// - Throws: ``HTTPServerError/invalidHost(_:)``, ``HTTPServerError/invalidConfiguration(_:)``,
+    ///   ``HTTPServerError/systemCall(_:errno:)`` (e.g. `bind` with EADDRINUSE), or
+    ///   ``HTTPServerError/alreadyStarted`` on a second call.
+    public func start() throws {
+        try state.withLock { (state: inout State) throws(HTTPServerError) in
+            guard state.phase == .created else { throw .alreadyStarted }
+            let configuration = configuration
+            guard (0...65535).contains(configuration.port) else { throw .invalidConfiguration("port \(configuration.port)") }
+            guard configuration.loopCount >= 1 else { throw .invalidConfiguration("loopCount < 1") }
+            guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
+            cepoll_ignore_sigpipe()
+
+            var descriptors: [Int32] = []
+            var setups: [EventLoop.Setup] = []
+            let shared = ServerShared(loopCount: configuration.loopCount)
+            do {
+                var boundPort = configuration.port
+                for index in 0..<configuration.loopCount {
+                    let listener = try ListeningSocket.open(
+                        host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
+                        backlog: configuration.backlog)
+                    descriptors.append(listener.fd)
+                    boundPort = listener.port
+                    let epollFD = cepoll_create()
+                    guard epollFD >= 0 else { throw HTTPServerError.systemCall("epoll_create1", errno: cepoll_errno()) }
+                    descriptors.append(epollFD)
+                    let wakeFD = cepoll_eventfd()
+                    guard wakeFD >= 0 else { throw HTTPServerError.systemCall("eventfd", errno: cepoll_errno()) }
+                    descriptors.append(wakeFD)
+                    setups.append(EventLoop.Setup(
+                        epollFD: epollFD, wakeFD: wakeFD, listenFD: listener.fd, configuration: configuration,
+                        handler: handler, shared: shared, counters: shared.loops[index]))
+                }
+                state.port = boundPort
+            } catch let error as HTTPServerError {
+                for fd in descriptors { close(fd) }
+                throw error
+            } catch {
+                for fd in descriptors { close(fd) }
+                throw .invalidConfiguration("\(error)")
+            }
+
+            var threads: [pthread_t] = []
+            for setup in setups {
+                do {
+                    threads.append(try LoopThread.spawn {
+                        EventLoop(setup).run()
+                        shared.loopExited()
+                    })
+                } catch {
+                    // Stop the loops already running, then release what the others would have owned.
+                    shared.shuttingDown.store(true, ordering: .releasing)
+                    for started in setups.prefix(threads.count) { _ = cepoll_eventfd_signal(started.wakeFD) }
+                    for thread in threads { LoopThread.join(thread) }
+                    for pending in setups.dropFirst(threads.count) {
+                        close(pending.listenFD)
+                        close(pending.epollFD)
+                    }
+                    for setup in setups { close(setup.wakeFD) }
+                    throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
+                }
+            }
+            state.shared = shared
+            state.threads = threads
+            state.wakeFDs = setups.map(\.wakeFD)
+            state.phase = .running
+        }
+    }
+
+    /// Stops gracefully and returns once every loop thread has exited.
+    ///
+    /// Stops accepting at once, closes idle keep-alive connections, answers requests in progress
+    /// (their responses carry `Connection: close`), lets delayed responses finish, and closes
+    /// whatever remains after ``Timeouts/shutdownGrace``. Safe to call more than once, concurrently,
+    /// or before ``start()``.
+    public func shutdown() async {
+        enum Step {
+            case nothing
+            case stop(ServerShared, [pthread_t], [Int32])
+            case wait(ServerShared)
+        }
+        let step = state.withLock { state -> Step in
+            switch state.phase {
+            case .created:
+                state.phase = .stopped
+                return .nothing
+            case .running:
+                state.phase = .stopping
+                guard let shared = state.shared else { return .nothing }
+                return .stop(shared, state.threads, state.wakeFDs)
+            case .stopping:
+                guard let shared = state.shared else { return .nothing }
+                return .wait(shared)
+            case .stopped:
+                return .nothing
+            }
+        }
+        switch step {
+        case .nothing:
+            return
+        case .wait(let shared):
+            await shared.waitForLoops()
+        case .stop(let shared, let threads, let wakeFDs):
+            shared.shuttingDown.store(true, ordering: .releasing)
+            for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
+            await shared.waitForLoops()
+            for thread in threads { LoopThread.join(thread) }  // each has already signalled its exit
+            for fd in wakeFDs { close(fd) }
+            state.withLock { state in
+                state.phase = .stopped
+                state.threads = []
+                state.wakeFDs = []
+            }
+        }
+    }
+}
+
+/// Runs `body` with a started server and shuts it down afterwards, whether `body` returns or throws.
+///
+/// - Throws: what ``HTTPServer/start()`` throws (then `body` does not run), or what `body` throws.
+public func withHTTPServer<T>(
+    _ configuration: HTTPServer.Configuration = .init(),
+    handler: @escaping HTTPHandler,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (HTTPServer) async throws -> T
+) async throws -> T {
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    try server.start()
+    do {
+        let result = try await body(server)
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import OptoLinkHTTP
+
+/// The embedded staging backend on a real socket: a ``StagingBackend`` served by an
+/// ``HTTPServer`` (CONTRACT §4). The one-call entry point for `optolink-soak serve` and for tests.
+///
+/// Lifecycle: `init` (no I/O) → ``start()`` (binds; then ``port``, ``baseURL``) → ``stop()``.
+/// ``withStagingServer(_:clock:http:isolation:_:)`` does all three around a body.
+public final class StagingServer: Sendable {
+    /// The configuration the emulator runs with (its `port` may be 0; read ``port``).
+    public let configuration: StagingConfiguration
+    /// The routes and state; callable directly (no sockets) for in-process checks.
+    public let backend: StagingBackend
+    private let http: HTTPServer
+
+    /// An emulator over `configuration`, reading time from `clock`.
+    ///
+    /// - Parameter http: overrides the HTTP server settings (loops, timeouts, limits); its
+    ///   `host` and `port` are replaced by the configuration's.
+    public init(
+        configuration: StagingConfiguration = .init(), clock: StagingClock = .system,
+        http httpConfiguration: HTTPServer.Configuration = .init()
+    ) {
+        self.configuration = configuration
+        let backend = StagingBackend(configuration: configuration, clock: clock)
+        self.backend = backend
+        var httpConfiguration = httpConfiguration
+        httpConfiguration.host = configuration.host
+        httpConfiguration.port = configuration.port
+        http = HTTPServer(configuration: httpConfiguration) { request, connection in
+            backend.handle(request, connection)
+        }
+    }
+
+    /// Validates the configuration, binds and starts serving; returns once the port accepts.
+    ///
+    /// - Throws: ``StagingConfigurationError`` for an invalid configuration; `HTTPServerError`
+    ///   when binding fails (address in use, bad host) or on a second call.
+    public func start() async throws {
+        let problems = configuration.problems()
+        guard problems.isEmpty else {
+            throw StagingConfigurationError(message: "configuration: " + problems.joined(separator: "; "))
+        }
+        try http.start()
+    }
+
+    /// Stops gracefully: in-flight and delayed answers get the HTTP server's shutdown grace.
+    public func stop() async { await http.shutdown() }
+
+    /// The bound TCP port (0 before ``start()``).
+    public var port: Int { http.port }
+
+    /// `http://127.0.0.1:<port>` (IPv6 hosts in brackets), the SDK's `baseUrl`.
+    public var baseURL: URL {
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        // A literal host and a numeric port always form a valid URL.
+        return URL(string: "http://\(host):\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Every accepted write so far (CONTRACT §4, "Ledger").
+    public func ledger() -> [StagingLedgerEntry] { backend.ledger() }
+
+    /// Requests per endpoint by status and per-bucket window counters.
+    public func counters() -> StagingCounters { backend.counters() }
+
+    /// Connection-level counters of the HTTP server (bad requests, resets, timeouts).
+    public func httpCounters() -> HTTPServer.Counters { http.counters() }
+
+    /// Replaces the fault rules while running (also `PUT /__admin/faults`).
+    public func setFaults(_ faults: StagingFaults) { backend.setFaults(faults) }
+
+    /// Replaces the rate limits while running (also `PUT /__admin/limits`).
+    public func setLimits(_ limits: StagingLimits) { backend.setLimits(limits) }
+}
+
+/// Runs `body` with a started emulator and stops it afterwards, whether `body` returns or throws.
+///
+/// - Throws: what ``StagingServer/start()`` throws (then `body` does not run), or what `body` throws.
+public func withStagingServer<T>(
+    _ configuration: StagingConfiguration = .init(),
+    clock: StagingClock = .system,
+    http: HTTPServer.Configuration = .init(),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (StagingServer) async throws -> T
+) async throws -> T {
+    let server = StagingServer(configuration: configuration, clock: clock, http: http)
+    try await server.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}

@@ -1,0 +1,230 @@
+import Testing
+
+@testable import OptoLinkHTTP
+
+@Suite(.timeLimit(.minutes(1)))
+struct HTTPRequestParserTests {
+    /// Feeds `chunks` one after another and collects every output.
+    private func parse(_ chunks: [[UInt8]], limits: HTTPRequestParser.Limits = .init()) -> [HTTPRequestParser.Output] {
+        var parser = HTTPRequestParser(limits: limits)
+        var outputs: [HTTPRequestParser.Output] = []
+        for chunk in chunks {
+            parser.append(chunk)
+            while let output = parser.next() {
+                outputs.append(output)
+                if case .failure = output { return outputs }
+            }
+        }
+        return outputs
+    }
+
+    private func parse(_ text: String, limits: HTTPRequestParser.Limits = .init()) -> [HTTPRequestParser.Output] {
+        parse([Array(text.utf8)], limits: limits)
+    }
+
+    private let pipeline =
+        "GET /a?x=1 HTTP/1.1\r\nHost: h\r\nAccept: */*\r\n\r\n"
+        + "POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\nContent-Type: text/plain\r\n\r\nhello world"
+        + "\r\n"  // a stray CRLF between requests is allowed
+        + "DELETE /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+
+    @Test func parsesRequestLineHeadersAndQuery() throws {
+        let outputs = parse("GET /acme/abc/data?deviceId=x&y=2 HTTP/1.1\r\nHost: example\r\nX-Request-Id:  r-1 \r\n\r\n")
+        guard case .request(let request, let keepAlive) = try #require(outputs.first) else {
+            Issue.record("expected a request, got \(outputs)")
+            return
+        }
+        #expect(request.method == "GET")
+        #expect(request.target == "/acme/abc/data?deviceId=x&y=2")
+        #expect(request.path == "/acme/abc/data")
+        #expect(request.query == "deviceId=x&y=2")
+        #expect(request.version == "HTTP/1.1")
+        #expect(request.headers["host"] == "example")
+        #expect(request.headers["x-request-id"] == "r-1")  // optional whitespace trimmed
+        #expect(request.body.isEmpty)
+        #expect(keepAlive)
+        #expect(outputs.count == 1)
+    }
+
+    @Test func pipelinedRequestsComeOutInOrder() {
+        let outputs = parse(pipeline)
+        let summary = outputs.map { output -> String in
+            guard case .request(let r, let keepAlive) = output else { return "failure" }
+            return "\(r.method) \(r.path) \(String(decoding: r.body, as: UTF8.self)) \(keepAlive)"
+        }
+        #expect(summary == ["GET /a  true", "POST /b hello world true", "DELETE /c  false"])
+    }
+
+    @Test func byteByByteFragmentationGivesTheSameRequests() {
+        let whole = parse(pipeline)
+        let bytes = Array(pipeline.utf8)
+        let fragmented = parse(bytes.map { [$0] })
+        #expect(fragmented == whole)
+        #expect(fragmented.count == 3)
+        // And every two-piece split point.
+        for split in stride(from: 1, to: bytes.count, by: 7) {
+            #expect(parse([Array(bytes[..<split]), Array(bytes[split...])]) == whole)
+        }
+    }
+
+    @Test func idleOnlyBetweenRequests() {
+        var parser = HTTPRequestParser()
+        #expect(parser.isIdle)
+        parser.append(Array("POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nab".utf8))
+        #expect(parser.next() == nil)
+        #expect(!parser.isIdle)
+        parser.append(Array("c".utf8))
+        guard case .request(let request, _) = parser.next() else {
+            Issue.record("expected a request")
+            return
+        }
+        #expect(request.body == Array("abc".utf8))
+        #expect(parser.isIdle)
+        #expect(parser.next() == nil)
+    }
+
+    // MARK: - Limits
+
+    @Test func headersOverTheLimitAre431EvenBeforeTheyEnd() {
+        let big = "GET / HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 16 * 1024) + "\r\n"
+        #expect(parse(big) == [.failure(.headersTooLarge)])
+        #expect(parse(big + "\r\n") == [.failure(.headersTooLarge)])
+    }
+
+    @Test func headersJustUnderTheLimitAreAccepted() {
+        let prefix = "GET / HTTP/1.1\r\nX-Big: "
+        let filler = 16 * 1024 - prefix.utf8.count - 4
+        let text = prefix + String(repeating: "a", count: filler) + "\r\n\r\n"
+        #expect(text.utf8.count == 16 * 1024)
+        guard case .request = parse(text).first else {
+            Issue.record("a head of exactly 16 KiB must be accepted")
+            return
+        }
+        let tooBig = prefix + String(repeating: "a", count: filler + 1) + "\r\n\r\n"
+        #expect(parse(tooBig) == [.failure(.headersTooLarge)])
+    }
+
+    @Test func bodyOverTheLimitIs413WithoutWaitingForIt() {
+        #expect(parse("POST / HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n") == [.failure(.bodyTooLarge)])
+        #expect(parse("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n") == [.failure(.bodyTooLarge)])
+        let limits = HTTPRequestParser.Limits(maxBodyBytes: 4)
+        #expect(parse("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n12345", limits: limits) == [.failure(.bodyTooLarge)])
+        guard case .request(let r, _) = parse("POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n1234", limits: limits).first else {
+            Issue.record("a body at the limit must be accepted")
+            return
+        }
+        #expect(r.body.count == 4)
+    }
+
+    @Test func bodyOfExactlyOneMebibyteIsAccepted() {
+        let body = [UInt8](repeating: 0x61, count: 1 << 20)
+        let outputs = parse([Array("PUT /big HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n".utf8), body])
+        guard case .request(let request, _) = outputs.first else {
+            Issue.record("expected a request, got \(outputs.count) outputs")
+            return
+        }
+        #expect(request.body.count == 1 << 20)
+    }
+
+    // MARK: - Errors
+
+    @Test(arguments: [
+        "GET /\r\n\r\n",
+        "GET  / HTTP/1.1\r\n\r\n",
+        "G@T / HTTP/1.1\r\n\r\n",
+        "GET / HTTP/1.1 extra\r\n\r\n",
+        "GET / FOO/1.1\r\n\r\n",
+        "GET / http/1.1\r\n\r\n",
+        " GET / HTTP/1.1\r\n\r\n",
+        "GET /a\u{01}b HTTP/1.1\r\n\r\n",
+        "\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\r\n\r\n",  // a TLS hello on the plain port
+    ])
+    func malformedRequestLineIs400(_ text: String) {
+        #expect(parse(text) == [.failure(.malformedRequestLine)])
+    }
+
+    @Test(arguments: [
+        "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: a\r\n folded: continuation\r\n\r\n",
+        "GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        "GET / HTTP/1.1\r\nName : x\r\n\r\n",
+        "GET / HTTP/1.1\r\n: empty-name\r\n\r\n",
+        "GET / HTTP/1.1\r\nX: a\u{00}b\r\n\r\n",
+        "GET / HTTP/1.1\r\nX: a\nY: b\r\n\r\n",  // bare LF inside the head
+        "GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+    ])
+    func malformedHeaderIs400(_ text: String) {
+        #expect(parse(text) == [.failure(.malformedHeader)])
+    }
+
+    @Test(arguments: ["chunked", "gzip, chunked", "identity"])
+    func transferEncodingIs501(_ coding: String) {
+        let text = "POST / HTTP/1.1\r\nTransfer-Encoding: \(coding)\r\nContent-Length: 3\r\n\r\nabc"
+        #expect(parse(text) == [.failure(.unsupportedTransferEncoding)])
+        #expect(HTTPParseError.unsupportedTransferEncoding.status == 501)
+    }
+
+    @Test(arguments: ["POST", "PUT", "PATCH"])
+    func bodyMethodWithoutContentLengthIs411(_ method: String) {
+        #expect(parse("\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n") == [.failure(.lengthRequired)])
+        guard case .request(let r, _) = parse(
+            "\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n", limits: .init(requireContentLength: false)
+        ).first else {
+            Issue.record("with requireContentLength off the body is empty")
+            return
+        }
+        #expect(r.body.isEmpty)
+    }
+
+    @Test(arguments: ["abc", "-1", "+3", "1, 1", "0x10", " ", "3 3"])
+    func invalidContentLengthIs400(_ value: String) {
+        #expect(parse("POST / HTTP/1.1\r\nContent-Length: \(value)\r\n\r\n123") == [.failure(.invalidContentLength)])
+    }
+
+    @Test func conflictingContentLengthsAre400AndEqualOnesAccepted() {
+        #expect(
+            parse("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n1234")
+                == [.failure(.invalidContentLength)])
+        guard case .request(let r, _) = parse(
+            "POST / HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n123"
+        ).first else {
+            Issue.record("equal duplicate Content-Length must be accepted")
+            return
+        }
+        #expect(r.body == Array("123".utf8))
+    }
+
+    @Test(arguments: ["HTTP/2.0", "HTTP/1.2", "HTTP/0.9"])
+    func otherVersionsAre505(_ version: String) {
+        #expect(parse("GET / \(version)\r\n\r\n") == [.failure(.unsupportedVersion)])
+    }
+
+    @Test func failureIsSticky() {
+        var parser = HTTPRequestParser()
+        parser.append(Array("BROKEN\r\n\r\nGET / HTTP/1.1\r\n\r\n".utf8))
+        #expect(parser.next() == .failure(.malformedRequestLine))
+        #expect(parser.next() == .failure(.malformedRequestLine))
+    }
+
+    // MARK: - Persistence
+
+    @Test(arguments: [
+        ("HTTP/1.1", "", true),
+        ("HTTP/1.1", "Connection: close\r\n", false),
+        ("HTTP/1.1", "Connection: CLOSE\r\n", false),
+        ("HTTP/1.1", "Connection: keep-alive, close\r\n", false),
+        ("HTTP/1.1", "Connection: Upgrade\r\n", true),
+        ("HTTP/1.0", "", false),
+        ("HTTP/1.0", "Connection: keep-alive\r\n", true),
+        ("HTTP/1.0", "Connection: Keep-Alive\r\n", true),
+        ("HTTP/1.0", "Connection: keep-alive\r\nConnection: close\r\n", false),
+    ])
+    func keepAliveRules(_ version: String, _ header: String, _ expected: Bool) {
+        guard case .request(let r, let keepAlive) = parse("GET / \(version)\r\n\(header)\r\n").first else {
+            Issue.record("expected a request")
+            return
+        }
+        #expect(r.version == version)
+        #expect(keepAlive == expected)
+    }
+}

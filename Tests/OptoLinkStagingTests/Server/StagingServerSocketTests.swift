@@ -1,0 +1,66 @@
+import Foundation
+import OptoLinkHTTP
+import Testing
+
+@testable import OptoLinkStaging
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The emulator on a real socket, driven with plain URLSession requests.
+@Suite(.timeLimit(.minutes(1))) struct StagingServerSocketTests {
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 5
+        return URLSession(configuration: configuration)
+    }()
+
+    func fetch(
+        _ server: StagingServer, _ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil
+    ) async throws -> (Int, [String: String], String) {
+        var request = URLRequest(url: server.baseURL.appendingPathComponent(path))
+        if path.contains("?") { request = URLRequest(url: try #require(URL(string: server.baseURL.absoluteString + path))) }
+        request.httpMethod = method
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await Self.session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+        var fields: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { fields["\(k)".lowercased()] = "\(v)" }
+        return (http.statusCode, fields, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func servesDefaultFixturesOnAnEphemeralPort() async throws {
+        try await withStagingServer { server in
+            #expect(server.port > 0)
+            #expect(server.baseURL.absoluteString == "http://127.0.0.1:\(server.port)")
+            let (status, _, body) = try await fetch(server, "GET", "/acme/welcome/data?deviceId=device-0001")
+            #expect(status == 200)
+            #expect(body == #"{"linkId":"lnk_welcome","path":"/welcome","params":{"campaign":"spring"}}"#)
+            let (aasaStatus, headers, _) = try await fetch(server, "GET", "/.well-known/apple-app-site-association")
+            #expect(aasaStatus == 200)
+            #expect(headers["cache-control"] == "public, max-age=3600")
+            let (sessionStatus, _, _) = try await fetch(
+                server, "POST", "/sdk/session", headers: ["Authorization": "Bearer opl_sdk_test_acme_client"],
+                body: #"{"deviceId":"device-0001","platform":"iOS","osVersion":"18.1","sdkVersion":"0.1.0"}"#)
+            #expect(sessionStatus == 200)
+            let (ledgerStatus, _, ledger) = try await fetch(server, "GET", "/__admin/ledger")
+            #expect(ledgerStatus == 200)
+            let entries = try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(ledger.utf8))
+            #expect(entries.map(\.endpoint) == ["session"])
+            #expect(server.ledger() == entries)
+        }
+    }
+
+    @Test func invalidConfigurationIsRefusedBeforeBinding() async {
+        var configuration = StagingConfiguration()
+        configuration.limits.match.limit = 0
+        await #expect(throws: StagingConfigurationError.self) {
+            try await withStagingServer(configuration) { _ in }
+        }
+    }
+}

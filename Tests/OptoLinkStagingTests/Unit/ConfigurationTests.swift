@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+
+@testable import OptoLinkStaging
+
+@Suite struct ConfigurationTests {
+    @Test func emptyObjectGivesTheDefaults() throws {
+        let configuration = try StagingConfiguration.decode(Data("{}".utf8))
+        #expect(configuration == StagingConfiguration())
+        #expect(configuration.limits.match == StagingRateLimitRule(limit: 30, windowSeconds: 60))
+        #expect(configuration.limits.data == StagingRateLimitRule(limit: 500, windowSeconds: 1))
+        #expect(configuration.limits.sdk == StagingRateLimitRule(limit: 60, windowSeconds: 60))
+        #expect(configuration.limits.events == StagingRateLimitRule(limit: 600, windowSeconds: 60))
+        #expect(configuration.fixtures.orgs.map(\.orgKey) == ["acme", "globex"])
+    }
+
+    @Test func partialFileOverridesOnlyItsKeys() throws {
+        let json = #"""
+            {"port": 8080, "trustForwardedFor": true,
+             "limits": {"algorithm": "sliding_log", "match": {"limit": 5, "windowSeconds": 2}},
+             "faults": {"seed": 9, "endpoints": {"events": [{"kind": "empty_5xx", "rate": 0.5, "status": 502}]}},
+             "fixtures": {"orgs": [{"orgKey": "solo", "apiKeys": [{"key": "opl_sdk_solo"}],
+                                    "links": [{"shortCode": "a", "linkId": "lnk_a", "path": "/a"}]}]}}
+            """#
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("staging-\(UUID().uuidString).json")
+        try Data(json.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        let c = try StagingConfiguration.load(from: url)
+        #expect(c.port == 8080 && c.trustForwardedFor)
+        #expect(c.limits.algorithm == .slidingLog)
+        #expect(c.limits.match == StagingRateLimitRule(limit: 5, windowSeconds: 2))
+        #expect(c.limits.events.limit == 600)
+        #expect(c.faults.endpoints["events"]?.first?.status == 502)
+        #expect(c.fixtures.orgs.first?.apiKeys.first?.tier == .client)
+        #expect(c.fixtures.orgs.first?.links.first?.active == true)
+    }
+
+    @Test(arguments: [
+        (#"{"port": "x"}"#, "port"),
+        (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "limits.match.limit"),
+        (#"{"faults": {"endpoints": {"events": [{"kind": "nope", "rate": 1}]}}}"#, "faults"),
+        (#"{"fixtures": {"orgs": [{"orgKey": "a"}, {"orgKey": "a"}]}}"#, "duplicate orgKey"),
+        ("not json", "invalid JSON"),
+    ])
+    func badFilesAreClearErrors(json: String, mentions: String) {
+        #expect {
+            try StagingConfiguration.decode(Data(json.utf8), source: "x.json")
+        } throws: { error in
+            let message = (error as? StagingConfigurationError)?.message ?? ""
+            return message.hasPrefix("x.json: ") && message.contains(mentions)
+        }
+    }
+
+    @Test func unreadableFileNamesThePath() {
+        #expect(throws: StagingConfigurationError.self) {
+            try StagingConfiguration.load(from: URL(fileURLWithPath: "/nonexistent/staging.json"))
+        }
+    }
+
+    @Test func configurationRoundTripsThroughJSON() throws {
+        var c = StagingConfiguration(trustForwardedFor: true)
+        c.faults = StagingFaults(seed: 5, endpoints: ["match": [StagingFaultRule(kind: .latency, rate: 0.1, delaySeconds: 3)]])
+        let data = try JSONEncoder().encode(c)
+        #expect(try StagingConfiguration.decode(data) == c)
+    }
+
+    @Test func jsonWriterEscapes() {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("a\"b", "line\nbreak\\ \u{01} é")
+        w.key("n")
+        w.int(-3)
+        w.key("list")
+        w.beginArray()
+        w.bool(true)
+        w.null()
+        w.endArray()
+        w.endObject()
+        let text = String(decoding: w.bytes, as: UTF8.self)
+        #expect(text == #"{"a\"b":"line\nbreak\\ \u0001 é","n":-3,"list":[true,null]}"#)
+        #expect((try? JSONSerialization.jsonObject(with: Data(w.bytes))) != nil)
+    }
+}

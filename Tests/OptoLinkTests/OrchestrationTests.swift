@@ -1,0 +1,229 @@
+import Foundation
+import OptoLink
+import OptoLinkTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// CONTRACT §2, "Orchestration", on isolated instances.
+@Suite(.timeLimit(.minutes(1)))
+struct OrchestrationTests {
+    static let customSchemeURL = URL(string: "myapp://promo?code=SUMMER")!
+
+    @Test func hundredConcurrentStartsSendOneMatch() async throws {
+        let transport = StubTransport()
+        let gate = Gate()
+        transport.enqueue([.gated(gate, then: .status(201, Fixture.hitLowercaseBody))], for: .match)
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<100 { group.addTask { await sdk.start() } }
+            group.addTask {
+                await transport.waitForRequests(1)
+                gate.open()
+            }
+        }
+        await sdk.waitForBackgroundWork()
+        #expect(transport.requests(for: .match).count == 1)
+        #expect(transport.requests(for: .session).isEmpty, "a hit sends no session call")
+    }
+
+    @Test func linkHandledDuringTheMatchIsEmittedAfterTheDeferredLink() async throws {
+        let transport = StubTransport()
+        let gate = Gate()
+        transport.enqueue([.gated(gate, then: .status(201, Fixture.hitLowercaseBody))], for: .match)
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+        var links = sdk.links.makeAsyncIterator()
+        let start = Task { await sdk.start() }
+        await transport.waitForRequests(1)
+        sdk.handle(url: URL(string: "myapp://first")!)
+        sdk.handle(url: Self.customSchemeURL)  // latest wins
+        gate.open()
+        await start.value
+
+        let first = try #require(await links.next())
+        let second = try #require(await links.next())
+        #expect(first.isDeferred && first.linkId == "lnk_welcome")
+        #expect(second == OptoLinkData(
+            linkId: nil, path: "", params: ["code": "SUMMER"], matchMethod: .direct, confidence: .exact,
+            isDeferred: false, score: nil))
+        sdk.dispose()
+        #expect(await links.next() == nil, "dispose finishes the streams")
+    }
+
+    @Test func parkedUniversalLinkResolvesAfterAMiss() async throws {
+        let transport = StubTransport()
+        let gate = Gate()
+        transport.enqueue([.gated(gate, then: .status(201, Fixture.missBody))], for: .match)
+        transport.enqueue(
+            [.status(200, #"{"linkId":"lnk_welcome","path":"/welcome","params":{"campaign":"spring"}}"#)], for: .data)
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+        let start = Task { await sdk.start() }
+        await transport.waitForRequests(1)
+        sdk.handle(url: Drive.universalLink)
+        #expect(transport.requests(for: .data).isEmpty, "parked, not resolved, during the match")
+        gate.open()
+        await start.value
+        var links = sdk.links.makeAsyncIterator()
+        let link = try #require(await links.next())
+        #expect(link == OptoLinkData(
+            linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"], matchMethod: .direct,
+            confidence: .exact, isDeferred: false, score: nil))
+        await sdk.waitForBackgroundWork()
+        #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .data])
+        #expect(transport.requests.map(\.context.callId) == [1, 2, 3])
+    }
+
+    @Test func secondLaunchOnTheSameStoreSendsNoMatch() async throws {
+        let transport = StubTransport()
+        let store = InMemoryKeyValueStore()
+        let first = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, store: store))
+        await first.start()
+        await first.waitForBackgroundWork()
+        let second = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, store: store))
+        await second.start()
+        await second.waitForBackgroundWork()
+        #expect(second.deviceId == first.deviceId)
+        #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .session])
+    }
+
+    @Test func networkFailureOnFirstLaunchConsumesTheFlag() async throws {
+        let transport = StubTransport()
+        transport.setDefault(.error(URLError(.cannotConnectToHost)), for: .match)
+        let store = InMemoryKeyValueStore()
+        let logger = RecordingLogger()
+        let sdk = OptoLink(
+            config: Fixture.config(logger: logger), environment: Fixture.environment(transport, store: store))
+        await sdk.start()  // never throws
+        await sdk.waitForBackgroundWork()
+        #expect(store.bool(forKey: "firstLaunchDone"))
+        #expect(transport.requests(for: .match).count == 3)
+        #expect(transport.requests(for: .session).count == 1, "failure → session fallback")
+        #expect(logger.entries.contains { $0.level == .warning && $0.error != nil })
+        await #expect(throws: OptoLinkConnectionError.self) { try await sdk.resolveDeferredLink() }
+
+        let relaunch = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, store: store))
+        await relaunch.start()
+        #expect(transport.requests(for: .match).count == 6, "only resolveDeferredLink() re-ran the match")
+    }
+
+    @Test func clipboardIsClearedOnAHitOnly() async throws {
+        for (body, cleared) in [(Fixture.hitLowercaseBody, true), (Fixture.missBody, false)] {
+            let transport = StubTransport()
+            transport.enqueue([.status(201, body)], for: .match)
+            let pasteboard = InMemoryPasteboard("opl_tok123")
+            let sdk = OptoLink(
+                config: Fixture.config(), environment: Fixture.environment(transport, pasteboard: pasteboard))
+            await sdk.start()
+            #expect((pasteboard.string() == nil) == cleared)
+            #expect(transport.requests(for: .match).first?.jsonBody?["clipboardToken"] as? String == "opl_tok123")
+        }
+    }
+
+    @Test func clipboardLegDisabled() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.status(201, Fixture.hitLowercaseBody)], for: .match)
+        let pasteboard = InMemoryPasteboard("opl_tok123")
+        let sdk = OptoLink(
+            config: Fixture.config(clipboardEnabled: false),
+            environment: Fixture.environment(transport, pasteboard: pasteboard))
+        await sdk.start()
+        #expect(pasteboard.string() == "opl_tok123")
+        #expect(transport.requests(for: .match).first?.jsonBody?["clipboardToken"] == nil)
+    }
+
+    @Test func lateSubscriberGetsTheLastLinkOnce() async throws {
+        let transport = StubTransport()
+        let sdk = OptoLink(
+            config: Fixture.config(), environment: Fixture.environment(transport, store: Fixture.launchedStore()))
+        await sdk.start()
+        sdk.handle(url: URL(string: "myapp://one")!)
+        sdk.handle(url: URL(string: "myapp://two?x=1")!)
+        var late = sdk.links.makeAsyncIterator()
+        #expect(await late.next()?.params == ["x": "1"])
+        sdk.handle(url: URL(string: "myapp://three?y=2")!)
+        #expect(await late.next()?.params == ["y": "2"], "the replayed link is not delivered twice")
+        var another = sdk.links.makeAsyncIterator()
+        #expect(await another.next()?.params == ["y": "2"])
+    }
+
+    @Test func resolveDeferredLinkIgnoresTheFlagAndReturnsTheHit() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.status(201, Fixture.hitLowercaseBody)], for: .match)
+        let sdk = OptoLink(
+            config: Fixture.config(), environment: Fixture.environment(transport, store: Fixture.launchedStore()))
+        await sdk.start()
+        let link = try await sdk.resolveDeferredLink()
+        #expect(link?.linkId == "lnk_welcome")
+        #expect(link?.isDeferred == true)
+    }
+
+    @Test func deviceIdIsAPersistedLowercaseUUIDv4() {
+        let store = InMemoryKeyValueStore()
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(StubTransport(), store: store))
+        #expect(UUID(uuidString: sdk.deviceId) != nil)
+        #expect(sdk.deviceId == sdk.deviceId.lowercased())
+        #expect(Array(sdk.deviceId)[14] == "4", "version nibble")
+        #expect(store.string(forKey: "deviceId") == sdk.deviceId)
+        store.removeAll()
+        let reset = OptoLink(config: Fixture.config(), environment: Fixture.environment(StubTransport(), store: store))
+        #expect(reset.deviceId != sdk.deviceId, "a reset clears the id with the flag")
+    }
+
+    @Test func disposeCancelsBackgroundWorkAndIgnoresLaterLinks() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.hang], for: .session)
+        let sdk = OptoLink(
+            config: Fixture.config(),
+            environment: Fixture.environment(transport, clock: ManualClock(), store: Fixture.launchedStore()))
+        await sdk.start()
+        await transport.waitForRequests(1)
+        sdk.dispose()
+        await sdk.waitForBackgroundWork()
+        sdk.handle(url: URL(string: "myapp://late")!)
+        var links = sdk.links.makeAsyncIterator()
+        #expect(await links.next() == nil)
+    }
+}
+
+/// The singleton registry (serialised: it is process-wide state).
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct SingletonTests {
+    @Test func hundredConcurrentInitializeCallersShareOneInstanceAndOneMatch() async throws {
+        let transport = StubTransport()
+        let gate = Gate()
+        transport.enqueue([.gated(gate, then: .status(201, Fixture.hitLowercaseBody))], for: .match)
+        let environment = Fixture.environment(transport)
+        let config = Fixture.config()
+        #expect(OptoLink.current == nil)
+
+        let instances = await withTaskGroup(of: OptoLink?.self) { group in
+            for _ in 0..<100 {
+                group.addTask { await OptoLink.initialize(config: config, environment: environment) }
+            }
+            group.addTask {
+                await transport.waitForRequests(1)
+                // Registered before the match: handle(url:) parks during it.
+                OptoLink.instance().handle(url: URL(string: "myapp://during")!)
+                gate.open()
+                return nil
+            }
+            var instances: [OptoLink] = []
+            for await instance in group { if let instance { instances.append(instance) } }
+            return instances
+        }
+        #expect(instances.count == 100)
+        let shared = OptoLink.instance()
+        #expect(instances.allSatisfy { $0 === shared })
+        #expect(transport.requests(for: .match).count == 1)
+        var links = shared.links.makeAsyncIterator()
+        #expect(await links.next()?.path == "", "the parked raw link follows the deferred one")
+
+        shared.dispose()
+        #expect(OptoLink.current == nil)
+        let again = await OptoLink.initialize(config: config, environment: Fixture.environment(transport))
+        #expect(again !== shared)
+        again.dispose()
+    }
+}
