@@ -18,7 +18,7 @@ public final class ManualClock: Clock, Sendable {
         var now = VirtualInstant()
         var sleepers: [UInt64: Sleeper] = [:]
         var nextId: UInt64 = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters()
     }
 
     private let state = TestLock(State())
@@ -52,7 +52,7 @@ public final class ManualClock: Clock, Sendable {
                     if Task.isCancelled { return (.cancel, []) }
                     if deadline <= state.now { return (.resume, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return (.wait, Self.takeSatisfiedWaiters(&state))
+                    return (.wait, state.waiters.takeSatisfied(by: state.sleepers.count))
                 }
                 for waiter in ready { waiter.resume() }
                 switch outcome {
@@ -86,20 +86,6 @@ public final class ManualClock: Clock, Sendable {
 
     /// Returns once at least `count` tasks are sleeping on this clock.
     public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let satisfied = state.withLock { state in
-                if state.sleepers.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
-    }
-
-    private static func takeSatisfiedWaiters(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.sleepers.count
-        let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-        state.waiters.removeAll { $0.count <= count }
-        return ready
+        await state.wait(until: count, current: { $0.sleepers.count }, waiters: \.waiters)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import OptoLink
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A scripted `OptoLinkTransport` that records every request with its context.
@@ -30,7 +30,8 @@ public final class StubTransport: OptoLinkTransport {
         /// starts with `<`).
         public static func status(_ status: Int, _ body: String = "") -> Reply {
             let type = body.hasPrefix("<") ? "text/html" : "application/json"
-            return .response(OptoLinkHTTPResponse(status: status, headers: ["Content-Type": type], body: Data(body.utf8)))
+            return .response(
+                OptoLinkHTTPResponse(status: status, headers: ["Content-Type": type], body: Data(body.utf8)))
         }
     }
 
@@ -52,7 +53,7 @@ public final class StubTransport: OptoLinkTransport {
         var shared: [Reply] = []
         var defaults: [OptoLinkEndpoint: Reply] = [:]
         var recorded: [Recorded] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters = CountWaiters()
     }
 
     private let state = TestLock(State())
@@ -84,14 +85,7 @@ public final class StubTransport: OptoLinkTransport {
 
     /// Returns once at least `count` requests have arrived.
     public func waitForRequests(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let satisfied = state.withLock { state in
-                if state.recorded.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if satisfied { continuation.resume() }
-        }
+        await state.wait(until: count, current: { $0.recorded.count }, waiters: \.waiters)
     }
 
     public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
@@ -108,10 +102,7 @@ public final class StubTransport: OptoLinkTransport {
             } else {
                 reply = state.defaults[context.endpoint] ?? Self.contractDefault(for: context.endpoint)
             }
-            let count = state.recorded.count
-            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
-            state.waiters.removeAll { $0.count <= count }
-            return (reply, ready)
+            return (reply, state.waiters.takeSatisfied(by: state.recorded.count))
         }
         for waiter in ready { waiter.resume() }
         return try await play(reply)
@@ -141,7 +132,9 @@ public final class StubTransport: OptoLinkTransport {
         case .data:
             .status(404, #"{"statusCode":404,"error":"Not Found","message":"Link not found","path":"/data"}"#)
         case .session:
-            .status(200, #"{"ok":true,"deviceId":"d","firstSeenAt":"2026-01-01T00:00:00Z","lastSeenAt":"2026-01-01T00:00:00Z"}"#)
+            .status(
+                200,
+                #"{"ok":true,"deviceId":"d","firstSeenAt":"2026-01-01T00:00:00Z","lastSeenAt":"2026-01-01T00:00:00Z"}"#)
         case .identity: .status(200, #"{"endUserId":"u","rebound":false}"#)
         case .identityClear: .status(200, #"{"cleared":true}"#)
         case .events: .status(200, #"{"ok":true}"#)

@@ -42,9 +42,11 @@ struct LinkURLTests {
 
     @Test func anotherOrgIsEmittedRaw() async throws {
         let (link, transport) = try await emitted("https://links.acme.test/globex/hello?utm=x")
-        #expect(link == OptoLinkData(
-            linkId: nil, path: "/globex/hello", params: ["utm": "x"], matchMethod: .direct, confidence: .exact,
-            isDeferred: false, score: nil))
+        #expect(
+            link
+                == OptoLinkData(
+                    linkId: nil, path: "/globex/hello", params: ["utm": "x"], matchMethod: .direct, confidence: .exact,
+                    isDeferred: false, score: nil))
         #expect(transport.requests(for: .data).isEmpty)
     }
 
@@ -69,9 +71,11 @@ struct LinkURLTests {
         let body = #"{"linkId":"lnk_promo","path":"/promo/summer","params":{"code":"SUMMER","ref":"mail"}}"#
         let (link, transport) = try await emitted(
             "https://go.example.org/acme/promo?opl_click=opl_x", deviceId: "dev ice+1/2", data: .status(200, body))
-        #expect(link == OptoLinkData(
-            linkId: "lnk_promo", path: "/promo/summer", params: ["code": "SUMMER", "ref": "mail"],
-            matchMethod: .direct, confidence: .exact, isDeferred: false, score: nil))
+        #expect(
+            link
+                == OptoLinkData(
+                    linkId: "lnk_promo", path: "/promo/summer", params: ["code": "SUMMER", "ref": "mail"],
+                    matchMethod: .direct, confidence: .exact, isDeferred: false, score: nil))
         let request = try #require(transport.requests(for: .data).first?.request)
         #expect(request.method == "GET")
         #expect(request.url.absoluteString == "https://api.optolink.test/acme/promo/data?deviceId=dev%20ice%2B1%2F2")
@@ -88,9 +92,11 @@ struct LinkURLTests {
     ])
     func failedResolutionEmitsRaw(_ reply: StubTransport.Reply) async throws {
         let (link, _) = try await emitted("https://links.acme.test/acme/expired?x=1", data: reply)
-        #expect(link == OptoLinkData(
-            linkId: nil, path: "/acme/expired", params: ["x": "1"], matchMethod: .direct, confidence: .exact,
-            isDeferred: false, score: nil))
+        #expect(
+            link
+                == OptoLinkData(
+                    linkId: nil, path: "/acme/expired", params: ["x": "1"], matchMethod: .direct, confidence: .exact,
+                    isDeferred: false, score: nil))
     }
 
     @Test func baseUrlWithPathPrefixAndTrailingSlash() async throws {

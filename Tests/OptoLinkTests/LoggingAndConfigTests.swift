@@ -5,7 +5,7 @@ import Testing
 @testable import OptoLink
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// CONTRACT §2: the decision trail, and the API key never logged whole.
@@ -22,9 +22,11 @@ struct LoggingTests {
     @Test func keyNeverLoggedOnTheHappyPathWithRetries() async throws {
         let logger = RecordingLogger()
         let transport = StubTransport()
-        transport.enqueue([.status(429, Fixture.rateLimited("1 second")), .status(201, Fixture.hitLowercaseBody)], for: .match)
+        transport.enqueue(
+            [.status(429, Fixture.rateLimited("1 second")), .status(201, Fixture.hitLowercaseBody)], for: .match)
         let sdk = OptoLink(
-            config: config(logger), environment: Fixture.environment(transport, pasteboard: InMemoryPasteboard("opl_t")))
+            config: config(logger), environment: Fixture.environment(transport, pasteboard: InMemoryPasteboard("opl_t"))
+        )
         await sdk.start()
         sdk.handle(url: Drive.universalLink)
         try await sdk.setIdentity(externalId: "u1")
@@ -35,7 +37,9 @@ struct LoggingTests {
         #expect(!logger.entries.isEmpty)
         #expect(!text.contains(Self.secretKey))
         #expect(!text.contains("Zx9Qv7Lm2Np4Rt6Wy8Bc"))
-        #expect(text.contains("opl_sdk_…(\(Self.secretKey.count) chars)"), "the key is identified only by prefix and length")
+        #expect(
+            text.contains("opl_sdk_…(\(Self.secretKey.count) chars)"), "the key is identified only by prefix and length"
+        )
         let info = logger.messages(at: .info).joined(separator: "\n")
         #expect(info.contains("first launch true"))
         #expect(info.contains("clipboard leg collected a click token"))

@@ -4,7 +4,7 @@ import OptoLinkTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// CONTRACT §2, "Orchestration", on isolated instances.
@@ -45,9 +45,11 @@ struct OrchestrationTests {
         let first = try #require(await links.next())
         let second = try #require(await links.next())
         #expect(first.isDeferred && first.linkId == "lnk_welcome")
-        #expect(second == OptoLinkData(
-            linkId: nil, path: "", params: ["code": "SUMMER"], matchMethod: .direct, confidence: .exact,
-            isDeferred: false, score: nil))
+        #expect(
+            second
+                == OptoLinkData(
+                    linkId: nil, path: "", params: ["code": "SUMMER"], matchMethod: .direct, confidence: .exact,
+                    isDeferred: false, score: nil))
         sdk.dispose()
         #expect(await links.next() == nil, "dispose finishes the streams")
     }
@@ -67,9 +69,11 @@ struct OrchestrationTests {
         await start.value
         var links = sdk.links.makeAsyncIterator()
         let link = try #require(await links.next())
-        #expect(link == OptoLinkData(
-            linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"], matchMethod: .direct,
-            confidence: .exact, isDeferred: false, score: nil))
+        #expect(
+            link
+                == OptoLinkData(
+                    linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"], matchMethod: .direct,
+                    confidence: .exact, isDeferred: false, score: nil))
         await sdk.waitForBackgroundWork()
         #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .data])
         #expect(transport.requests.map(\.context.callId) == [1, 2, 3])
@@ -225,5 +229,23 @@ struct SingletonTests {
         let again = await OptoLink.initialize(config: config, environment: Fixture.environment(transport))
         #expect(again !== shared)
         again.dispose()
+    }
+}
+
+/// `dispose()` during the first-launch match cancels it without a session call.
+@Suite(.timeLimit(.minutes(1)))
+struct DisposeDuringStartTests {
+    @Test func disposeCancelsTheRunningMatch() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.hang], for: .match)
+        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, clock: ManualClock()))
+        let start = Task { await sdk.start() }
+        await transport.waitForRequests(1)
+        sdk.dispose()
+        await start.value
+        await sdk.waitForBackgroundWork()
+        #expect(transport.requests.map(\.context.endpoint) == [.match])
+        await sdk.start()
+        #expect(transport.requests.count == 1, "start() after dispose() does nothing")
     }
 }

@@ -4,7 +4,7 @@ import OptoLinkTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// CONTRACT §1: bodies, headers and the middleware/context seam.
@@ -77,7 +77,8 @@ struct RequestShapeTests {
 
     @Test func telemetryBodies() async throws {
         let transport = StubTransport()
-        let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, store: Fixture.launchedStore()))
+        let sdk = OptoLink(
+            config: Fixture.config(), environment: Fixture.environment(transport, store: Fixture.launchedStore()))
         await sdk.start()
         await sdk.waitForBackgroundWork()
         try await sdk.setIdentity(externalId: "user-4711")
@@ -145,13 +146,19 @@ struct RequestShapeTests {
                 transport, store: Fixture.launchedStore(),
                 middlewares: [Tracing(name: "A", trail: trail), Tracing(name: "B", trail: trail)], label: "vd-42"))
         _ = try await sdk.resolveDeferredLink()
-        #expect(trail.all == ["A>match#1.1", "B>match#1.1", "B<503", "A<503", "A>match#1.2", "B>match#1.2", "B<201", "A<201"])
+        #expect(
+            trail.all == [
+                "A>match#1.1", "B>match#1.1", "B<503", "A<503", "A>match#1.2", "B>match#1.2", "B<201", "A<201",
+            ])
         #expect(transport.requests.allSatisfy { $0.request.headers["X-Trace"] == "AB" })
         let contexts = transport.requests.map(\.context)
-        #expect(contexts == [
-            OptoLinkRequestContext(endpoint: .match, callId: 1, attempt: 1, instanceLabel: "vd-42", timeout: .seconds(10)),
-            OptoLinkRequestContext(endpoint: .match, callId: 1, attempt: 2, instanceLabel: "vd-42", timeout: .seconds(10)),
-        ])
+        #expect(
+            contexts == [
+                OptoLinkRequestContext(
+                    endpoint: .match, callId: 1, attempt: 1, instanceLabel: "vd-42", timeout: .seconds(10)),
+                OptoLinkRequestContext(
+                    endpoint: .match, callId: 1, attempt: 2, instanceLabel: "vd-42", timeout: .seconds(10)),
+            ])
     }
 
     @Test func callIdsIncreasePerPublicCallAndSessionGetsItsOwn() async throws {
@@ -165,4 +172,3 @@ struct RequestShapeTests {
         #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .events, .events])
     }
 }
-

@@ -4,7 +4,7 @@ import OptoLinkTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// CONTRACT §2, "Retry matrix": one row per endpoint × failure kind.
@@ -66,7 +66,8 @@ struct RetryMatrixTests {
             case .data: outcome = "raw"
             default: outcome = failure.errorLabel
             }
-            return Row(endpoint: endpoint, failure: failure, attempts: retried ? 3 : 1, sleeps: sleeps, outcome: outcome)
+            return Row(
+                endpoint: endpoint, failure: failure, attempts: retried ? 3 : 1, sleeps: sleeps, outcome: outcome)
         }
     }
 
@@ -93,7 +94,8 @@ struct RetryMatrixTests {
         #expect(attempts.map(\.context.attempt) == Array(1...row.attempts))
         #expect(Set(attempts.map(\.context.callId)).count == 1, "one budget per public call")
         #expect(clock.sleeps == row.sleeps)
-        #expect(Array(clock.deadlines.dropFirst(deadlinesBefore)) == Array(repeating: .seconds(10), count: row.attempts))
+        #expect(
+            Array(clock.deadlines.dropFirst(deadlinesBefore)) == Array(repeating: .seconds(10), count: row.attempts))
         if row.endpoint == .session {
             #expect(logger.entries.contains { $0.level == .warning && $0.message.contains("session") })
         }
@@ -101,14 +103,16 @@ struct RetryMatrixTests {
 
     @Test func backoffTableIsTheContractFormula() {
         let table = (0...6).map(OptoLinkBackoff.delay(retryIndex:))
-        #expect(table == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5), .seconds(5)])
+        #expect(
+            table == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5), .seconds(5)])
         #expect(OptoLinkBackoff.delay(retryIndex: -1) == .milliseconds(500))
         #expect(OptoLinkBackoff.delay(retryIndex: 1000) == .seconds(5))
     }
 
     @Test func rateLimitWithoutParsableWaitFallsBackToBackoff() async {
         let transport = StubTransport()
-        transport.enqueue(Array(repeating: .status(429, #"{"statusCode":429,"message":"Slow down"}"#), count: 3), for: .events)
+        transport.enqueue(
+            Array(repeating: .status(429, #"{"statusCode":429,"message":"Slow down"}"#), count: 3), for: .events)
         let clock = RecordingClock()
         let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, clock: clock))
         let outcome = await Drive.call(.events, on: sdk)
@@ -120,7 +124,8 @@ struct RetryMatrixTests {
         let transport = StubTransport()
         transport.enqueue(Array(repeating: .status(500, Fixture.serverError), count: 10), for: .match)
         let clock = RecordingClock()
-        let sdk = OptoLink(config: Fixture.config(maxRetries: 6), environment: Fixture.environment(transport, clock: clock))
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 6), environment: Fixture.environment(transport, clock: clock))
         #expect(await Drive.call(.match, on: sdk) == "http_500")
         #expect(transport.requests(for: .match).count == 7)
         #expect(clock.sleeps == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)])
@@ -128,8 +133,11 @@ struct RetryMatrixTests {
 
     @Test func recoversWhenALaterAttemptSucceeds() async throws {
         let transport = StubTransport()
-        transport.enqueue([.error(URLError(.networkConnectionLost)), .status(429, Fixture.rateLimited("1 second")),
-                           .status(200, #"{"ok":true}"#)], for: .events)
+        transport.enqueue(
+            [
+                .error(URLError(.networkConnectionLost)), .status(429, Fixture.rateLimited("1 second")),
+                .status(200, #"{"ok":true}"#),
+            ], for: .events)
         let clock = RecordingClock()
         let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport, clock: clock))
         try await sdk.trackEvent(name: "open")
@@ -141,7 +149,8 @@ struct RetryMatrixTests {
         let transport = StubTransport()
         transport.enqueue(Array(repeating: .error(URLError(.timedOut)), count: 3), for: .identity)
         let clock = RecordingClock()
-        let sdk = OptoLink(config: Fixture.config(maxRetries: 0), environment: Fixture.environment(transport, clock: clock))
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 0), environment: Fixture.environment(transport, clock: clock))
         #expect(await Drive.call(.identity, on: sdk) == "timed_out")
         #expect(transport.requests(for: .identity).count == 1)
         #expect(clock.sleeps.isEmpty)
@@ -189,9 +198,15 @@ struct RetryMatrixTests {
 
     @Test func contractPolicyDecisions() {
         let policy = OptoLinkContractRetryPolicy()
-        #expect(policy.decide(after: .status(429, retryAfterSeconds: 4), endpoint: .data, retryIndex: 1) == .retry(after: .seconds(4)))
-        #expect(policy.decide(after: .status(502, retryAfterSeconds: nil), endpoint: .identityClear, retryIndex: 0) == .stop)
-        #expect(policy.decide(after: .status(502, retryAfterSeconds: nil), endpoint: .data, retryIndex: 2) == .retry(after: .seconds(2)))
+        #expect(
+            policy.decide(after: .status(429, retryAfterSeconds: 4), endpoint: .data, retryIndex: 1)
+                == .retry(after: .seconds(4)))
+        #expect(
+            policy.decide(after: .status(502, retryAfterSeconds: nil), endpoint: .identityClear, retryIndex: 0) == .stop
+        )
+        #expect(
+            policy.decide(after: .status(502, retryAfterSeconds: nil), endpoint: .data, retryIndex: 2)
+                == .retry(after: .seconds(2)))
         #expect(policy.decide(after: .connection(.timedOut), endpoint: .session, retryIndex: 0) == .stop)
         #expect(policy.decide(after: .status(410, retryAfterSeconds: nil), endpoint: .match, retryIndex: 0) == .stop)
     }
@@ -204,7 +219,8 @@ struct DeadlineTests {
         let transport = StubTransport()
         transport.enqueue([.hang, .hang], for: .events)
         let clock = ManualClock()
-        let sdk = OptoLink(config: Fixture.config(maxRetries: 1), environment: Fixture.environment(transport, clock: clock))
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 1), environment: Fixture.environment(transport, clock: clock))
         let call = Task { await Drive.call(.events, on: sdk) }
 
         await clock.waitForSleepers(1)
@@ -239,5 +255,21 @@ struct DeadlineTests {
         try await sdk.trackEvent(name: "open")
         #expect(transport.requests.first?.context.timeout == .milliseconds(2500))
         #expect(clock.deadlines == [.milliseconds(2500)])
+    }
+}
+
+/// Odd timeouts never trap and disable the deadline.
+@Suite(.timeLimit(.minutes(1)))
+struct TimeoutConfigTests {
+    @Test(arguments: [0, -1, Double.infinity, Double.nan])
+    func nonPositiveOrNonFiniteTimeoutDisablesTheDeadline(_ seconds: Double) async throws {
+        let transport = StubTransport()
+        let clock = RecordingClock()
+        var config = Fixture.config()
+        config.timeout = seconds
+        let sdk = OptoLink(config: config, environment: Fixture.environment(transport, clock: clock))
+        try await sdk.trackEvent(name: "open")
+        #expect(clock.deadlines.isEmpty)
+        #expect(transport.requests.first?.context.timeout == .zero)
     }
 }

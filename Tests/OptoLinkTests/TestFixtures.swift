@@ -6,7 +6,8 @@ import OptoLinkTestSupport
 enum Fixture {
     static let apiKey = "opl_sdk_test_acme_client"
     static let baseUrl = URL(string: "https://api.optolink.test")!
-    static let deviceInfo = OptoLinkDeviceInfo(platform: "iOS", osVersion: "18.1", deviceModel: "iPhone", language: "en-US")
+    static let deviceInfo = OptoLinkDeviceInfo(
+        platform: "iOS", osVersion: "18.1", deviceModel: "iPhone", language: "en-US")
 
     static func config(logger: (any OptoLinkLogger)? = nil, maxRetries: Int = 2, clipboardEnabled: Bool = true)
         -> OptoLinkConfig

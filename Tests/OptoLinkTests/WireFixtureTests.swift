@@ -33,26 +33,34 @@ struct WireFixtureTests {
 
     @Test func hitWithLowercaseConfidence() async throws {
         let link = try #require(try await deferred(Fixture.hitLowercaseBody))
-        #expect(link == OptoLinkData(
-            linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"],
-            matchMethod: .fingerprintExact, confidence: .high, isDeferred: true, score: nil))
+        #expect(
+            link
+                == OptoLinkData(
+                    linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"],
+                    matchMethod: .fingerprintExact, confidence: .high, isDeferred: true, score: nil))
     }
 
     @Test func scoreOnlyForFingerprintScored() async throws {
-        let scored = try #require(try await deferred(
-            #"{"matched":true,"matchMethod":"fingerprint_scored","matchConfidence":"medium","matchScore":72,"linkId":"l","path":"/p","params":null}"#))
+        let scored = try #require(
+            try await deferred(
+                #"{"matched":true,"matchMethod":"fingerprint_scored","matchConfidence":"medium","matchScore":72,"linkId":"l","path":"/p","params":null}"#
+            ))
         #expect(scored.matchMethod == .fingerprintScored)
         #expect(scored.score == 72)
         #expect(scored.params == nil)
-        let exact = try #require(try await deferred(
-            #"{"matched":true,"matchMethod":"CLIPBOARD","matchConfidence":"exact","matchScore":99,"linkId":"l","path":"/p","params":{}}"#))
+        let exact = try #require(
+            try await deferred(
+                #"{"matched":true,"matchMethod":"CLIPBOARD","matchConfidence":"exact","matchScore":99,"linkId":"l","path":"/p","params":{}}"#
+            ))
         #expect(exact.score == nil)
         #expect(exact.confidence == .exact)
     }
 
     @Test func unknownWireEnumsDecodeToNoneAndMedium() async throws {
-        let link = try #require(try await deferred(
-            #"{"matched":true,"matchMethod":"QUANTUM","matchConfidence":"sure","linkId":"l","path":"/p","params":{"a":"b"}}"#))
+        let link = try #require(
+            try await deferred(
+                #"{"matched":true,"matchMethod":"QUANTUM","matchConfidence":"sure","linkId":"l","path":"/p","params":{"a":"b"}}"#
+            ))
         #expect(link.matchMethod == .none)
         #expect(link.confidence == .medium)
         #expect(MatchMethod(wireValue: "ip_fuzzy") == .ipFuzzy)
@@ -79,10 +87,11 @@ struct WireFixtureTests {
     @Test func envelopeWithDetailsAndNoRequestId() async throws {
         let error = try await apiError(status: 400, body: Fixture.validationEnvelope)
         #expect(error.requestId == nil)
-        #expect(error.details == [
-            OptoLinkErrorDetail(message: "properties must be at most 10240 bytes", field: "properties"),
-            OptoLinkErrorDetail(message: "bad", field: nil),
-        ])
+        #expect(
+            error.details == [
+                OptoLinkErrorDetail(message: "properties must be at most 10240 bytes", field: "properties"),
+                OptoLinkErrorDetail(message: "bad", field: nil),
+            ])
         #expect(error.errorDescription == "Validation failed")
     }
 
@@ -125,8 +134,10 @@ struct WireFixtureTests {
 
     @Test func connectionErrorLabels() {
         #expect(OptoLinkConnectionError(underlying: URLError(.timedOut)).shortDescription == "timed_out")
-        #expect(OptoLinkConnectionError(underlying: URLError(.networkConnectionLost)).shortDescription == "connection_lost")
-        #expect(OptoLinkConnectionError(underlying: URLError(.cannotConnectToHost)).errorDescription
-            == "OptoLink request got no response (connection_refused)")
+        #expect(
+            OptoLinkConnectionError(underlying: URLError(.networkConnectionLost)).shortDescription == "connection_lost")
+        #expect(
+            OptoLinkConnectionError(underlying: URLError(.cannotConnectToHost)).errorDescription
+                == "OptoLink request got no response (connection_refused)")
     }
 }

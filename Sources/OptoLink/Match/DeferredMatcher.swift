@@ -22,8 +22,9 @@ struct DeferredMatcher: Sendable {
         } else {
             log.info("match: clipboard leg disabled by config")
         }
-        log.info("match: fingerprint leg platform=\(deviceInfo.platform) osVersion=\(deviceInfo.osVersion) "
-            + "deviceModel=\(deviceInfo.deviceModel) language=\(deviceInfo.language)")
+        log.info(
+            "match: fingerprint leg platform=\(deviceInfo.platform) osVersion=\(deviceInfo.osVersion) "
+                + "deviceModel=\(deviceInfo.deviceModel) language=\(deviceInfo.language)")
         let body = DeferredMatchWire.body(deviceId: deviceId, deviceInfo: deviceInfo, clipboardToken: token)
         let response = try await api.post(.match, body: body)
         let result = try DeferredMatchWire.decode(status: response.status, body: response.body)

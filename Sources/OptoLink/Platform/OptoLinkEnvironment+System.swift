@@ -38,16 +38,16 @@ extension OptoLinkEnvironment {
     }
 
     #if canImport(Darwin)
-    private static var systemStore: any OptoLinkKeyValueStore { UserDefaultsKeyValueStore.shared }
+        private static var systemStore: any OptoLinkKeyValueStore { UserDefaultsKeyValueStore.shared }
     #else
-    private static let processStore = InMemoryKeyValueStore()
-    private static var systemStore: any OptoLinkKeyValueStore { processStore }
+        private static let processStore = InMemoryKeyValueStore()
+        private static var systemStore: any OptoLinkKeyValueStore { processStore }
     #endif
 
     #if canImport(UIKit)
-    private static var systemPasteboard: any OptoLinkPasteboard { GeneralPasteboard() }
+        private static var systemPasteboard: any OptoLinkPasteboard { GeneralPasteboard() }
     #else
-    private static let processPasteboard = InMemoryPasteboard()
-    private static var systemPasteboard: any OptoLinkPasteboard { processPasteboard }
+        private static let processPasteboard = InMemoryPasteboard()
+        private static var systemPasteboard: any OptoLinkPasteboard { processPasteboard }
     #endif
 }

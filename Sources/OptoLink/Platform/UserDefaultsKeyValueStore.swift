@@ -1,31 +1,31 @@
 #if canImport(Darwin)
-import Foundation
+    import Foundation
 
-/// The Apple-platform ``OptoLinkKeyValueStore``: the UserDefaults suite `optolink_sdk`
-/// (CONTRACT §2, decision 3; privacy manifest reason CA92.1).
-///
-/// `@unchecked Sendable`: the only stored property is a `UserDefaults`, which Apple
-/// documents as thread-safe; this type adds no mutable state of its own.
-final class UserDefaultsKeyValueStore: OptoLinkKeyValueStore, @unchecked Sendable {
-    static let suiteName = "optolink_sdk"
-    static let shared = UserDefaultsKeyValueStore()
+    /// The Apple-platform ``OptoLinkKeyValueStore``: the UserDefaults suite `optolink_sdk`
+    /// (CONTRACT §2, decision 3; privacy manifest reason CA92.1).
+    ///
+    /// `@unchecked Sendable`: the only stored property is a `UserDefaults`, which Apple
+    /// documents as thread-safe; this type adds no mutable state of its own.
+    final class UserDefaultsKeyValueStore: OptoLinkKeyValueStore, @unchecked Sendable {
+        static let suiteName = "optolink_sdk"
+        static let shared = UserDefaultsKeyValueStore()
 
-    private let defaults: UserDefaults
+        private let defaults: UserDefaults
 
-    init() {
-        defaults = UserDefaults(suiteName: Self.suiteName) ?? .standard
+        init() {
+            defaults = UserDefaults(suiteName: Self.suiteName) ?? .standard
+        }
+
+        func string(forKey key: String) -> String? { defaults.string(forKey: key) }
+
+        func setString(_ value: String?, forKey key: String) {
+            if let value { defaults.set(value, forKey: key) } else { defaults.removeObject(forKey: key) }
+        }
+
+        func bool(forKey key: String) -> Bool { defaults.bool(forKey: key) }
+
+        func setBool(_ value: Bool, forKey key: String) { defaults.set(value, forKey: key) }
+
+        func removeAll() { defaults.removePersistentDomain(forName: Self.suiteName) }
     }
-
-    func string(forKey key: String) -> String? { defaults.string(forKey: key) }
-
-    func setString(_ value: String?, forKey key: String) {
-        if let value { defaults.set(value, forKey: key) } else { defaults.removeObject(forKey: key) }
-    }
-
-    func bool(forKey key: String) -> Bool { defaults.bool(forKey: key) }
-
-    func setBool(_ value: Bool, forKey key: String) { defaults.set(value, forKey: key) }
-
-    func removeAll() { defaults.removePersistentDomain(forName: Self.suiteName) }
-}
 #endif

@@ -3,7 +3,10 @@ import Foundation
 /// The backend's confidence in a match. The wire sends it lowercase (`"high"`); decoding
 /// is case-insensitive and an unknown value becomes ``medium`` (CONTRACT §1).
 public enum MatchConfidence: String, Sendable, Codable {
-    case exact = "EXACT", high = "HIGH", medium = "MEDIUM", low = "LOW"
+    case exact = "EXACT"
+    case high = "HIGH"
+    case medium = "MEDIUM"
+    case low = "LOW"
 
     /// Decodes a wire value case-insensitively; unknown values become ``medium``.
     public init(wireValue: String) {

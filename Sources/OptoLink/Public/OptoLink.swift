@@ -127,13 +127,13 @@ public final class OptoLink: Sendable {
     }
 
     /// Ends this instance (test/state reset): unregisters it if it is the singleton,
-    /// cancels its running session and resolution tasks, and finishes its ``links``
-    /// streams. The persisted store is untouched.
+    /// cancels its running initialisation, session and resolution tasks, and finishes its
+    /// ``links`` streams. The persisted store is untouched; ``start()`` afterwards does nothing.
     public func dispose() {
         let tasks = lifecycle.withLock { state -> [Task<Void, Never>] in
             state.disposed = true
             defer { state.background = [:] }
-            return Array(state.background.values)
+            return Array(state.background.values) + (state.startTask.map { [$0] } ?? [])
         }
         for task in tasks { task.cancel() }
         broadcaster.finishAll()
@@ -162,11 +162,16 @@ public final class OptoLink: Sendable {
     }
 
     private func runStart() async {
+        if lifecycle.withLock({ $0.disposed }) {
+            log.warning("start() after dispose(); nothing to do")
+            return
+        }
         let store = environment.store
         let isFirstLaunch = !store.bool(forKey: Self.firstLaunchDoneKey)
         if log.isEnabled {
-            log.info("start: org \(config.orgKey), key \(OptoLinkLog.redacted(apiKey: config.apiKey)), "
-                + "deviceId \(deviceId), first launch \(isFirstLaunch)")
+            log.info(
+                "start: org \(config.orgKey), key \(OptoLinkLog.redacted(apiKey: config.apiKey)), "
+                    + "deviceId \(deviceId), first launch \(isFirstLaunch)")
         }
         if isFirstLaunch {
             // Consumed regardless of outcome (CONTRACT §2): mark before the call so that no

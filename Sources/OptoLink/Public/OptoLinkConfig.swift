@@ -11,7 +11,7 @@ public struct OptoLinkConfig: Sendable {
     public var orgKey: String
     /// The backend base URL, e.g. `https://api.optolink.io`; a trailing `/` is ignored.
     public var baseUrl: URL
-    /// Per-attempt deadline in seconds, enforced on the injected clock; `<= 0` disables it.
+    /// Per-attempt deadline in seconds, enforced on the injected clock; `<= 0`, NaN or infinity disables it.
     public var timeout: TimeInterval = 10
     /// Retries after the first attempt, shared by one public call; negative counts as 0.
     public var maxRetries: Int = 2

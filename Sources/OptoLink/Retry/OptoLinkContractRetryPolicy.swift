@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The retry matrix of CONTRACT §2, the default ``OptoLinkRetryPolicy``.

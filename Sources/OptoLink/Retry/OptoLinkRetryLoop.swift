@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The one retry loop every endpoint goes through (CONTRACT §2, "Retry matrix").
@@ -28,9 +28,16 @@ struct OptoLinkRetryLoop: Sendable {
         self.clock = environment.clock
         self.policy = environment.retryPolicy
         self.maxRetries = max(0, config.maxRetries)
-        self.timeout = config.timeout > 0 ? .milliseconds(Int64((config.timeout * 1000).rounded(.up))) : nil
+        self.timeout = Self.deadline(seconds: config.timeout)
         self.label = environment.label
         self.log = log
+    }
+
+    /// The per-attempt deadline for a configured timeout in seconds (rounded up to whole
+    /// milliseconds, capped at one year); `nil` (no deadline) when it is not positive or not finite.
+    static func deadline(seconds: TimeInterval) -> Duration? {
+        guard seconds.isFinite, seconds > 0 else { return nil }
+        return .milliseconds(Int64((min(seconds, 31_536_000) * 1000).rounded(.up)))
     }
 
     /// Folds the middlewares around the transport: the first middleware is outermost.
@@ -76,25 +83,16 @@ struct OptoLinkRetryLoop: Sendable {
             }
 
             guard attempt < attempts, !Task.isCancelled else {
-                if log.isEnabled {
-                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
-                        + "(\(Self.label(of: error))); no budget left")
-                }
+                logFailure(endpoint, callId, attempt, of: attempts, error, then: "no budget left")
                 throw error
             }
             switch policy.decide(after: failure, endpoint: endpoint, retryIndex: attempt - 1) {
             case .stop:
-                if log.isEnabled {
-                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
-                        + "(\(Self.label(of: error))); policy says stop")
-                }
+                logFailure(endpoint, callId, attempt, of: attempts, error, then: "policy says stop")
                 throw error
             case .retry(let delay):
                 let delay = max(.zero, delay)
-                if log.isEnabled {
-                    log.info("\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed "
-                        + "(\(Self.label(of: error))); retrying after \(delay)")
-                }
+                logFailure(endpoint, callId, attempt, of: attempts, error, then: "retrying after \(delay)")
                 do {
                     try await clock.sleep(for: delay)
                 } catch {
@@ -132,6 +130,16 @@ struct OptoLinkRetryLoop: Sendable {
         } else {
             try await clock.sleep(for: timeout)
         }
+    }
+
+    private func logFailure(
+        _ endpoint: OptoLinkEndpoint, _ callId: UInt64, _ attempt: Int, of attempts: Int, _ error: any OptoLinkError,
+        then decision: @autoclosure () -> String
+    ) {
+        guard log.isEnabled else { return }
+        log.info(
+            "\(endpoint.rawValue) call \(callId): attempt \(attempt)/\(attempts) failed (\(Self.label(of: error))); "
+                + decision())
     }
 
     /// Maps anything a transport or middleware threw to a connection error: `URLError`

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Builds the wire requests of CONTRACT §1: URL from `baseUrl`, the audit headers on every
@@ -19,8 +19,9 @@ struct OptoLinkRequestFactory: Sendable {
     }
 
     /// Characters left unescaped in a path segment or query value (RFC 3986 "unreserved").
-    static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    static let unreserved = CharacterSet(
+        charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// Percent-encodes everything but the unreserved characters.
     static func encode(_ text: String) -> String {
@@ -40,9 +41,11 @@ struct OptoLinkRequestFactory: Sendable {
     }
 
     /// A `POST` with a JSON body to a fixed endpoint.
-    func post(_ endpoint: OptoLinkEndpoint, body: [String: Any]) throws(OptoLinkConnectionError) -> OptoLinkHTTPRequest {
+    func post(_ endpoint: OptoLinkEndpoint, body: [String: Any]) throws(OptoLinkConnectionError) -> OptoLinkHTTPRequest
+    {
         let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
-        var request = try make(method: "POST", path: Self.path(of: endpoint), sdkAuth: endpoint.retryClass != .repeatSafe)
+        var request = try make(
+            method: "POST", path: Self.path(of: endpoint), sdkAuth: endpoint.retryClass != .repeatSafe)
         request.headers["Content-Type"] = "application/json"
         request.body = data
         return request

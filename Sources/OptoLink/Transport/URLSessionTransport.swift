@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The default ``OptoLinkTransport``: one `URLSession` shared by every instance that uses it.
@@ -55,7 +55,8 @@ public final class URLSessionTransport: OptoLinkTransport {
         }
         // URLSession truncates timeouts to whole seconds (LINUX-NOTES); keep it a backstop
         // that fires after the SDK's own deadline.
-        let seconds = Double(context.timeout.components.seconds)
+        let seconds =
+            Double(context.timeout.components.seconds)
             + Double(context.timeout.components.attoseconds) / 1e18
         urlRequest.timeoutInterval = max(1, seconds.rounded(.up)) + 1
 

@@ -81,3 +81,18 @@ import Testing
         #expect((try? JSONSerialization.jsonObject(with: Data(w.bytes))) != nil)
     }
 }
+
+@Suite struct ExampleProfileTests {
+    /// The committed example must stay loadable and describe the built-in fixtures.
+    @Test func exampleFileLoadsAndMatchesTheDefaultFixtures() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Profiles/staging/emulator.example.json")
+        let configuration = try StagingConfiguration.load(from: url)
+        #expect(configuration.fixtures == StagingFixtures.default)
+        #expect(configuration.limits == StagingLimits())
+        #expect(configuration.match == StagingMatchSettings())
+        #expect(configuration.faults.endpoints["events"]?.count == 3)
+        #expect(configuration.trustForwardedFor)
+    }
+}

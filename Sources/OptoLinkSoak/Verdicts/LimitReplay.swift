@@ -1,0 +1,179 @@
+import Foundation
+
+/// The window arithmetic behind ``LimitOracleVerdict`` for one bucket, one key at a time.
+struct LimitReplay {
+    /// One attempt as the limiter saw it: arrival somewhere in `[start, end]`.
+    struct Hit {
+        var start: Double
+        var end: Double
+        var status: Int?
+        var retryAfterSeconds: Int?
+        var device: String
+        var callId: UInt64
+        var attempt: Int
+
+        init(_ record: AttemptRecord) {
+            start = record.actualStart
+            end = max(record.end, record.actualStart)
+            status = record.status
+            retryAfterSeconds = record.retryAfterSeconds
+            device = record.device
+            callId = record.callId
+            attempt = record.attempt
+        }
+
+        var isRejected: Bool { status == 429 }
+        /// Passed the limiter for sure: any answer but a 429 or a 5xx.
+        var isAccepted: Bool { status.map { $0 != 429 && !(500..<600).contains($0) } ?? false }
+        /// No response, or a 5xx that may have come from before the limiter (a fault, a proxy).
+        var isUncertain: Bool { status.map { (500..<600).contains($0) } ?? true }
+    }
+
+    let declared: DeclaredLimit
+    let tolerance: Double
+    let maxExamples: Int
+    var bucket: LimitOracleVerdict.Bucket
+
+    init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int) {
+        self.declared = declared
+        self.tolerance = tolerance
+        self.maxExamples = maxExamples
+        bucket = LimitOracleVerdict.Bucket(declared: declared, endpoints: [])
+    }
+
+    private mutating func tally(_ hits: [Hit]) {
+        for hit in hits {
+            if hit.isRejected { bucket.rejected += 1 } else if hit.isAccepted { bucket.accepted += 1 } else { bucket.uncertain += 1 }
+        }
+    }
+
+    private mutating func finding(_ kind: String, _ hit: Hit, key: String, _ detail: String) {
+        guard bucket.examples.count < maxExamples else { return }
+        bucket.examples.append(
+            .init(
+                kind: kind, key: key, device: hit.device, callId: hit.callId, attempt: hit.attempt, at: hit.start,
+                detail: detail))
+    }
+
+    /// Checks a 429's `N` against the admissible seconds-left range; counts a missing `N`.
+    private mutating func checkN(_ hit: Hit, key: String, secondsLeft: ClosedRange<Double>) {
+        guard let n = hit.retryAfterSeconds else {
+            bucket.wrongMessage += 1
+            finding("wrong_message", hit, key: key, "429 without a parseable 'Retry after N second(s)'")
+            return
+        }
+        let low = max(1, Int((secondsLeft.lowerBound - tolerance).rounded(.up)))
+        let high = max(1, Int((secondsLeft.upperBound + tolerance).rounded(.up)))
+        if n < low || n > high {
+            bucket.wrongN += 1
+            finding("wrong_n", hit, key: key, "N = \(n), expected \(low)…\(high)")
+        }
+    }
+
+    /// Fixed window: windows open at the first hit after the previous window closed.
+    ///
+    /// Hits near a window's close are ambiguous, except passes after a window already full of
+    /// certain passes: a correct server cannot have let them through in that window, so they
+    /// open (or belong to) the next one and are judged there.
+    mutating func fixedWindow(_ hits: [Hit], key: String) {
+        tally(hits)
+        let ttl = declared.windowSeconds
+        let limit = declared.limit
+        var index = 0
+        var openLow = hits.first?.start ?? 0  // earliest admissible opening of the current window
+        var carried = 0  // edge hits of the previous window that may count in this one
+        var promoted: [Hit] = []  // edge passes of the previous window that belong to this one
+        while index < hits.count || !promoted.isEmpty {
+            let openHigh = promoted.map(\.end).min() ?? hits[index].end
+            let closeLow = openLow + ttl
+            let closeHigh = openHigh + ttl
+            var clear = promoted
+            var edge: [Hit] = []
+            var next = index
+            while next < hits.count {
+                let hit = hits[next]
+                if hit.end + tolerance <= closeLow {
+                    clear.append(hit)
+                } else if hit.start - tolerance >= closeHigh {
+                    break
+                } else {
+                    edge.append(hit)
+                }
+                next += 1
+            }
+            bucket.windows += 1
+
+            let passes = clear.filter(\.isAccepted)
+            if passes.count > limit {
+                bucket.tooLenient += passes.count - limit
+                for hit in passes.dropFirst(limit) {
+                    finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
+                }
+            }
+            let possible = passes.count + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
+            let rejected = clear.filter(\.isRejected)
+            if !rejected.isEmpty, possible < limit {
+                bucket.tooStrict += min(rejected.count, limit - possible)
+                for hit in rejected.prefix(limit - possible) {
+                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits counted")
+                }
+            }
+            for hit in rejected {
+                checkN(hit, key: key, secondsLeft: max(0, closeLow - hit.end)...max(0, closeHigh - hit.start))
+            }
+            // An edge 429 may belong to this window or to the next one.
+            for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
+
+            let edgeOpeners = edge.filter { !$0.isRejected }
+            promoted = passes.count >= limit ? edge.filter(\.isAccepted) : []
+            carried = edgeOpeners.count - promoted.count
+            bucket.ambiguous += edge.count - promoted.count
+            let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
+            openLow = nextStarts.min() ?? openLow
+            index = next
+        }
+    }
+
+    /// Sliding window: each hit against the passed hits in its preceding window.
+    mutating func slidingWindow(_ hits: [Hit], key: String) {
+        tally(hits)
+        let ttl = declared.windowSeconds
+        let limit = declared.limit
+        let counted = hits.enumerated().filter { !$0.element.isRejected }  // passed or uncertain
+        let longest = hits.map { $0.end - $0.start }.max() ?? 0
+        var lower = 0
+        for (position, hit) in hits.enumerated() {
+            while lower < counted.count, counted[lower].element.start < hit.start - ttl - tolerance - longest {
+                lower += 1
+            }
+            var definite = 0
+            var possible = 0
+            var cursor = lower
+            while cursor < counted.count, counted[cursor].element.start < hit.end + tolerance {
+                let (otherPosition, other) = counted[cursor]
+                cursor += 1
+                guard otherPosition != position, other.end > hit.start - ttl - tolerance else { continue }
+                possible += 1
+                if other.isAccepted, other.start >= hit.end - ttl + tolerance, other.end + tolerance <= hit.start {
+                    definite += 1
+                }
+            }
+            if hit.isAccepted {
+                if definite >= limit {
+                    bucket.tooLenient += 1
+                    finding("too_lenient", hit, key: key, "passed with \(definite) hits already in the window")
+                } else if possible >= limit {
+                    bucket.ambiguous += 1
+                }
+            } else if hit.isRejected {
+                if possible < limit {
+                    bucket.tooStrict += 1
+                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits in the window")
+                } else if definite < limit {
+                    bucket.ambiguous += 1
+                }
+                checkN(hit, key: key, secondsLeft: 0...ttl)
+            }
+        }
+    }
+}

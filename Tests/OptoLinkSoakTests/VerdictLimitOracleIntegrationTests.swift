@@ -1,0 +1,101 @@
+import Foundation
+import OptoLink
+import OptoLinkStaging
+import Testing
+
+@testable import OptoLinkSoak
+
+/// The limit oracle against the emulator: paced streams drive each bucket past its limit
+/// (/match from two IPs, events per key, the shared session + identity bucket). An emulator
+/// enforcing the declared limits is reported exact; one configured 10% too lenient is caught,
+/// and the count of passes beyond the limit equals the emulator's own window counters.
+@Suite(.timeLimit(.minutes(1)))
+struct VerdictLimitOracleIntegrationTests {
+    static let declared = VerdictsConfiguration(limits: [
+        "match": DeclaredLimit(limit: 10, windowSeconds: 1, scope: .ip),
+        "events": DeclaredLimit(limit: 10, windowSeconds: 1, scope: .key),
+        "session_identity": DeclaredLimit(limit: 10, windowSeconds: 1, scope: .key, shared: true),
+    ])
+
+    static func limits(_ limit: Int) -> StagingLimits {
+        let rule = StagingRateLimitRule(limit: limit, windowSeconds: 1)
+        return StagingLimits(match: rule, data: .init(limit: 100_000, windowSeconds: 1), sdk: rule, events: rule)
+    }
+
+    /// Calls `body` every `interval` seconds, `count` times, without waiting for earlier calls (open model).
+    static func paced(count: Int, interval: Double, _ body: @escaping @Sendable (Int) async -> Void) async {
+        let clock = ContinuousClock()
+        let start = clock.now
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<count {
+                try? await clock.sleep(until: start.advanced(by: .seconds(interval * Double(index))))
+                group.addTask { await body(index) }
+            }
+        }
+    }
+
+    /// Drives all four streams for 2.5 s at 20 calls/s each, no retries (maxRetries 0).
+    static func driveBuckets(_ run: VerdictRun) async {
+        let devices = await startDevices(run, count: 4, ip: { "10.1.0.\($0)" })
+        let match1 = devices[0]
+        let match2 = devices[1]
+        let events = devices[2]
+        let identity = devices[3]
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await paced(count: 50, interval: 0.05) { _ in _ = try? await match1.resolveDeferredLink() } }
+            group.addTask { await paced(count: 50, interval: 0.05) { _ in _ = try? await match2.resolveDeferredLink() } }
+            group.addTask {
+                await paced(count: 50, interval: 0.05) { index in
+                    await VerdictRun.trackEvent(events, device: 3, sequence: index)
+                }
+            }
+            group.addTask {
+                await paced(count: 50, interval: 0.05) { index in
+                    if index.isMultiple(of: 2) {
+                        try? await identity.setIdentity(externalId: "user-\(index)")
+                    } else {
+                        try? await identity.clearIdentity()
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func exactEnforcementIsReportedExact() async throws {
+        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0)
+        await Self.driveBuckets(run)
+        let (report, metrics, _) = try run.verdicts(Self.declared)
+        for name in ["match", "events", "session_identity"] {
+            let bucket = try #require(report.limits.buckets[name])
+            #expect(bucket.enforcedExactly, "\(name): \(bucket)")
+            #expect(bucket.tooLenient == 0)
+            #expect(bucket.tooStrict == 0)
+            #expect(bucket.wrongN == 0)
+            #expect(bucket.wrongMessage == 0)
+            #expect(bucket.windows >= 3)
+        }
+        #expect(report.limits.buckets["match"]?.keys == 4)  // two streams + two devices' first /match
+        #expect(metrics["limits.too_lenient"] == 0)
+        #expect(metrics["limits.too_strict"] == 0)
+    }
+
+    @Test func anEmulatorTenPercentTooLenientIsCaught() async throws {
+        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0)
+        await Self.driveBuckets(run)
+        let (report, metrics, _) = try run.verdicts(Self.declared)
+        // The emulator's own windows say how many hits passed beyond the declared 10.
+        let counters = run.backend.counters().buckets
+        func excess(_ bucket: StagingBucketClass) -> Int {
+            counters.filter { $0.bucket == bucket }.flatMap(\.windows).reduce(0) { $0 + max(0, $1.accepted - 10) }
+        }
+        let expected = ["match": excess(.match), "events": excess(.events), "session_identity": excess(.sdk)]
+        for (name, count) in expected {
+            #expect(count >= 2, "\(name) was not driven past the limit")
+            #expect(report.limits.buckets[name]?.tooLenient == count, "\(name)")
+            #expect(report.limits.buckets[name]?.enforcedExactly == false)
+        }
+        #expect(metrics["limits.too_lenient"] == Double(expected.values.reduce(0, +)))
+        let result = try #require(Thresholds.evaluate(["limits.match.too_lenient == 0"], metrics: metrics).first)
+        #expect(!result.passed)
+    }
+}
