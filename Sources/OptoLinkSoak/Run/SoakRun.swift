@@ -45,7 +45,18 @@ public struct SoakRun: Sendable {
     public func execute() async -> SoakRunResult {
         let profile: SoakProfile
         do {
-            profile = try options.apply(to: SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath)))
+            profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath))
+        } catch {
+            return fail("\(error)")
+        }
+        return await execute(profile: profile)
+    }
+
+    /// Runs an already decoded profile (flags in ``options`` still override it).
+    public func execute(profile decoded: SoakProfile) async -> SoakRunResult {
+        let profile: SoakProfile
+        do {
+            profile = try options.apply(to: decoded)
         } catch {
             return fail("\(error)")
         }
