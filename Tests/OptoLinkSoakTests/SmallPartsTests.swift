@@ -58,3 +58,23 @@ struct SmallPartsTests {
         #expect(a[0].userAgent.contains("iPhone OS 18_1"))
     }
 }
+
+@Suite("Fast formatting and scanning")
+struct FastPathTests {
+    @Test("seconds are written with microsecond resolution", arguments: [
+        (0.0, "0.000000"), (1.5, "1.500000"), (0.0000014, "0.000001"), (12.3456789, "12.345679"), (-0.25, "-0.250000"),
+    ])
+    func seconds(value: Double, text: String) {
+        #expect(formatSeconds(value) == text)
+    }
+
+    @Test("the correlation id is found in compact and spaced JSON, and only on events")
+    func correlation() {
+        let compact = Data(#"{"deviceId":"a","properties":{"x":"1","opl_corr":"r:d000001:3"}}"#.utf8)
+        let spaced = Data(#"{"properties": {"opl_corr": "r:d000002:4"}}"#.utf8)
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: compact) == "r:d000001:3")
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: spaced) == "r:d000002:4")
+        #expect(AttemptClassification.correlationId(endpoint: .identity, body: compact) == nil)
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: Data("{}".utf8)) == nil)
+    }
+}
