@@ -237,7 +237,7 @@ enum SoakBench {
             return .init(devices: counts, rssBytes: [], bytesPerDevice: 0, targetBytesPerDevice: 51_200, pass: false)
         }
         var runner = JourneyRunner(
-            recorder: recorder, transport: URLSessionTransport(session: session), session: session,
+            recorder: recorder, transport: ShieldedTransport(URLSessionTransport(session: session)), session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(), runId: "bench",
             linkIds: [:])
         runner.deferredLinkWait = 0.001

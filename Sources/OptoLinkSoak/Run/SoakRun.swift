@@ -32,7 +32,9 @@ public struct SoakRun: Sendable {
         return try await EmbeddedBackend.start(profile)
     }
     /// Builds the one shared transport over the one URLSession (tests may wrap it).
-    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = { URLSessionTransport(session: $0) }
+    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = {
+        ShieldedTransport(URLSessionTransport(session: $0))
+    }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
     public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
     public var progress = ProgressReporter()
