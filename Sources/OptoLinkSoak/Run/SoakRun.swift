@@ -37,6 +37,11 @@ public struct SoakRun: Sendable {
     }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
     public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
+    /// passes devices it launched beforehand).
+    public var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
+        VirtualDevice.population($0.devices, seed: $0.seed)
+    }
     public var progress = ProgressReporter()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
@@ -109,7 +114,7 @@ public struct SoakRun: Sendable {
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
-        let devices = VirtualDevice.population(profile.devices, seed: profile.seed)
+        let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
