@@ -83,6 +83,22 @@ struct DuplicatesEventWritesMiddleware: OptoLinkMiddleware {
     }
 }
 
+/// A proxy in the path that rewrites every 429 body: `message` replaces the envelope's message.
+struct Rewrites429Middleware: OptoLinkMiddleware {
+    let message: String
+
+    func intercept(
+        _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+    ) async throws -> OptoLinkHTTPResponse {
+        var response = try await next(request, context)
+        guard response.status == 429 else { return response }
+        let envelope = ["statusCode": "429", "error": "Too Many Requests", "message": message]
+        response.body = (try? JSONSerialization.data(withJSONObject: envelope)) ?? Data()
+        return response
+    }
+}
+
 /// One short run against an in-process emulator: real SDK instances (one per virtual device),
 /// the soak recorder as their recording middleware, then the verdicts over what it wrote.
 final class VerdictRun: Sendable {

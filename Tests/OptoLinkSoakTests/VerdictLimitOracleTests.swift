@@ -140,6 +140,18 @@ import Testing
         #expect(bucket.tooLenient == 1)
     }
 
+    @Test func aPassAtTheEdgeAfterA429BelongsToTheNextWindow() throws {
+        // A server allowing 4 where 5 are declared: the 429 at 0.4 s is too strict in each
+        // window, including the second one, opened by the pass at the first window's edge.
+        let window: (Double) -> [(Double, Int?, Int?)] = { start in
+            (0..<4).map { (start + Double($0) * 0.1, 201, nil) } + [(start + 0.4, 429, 2), (start + 0.5, 429, 2)]
+        }
+        let bucket = try oracle(Self.hits(window(0) + window(1.99)))
+        #expect(bucket.windows == 2)
+        #expect(bucket.ambiguous == 0)
+        #expect(bucket.tooStrict == 2)
+    }
+
     @Test func perIPKeysAreCountedSeparately() throws {
         let attempts = Self.hits(Self.exactWindow(start: 0), ip: "10.0.0.1") + Self.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
         let bucket = try oracle(attempts)

@@ -73,8 +73,8 @@ struct LimitReplay {
     /// Fixed window: windows open at the first hit after the previous window closed.
     ///
     /// Hits near a window's close are ambiguous, except passes after a window already full of
-    /// certain passes: a correct server cannot have let them through in that window, so they
-    /// open (or belong to) the next one and are judged there.
+    /// certain passes or after a certain 429: a correct server cannot have let them through in
+    /// that window, so they open (or belong to) the next one and are judged there.
     mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
@@ -110,12 +110,15 @@ struct LimitReplay {
                     finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
                 }
             }
-            let possible = passes.count + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
+            // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
+            // counts rejected hits too) can have reached the server before it in this window.
             let rejected = clear.filter(\.isRejected)
-            if !rejected.isEmpty, possible < limit {
-                bucket.tooStrict += min(rejected.count, limit - possible)
-                for hit in rejected.prefix(limit - possible) {
-                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits counted")
+            let starts = (clear + edge).map(\.start).sorted()
+            for hit in rejected {
+                let before = carried + Self.count(of: starts, below: hit.end) - (hit.start < hit.end ? 1 : 0)
+                if before < limit {
+                    bucket.tooStrict += 1
+                    finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
                 }
             }
             for hit in rejected {
@@ -124,14 +127,31 @@ struct LimitReplay {
             // An edge 429 may belong to this window or to the next one.
             for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
 
+            // After `limit` certain passes, or after a certain 429, a correct server lets nothing
+            // more through in this window: a pass at the edge then belongs to the next one.
+            let full = passes.count >= limit
+            let firstRejectionEnd = rejected.map(\.end).min() ?? .infinity
+            promoted = edge.filter { $0.isAccepted && (full || $0.start > firstRejectionEnd) }
             let edgeOpeners = edge.filter { !$0.isRejected }
-            promoted = passes.count >= limit ? edge.filter(\.isAccepted) : []
+            // An edge 429 cannot be among the first `limit` hits of the next window, so only
+            // passes and uncertain hits may count there.
             carried = edgeOpeners.count - promoted.count
             bucket.ambiguous += edge.count - promoted.count
             let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
             openLow = nextStarts.min() ?? openLow
             index = next
         }
+    }
+
+    /// How many of the ascending `values` are `< bound` (binary search).
+    static func count(of values: [Double], below bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] < bound { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// Sliding window: each hit against the passed hits in its preceding window.
