@@ -120,3 +120,49 @@ struct VerdictLimitOracleIntegrationTests {
         #expect((metrics["limits.too_strict"] ?? 0) >= 3)
     }
 }
+
+/// The same streams against the emulator's sliding log.
+@Suite(.timeLimit(.minutes(1)))
+struct VerdictSlidingWindowIntegrationTests {
+    static func limits(_ limit: Int) -> StagingLimits {
+        var limits = VerdictLimitOracleIntegrationTests.limits(limit)
+        limits.algorithm = .slidingLog
+        return limits
+    }
+
+    static var declared: VerdictsConfiguration {
+        var configuration = VerdictLimitOracleIntegrationTests.declared
+        configuration.algorithm = .slidingWindow
+        return configuration
+    }
+
+    @Test func exactSlidingLogIsReportedExact() async throws {
+        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let (report, _, _) = try run.verdicts(Self.declared)
+        for name in ["match", "events", "session_identity"] {
+            let bucket = try #require(report.limits.buckets[name])
+            #expect(bucket.enforcedExactly, "\(name): \(bucket)")
+        }
+    }
+
+    @Test func aSlidingLogTenPercentTooLenientIsCaught() async throws {
+        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let (report, _, _) = try run.verdicts(Self.declared)
+        // Truth from the ledger's server-side arrival times of the accepted events: passes with
+        // 10 or more passes in the preceding second.
+        let arrivals = run.backend.ledger().filter { $0.endpoint == "events" }.map(\.arrivedAt).sorted()
+        let truth = arrivals.enumerated().filter { index, time in
+            arrivals[..<index].filter { $0 > time - 1 }.count >= 10
+        }.count
+        let events = try #require(report.limits.buckets["events"])
+        #expect(truth >= 2)
+        #expect(events.tooLenient >= 1)
+        #expect(events.tooLenient <= truth)
+        #expect(events.tooStrict == 0)
+        for name in ["match", "session_identity"] {
+            #expect((report.limits.buckets[name]?.tooLenient ?? 0) >= 1, "\(name)")
+        }
+    }
+}

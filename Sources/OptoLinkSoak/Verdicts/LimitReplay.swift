@@ -169,12 +169,14 @@ struct LimitReplay {
             var definite = 0
             var possible = 0
             var cursor = lower
-            while cursor < counted.count, counted[cursor].element.start < hit.end + tolerance {
+            // Order between two attempts is exact (each arrived within its own start…end); only
+            // comparisons with the window length get the edge tolerance.
+            while cursor < counted.count, counted[cursor].element.start < hit.end {
                 let (otherPosition, other) = counted[cursor]
                 cursor += 1
                 guard otherPosition != position, other.end > hit.start - ttl - tolerance else { continue }
                 possible += 1
-                if other.isAccepted, other.start >= hit.end - ttl + tolerance, other.end + tolerance <= hit.start {
+                if other.isAccepted, other.start >= hit.end - ttl + tolerance, other.end <= hit.start {
                     definite += 1
                 }
             }
