@@ -155,47 +155,65 @@ struct LimitReplay {
     }
 
     /// Sliding window: each hit against the passed hits in its preceding window.
+    ///
+    /// `possible` counts hits that may have passed (passes and uncertain hits) and may lie in the
+    /// hit's window before it; `definite` counts certain passes certainly there. Both come from
+    /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
     mutating func slidingWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
         let limit = declared.limit
-        let counted = hits.enumerated().filter { !$0.element.isRejected }  // passed or uncertain
-        let longest = hits.map { $0.end - $0.start }.max() ?? 0
-        var lower = 0
-        for (position, hit) in hits.enumerated() {
-            while lower < counted.count, counted[lower].element.start < hit.start - ttl - tolerance - longest {
-                lower += 1
+        let counted = hits.filter { !$0.isRejected }  // passed or uncertain
+        let accepted = hits.filter(\.isAccepted)
+        let countedStarts = counted.map(\.start).sorted()
+        let countedEnds = counted.map(\.end).sorted()
+        let acceptedStarts = accepted.map(\.start).sorted()
+        let acceptedEnds = accepted.map(\.end).sorted()
+        let longest = accepted.map { $0.end - $0.start }.max() ?? 0
+        for hit in hits {
+            let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
+            // May have arrived before `hit` and after its window opened.
+            let possible =
+                Self.count(of: countedStarts, below: hit.end)
+                - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
+            // Certainly arrived before `hit` and certainly inside its window.
+            let windowOpen = hit.end - ttl + tolerance
+            let before = Self.count(of: acceptedEnds, atOrBelow: hit.start)
+            var definite: Int
+            if windowOpen + longest <= hit.start {
+                // Every pass that started before the window opened also ended before `hit`.
+                definite = before - Self.count(of: acceptedStarts, below: windowOpen)
+            } else {
+                definite = accepted.filter { $0.start >= windowOpen && $0.end <= hit.start }.count
             }
-            var definite = 0
-            var possible = 0
-            var cursor = lower
-            // Order between two attempts is exact (each arrived within its own start…end); only
-            // comparisons with the window length get the edge tolerance.
-            while cursor < counted.count, counted[cursor].element.start < hit.end {
-                let (otherPosition, other) = counted[cursor]
-                cursor += 1
-                guard otherPosition != position, other.end > hit.start - ttl - tolerance else { continue }
-                possible += 1
-                if other.isAccepted, other.start >= hit.end - ttl + tolerance, other.end <= hit.start {
-                    definite += 1
-                }
-            }
+            definite = max(0, definite)
             if hit.isAccepted {
                 if definite >= limit {
                     bucket.tooLenient += 1
-                    finding("too_lenient", hit, key: key, "passed with \(definite) hits already in the window")
+                    finding("too_lenient", hit, key: key, "passed with \(definite) passes already in the window")
                 } else if possible >= limit {
                     bucket.ambiguous += 1
                 }
             } else if hit.isRejected {
                 if possible < limit {
                     bucket.tooStrict += 1
-                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits in the window")
+                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
                 } else if definite < limit {
                     bucket.ambiguous += 1
                 }
                 checkN(hit, key: key, secondsLeft: 0...ttl)
             }
         }
+    }
+
+    /// How many of the ascending `values` are `<= bound` (binary search).
+    static func count(of values: [Double], atOrBelow bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] <= bound { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }
