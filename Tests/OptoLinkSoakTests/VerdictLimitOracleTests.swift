@@ -195,6 +195,26 @@ import Testing
         #expect(strict.tooStrict == 2)
     }
 
+    @Test func slidingWindowCountsOnlyPassesCertainlyInsideTheWindow() throws {
+        // A slow pass (0.03…0.95 s) may have arrived before the window of the hit at 1.05 s opened.
+        var attempts = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        attempts.append(Fixture.attempt(.match, device: "slow", start: 0.03, end: 0.95, status: 201, ip: "10.0.0.1"))
+        let bucket = try oracle(attempts, "3/1s per ip", algorithm: .slidingWindow)
+        #expect(bucket.tooLenient == 0)
+        #expect(bucket.ambiguous == 1)
+        // Arriving certainly inside the window, the same slow pass makes the third one too many.
+        var inside = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        inside.append(Fixture.attempt(.match, device: "slow", start: 0.2, end: 0.95, status: 201, ip: "10.0.0.1"))
+        let caught = try oracle(inside, "3/1s per ip", algorithm: .slidingWindow)
+        #expect(caught.tooLenient == 1)
+    }
+
+    @Test func fenwickTreePrefixSums() {
+        var tree = FenwickTree(count: 5)
+        for rank in [0, 2, 2, 4] { tree.add(at: rank) }
+        #expect((0...6).map { tree.prefixSum($0) } == [0, 1, 1, 3, 3, 4, 4])
+    }
+
     @Test func metricsPerBucketAndTotals() throws {
         let configuration = VerdictsConfiguration(limits: ["match": try DeclaredLimit(parsing: "5/2s per ip")])
         let list: [(Double, Int?, Int?)] = (0..<6).map { (Double($0) * 0.1, 201, nil) }

@@ -168,25 +168,32 @@ struct LimitReplay {
         let countedStarts = counted.map(\.start).sorted()
         let countedEnds = counted.map(\.end).sorted()
         let acceptedStarts = accepted.map(\.start).sorted()
-        let acceptedEnds = accepted.map(\.end).sorted()
-        let longest = accepted.map { $0.end - $0.start }.max() ?? 0
-        for hit in hits {
+        // `definite` is a two-sided count (started inside the window, ended before the hit):
+        // answered offline, hits in order of start, passes inserted in order of end into a
+        // Fenwick tree indexed by their start's rank.
+        let byEnd = accepted.sorted { $0.end < $1.end }
+        var inserted = FenwickTree(count: acceptedStarts.count)
+        var insertedCount = 0
+        var definiteByHit = [Int](repeating: 0, count: hits.count)
+        for position in hits.indices.sorted(by: { hits[$0].start < hits[$1].start }) {
+            let hit = hits[position]
+            while insertedCount < byEnd.count, byEnd[insertedCount].end <= hit.start {
+                inserted.add(at: Self.count(of: acceptedStarts, below: byEnd[insertedCount].start))
+                insertedCount += 1
+            }
+            let windowOpen = hit.end - ttl + tolerance
+            let selfCounted = hit.isAccepted && hit.end <= hit.start ? 1 : 0
+            definiteByHit[position] =
+                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen)) - selfCounted
+        }
+        for (position, hit) in hits.enumerated() {
             let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
             // May have arrived before `hit` and after its window opened.
             let possible =
                 Self.count(of: countedStarts, below: hit.end)
                 - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
             // Certainly arrived before `hit` and certainly inside its window.
-            let windowOpen = hit.end - ttl + tolerance
-            let before = Self.count(of: acceptedEnds, atOrBelow: hit.start)
-            var definite: Int
-            if windowOpen + longest <= hit.start {
-                // Every pass that started before the window opened also ended before `hit`.
-                definite = before - Self.count(of: acceptedStarts, below: windowOpen)
-            } else {
-                definite = accepted.filter { $0.start >= windowOpen && $0.end <= hit.start }.count
-            }
-            definite = max(0, definite)
+            let definite = definiteByHit[position]
             if hit.isAccepted {
                 if definite >= limit {
                     bucket.tooLenient += 1
@@ -215,5 +222,32 @@ struct LimitReplay {
             if values[middle] <= bound { low = middle + 1 } else { high = middle }
         }
         return low
+    }
+}
+
+/// Counts of inserted items over ranks `0..<count`, with prefix sums in O(log n).
+struct FenwickTree {
+    private var tree: [Int]
+
+    init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
+
+    /// Adds one at `rank` (0-based).
+    mutating func add(at rank: Int) {
+        var index = rank + 1
+        while index < tree.count {
+            tree[index] += 1
+            index += index & -index
+        }
+    }
+
+    /// How many were added at ranks `0..<rank`.
+    func prefixSum(_ rank: Int) -> Int {
+        var index = min(rank, tree.count - 1)
+        var sum = 0
+        while index > 0 {
+            sum += tree[index]
+            index -= index & -index
+        }
+        return sum
     }
 }
