@@ -30,30 +30,31 @@ public final class SoakDriver: Sendable {
 
     private enum ChildResult: Sendable { case journey, watchdog }
 
-    /// Runs until the load model ends or the run is stopped; returns the stop reason.
+    /// Runs until the load model ends or the run is stopped; returns the stop reason:
+    /// `completed` (schedule or iterations done), `duration`, `iterations`, `interrupted`
+    /// (``RunControl`` stopped it), or `deadline` (in-flight work outlived the grace period).
     public func run() async -> String {
         let duration = profile.load.effectiveDuration
         let limit = profile.load.iterations ?? Int.max
-        await withTaskGroup(of: ChildResult.self) { group in
+        let natural: String = await withTaskGroup(of: ChildResult.self) { group in
             var running = 0
+            var natural = "completed"
             switch profile.load.model {
             case .open:
-                running = await openModel(&group, duration: duration, limit: limit)
+                (running, natural) = await openModel(&group, duration: duration, limit: limit)
             case .closed:
                 running = closedModel(&group, duration: duration, limit: limit)
+                natural = "completed"
             }
-            // Stop new work; give in-flight calls the grace period, then cancel the rest.
+            // No new journeys start now; in-flight ones get the grace period, then are cancelled.
             let grace = profile.load.grace
             let clock = runner.clock
             let control = self.control
-            let closed = profile.load.model == .closed
+            let timeline = runner.recorder.timeline
+            let closedEnd = profile.load.model == .closed ? timeline.now() + duration : 0
             group.addTask {
-                if closed {
-                    // The closed model's loop ends on the stop flag; wait for it first.
-                    while !control.isStopped {
-                        try? await clock.sleep(for: .milliseconds(50), tolerance: nil)
-                        if Task.isCancelled { return .watchdog }
-                    }
+                while !control.isStopped && timeline.now() < closedEnd && !Task.isCancelled {
+                    try? await clock.sleep(for: .milliseconds(50), tolerance: nil)
                 }
                 try? await clock.sleep(for: .nanoseconds(Int64(grace * 1e9)), tolerance: nil)
                 return .watchdog
@@ -62,16 +63,19 @@ public final class SoakDriver: Sendable {
                 switch result {
                 case .journey: running -= 1
                 case .watchdog:
+                    control.stop("deadline")
                     group.cancelAll()
                 }
             }
             group.cancelAll()
+            return natural
         }
         for device in devices { runner.endLaunch(of: device) }
-        return control.stopReason ?? "completed"
+        return control.stopReason ?? natural
     }
 
-    private func openModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) async -> Int {
+    private func openModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) async -> (Int, String)
+    {
         var schedule = ArrivalSchedule(
             startRate: profile.load.startRate, stages: profile.load.stages, duration: duration)
         var rng = SeededRandom(seed: profile.seed ^ 0x0E7E)
@@ -79,9 +83,10 @@ public final class SoakDriver: Sendable {
         let maxInFlight = profile.load.maxInFlight
         var running = 0
         var k = 0
+        var reason = profile.load.duration != nil ? "duration" : "completed"
         while let intended = schedule.next() {
             if k >= limit {
-                control.stop("iterations")
+                reason = "iterations"
                 break
             }
             scheduled.add()
@@ -103,8 +108,7 @@ public final class SoakDriver: Sendable {
             running += 1
             k += 1
         }
-        control.stop(control.isStopped ? "interrupted" : "duration")
-        return running
+        return (running, reason)
     }
 
     private func closedModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) -> Int {
@@ -122,14 +126,7 @@ public final class SoakDriver: Sendable {
             group.addTask {
                 var rng = SeededRandom(seed: profile.seed ^ UInt64(worker) &* 0x9E37)
                 while !control.isStopped && !Task.isCancelled {
-                    if runner.recorder.timeline.now() >= end {
-                        control.stop("duration")
-                        break
-                    }
-                    if budget.add() > limit {
-                        control.stop("iterations")
-                        break
-                    }
+                    if runner.recorder.timeline.now() >= end || budget.add() > limit { break }
                     scheduled.add()
                     let journey = profile.journeys[rng.pickIndex(weights)]
                     let start = runner.recorder.timeline.now()
@@ -142,21 +139,6 @@ public final class SoakDriver: Sendable {
                 return .journey
             }
         }
-        // The closed model's workers stop themselves at `end`; a watchdog stops the flag too.
-        let control = self.control
-        let clock = runner.clock
-        let timeline = runner.recorder.timeline
-        group.addTask {
-            while !control.isStopped && !Task.isCancelled {
-                let remaining = end - timeline.now()
-                if remaining <= 0 {
-                    control.stop("duration")
-                    break
-                }
-                try? await clock.sleep(for: .nanoseconds(Int64(Swift.min(remaining, 0.1) * 1e9)), tolerance: nil)
-            }
-            return .journey
-        }
-        return concurrency + 1
+        return concurrency
     }
 }

@@ -80,8 +80,9 @@ func describeDecodingError(_ error: DecodingError) -> String {
     case .valueNotFound(let type, let context):
         return line(context.codingPath, "must not be null (expected \(jsonTypeName(type)))")
     case .dataCorrupted(let context):
-        if context.codingPath.isEmpty, let underlying = context.underlyingError {
-            return "not valid JSON: \((underlying as NSError).localizedDescription)"
+        if context.codingPath.isEmpty {
+            let detail = context.underlyingError.map { " (\(($0 as NSError).localizedDescription))" } ?? ""
+            return "not valid JSON: \(context.debugDescription)\(detail)"
         }
         return line(context.codingPath, context.debugDescription)
     @unknown default:

@@ -62,6 +62,7 @@ public final class SoakRecorder: Sendable {
         var clickedFirstLaunches = 0
         var deferredByMethod: [String: Int] = [:]
         var attribution: [AttributionRecord] = []
+        var deviceIds: [String: String] = [:]
         var clicks = 0
         var clicksByStatus: [String: Int] = [:]
         var clipboardPlaced = 0
@@ -243,6 +244,14 @@ public final class SoakRecorder: Sendable {
             s.attribution.append(record)
         }
     }
+
+    /// Notes the SDK `deviceId` a virtual device's latest install persisted.
+    public func deviceIdRecorded(device: String, deviceId: String) {
+        state.withLock { $0.deviceIds[device] = deviceId }
+    }
+
+    /// Virtual device → the SDK `deviceId` of its latest install.
+    public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
 
     /// Every attribution record so far.
     public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }

@@ -2,8 +2,15 @@ import Foundation
 import OptoLink
 
 /// Seconds with microsecond resolution, as every time column in the CSVs is written.
+/// (Integer arithmetic: `String(format:)` costs microseconds per call on Linux, and a run
+/// formats several of these per attempt.)
 func formatSeconds(_ value: Double) -> String {
-    String(format: "%.6f", value)
+    guard value.isFinite else { return "0.000000" }
+    let micros = Int64((value * 1e6).rounded())
+    let magnitude = micros.magnitude
+    let fraction = String(magnitude % 1_000_000)
+    return (micros < 0 ? "-" : "") + String(magnitude / 1_000_000) + "."
+        + String(repeating: "0", count: 6 - fraction.count) + fraction
 }
 
 extension AttemptRecord {

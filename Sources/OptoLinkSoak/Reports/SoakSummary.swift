@@ -18,10 +18,11 @@ public struct SoakSummary: Sendable, Codable {
     public var server: ServerSummary?
     /// Flat metric name → value (seconds for latencies) that thresholds are evaluated on.
     public var metrics: [String: Double]
-    /// The verdicts' report (`Verdicts.evaluate`), when the verdicts are available.
-    public var verdicts: JSONValue?
-    /// Each threshold expression with its observed value and pass/fail.
-    public var thresholds: [ThresholdOutcome]
+    /// The verdicts' report (`Verdicts.evaluate`): back-off, retry matrix, reconciliation,
+    /// limit oracle, attribution.
+    public var verdicts: VerdictsReport?
+    /// Each threshold expression with its observed value and pass/fail (`Thresholds.evaluate`).
+    public var thresholds: [ThresholdResult]
     /// The histogram's stated relative precision of every percentile (0.01 = 1 %).
     public var histogramPrecision = LatencyHistogram.relativePrecision
 
@@ -125,12 +126,5 @@ public struct SoakSummary: Sendable, Codable {
         /// The emulator's request counters, verbatim.
         public var counters: JSONValue?
         public var ledgerEntries: Int?
-    }
-
-    public struct ThresholdOutcome: Sendable, Codable, Equatable {
-        public var expression: String
-        public var observed: Double?
-        public var passed: Bool
-        public var message: String?
     }
 }

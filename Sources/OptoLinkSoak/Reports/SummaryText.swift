@@ -40,10 +40,7 @@ public enum SummaryText {
         if let peak = s.rss.map(\.bytes).max() {
             lines.append(String(format: "rss peak %.1f MB", Double(peak) / 1_048_576))
         }
-        for t in s.thresholds {
-            let observed = t.observed.map { String(format: "%g", $0) } ?? "n/a"
-            lines.append("\(t.passed ? "PASS" : "FAIL")  \(t.expression)  (observed \(observed))\(t.message.map { " — \($0)" } ?? "")")
-        }
+        for t in s.thresholds { lines.append(t.line) }
         return lines.joined(separator: "\n") + "\n"
     }
 }

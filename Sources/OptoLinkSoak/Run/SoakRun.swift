@@ -45,7 +45,18 @@ public struct SoakRun: Sendable {
     public func execute() async -> SoakRunResult {
         let profile: SoakProfile
         do {
-            profile = try options.apply(to: SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath)))
+            profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath))
+        } catch {
+            return fail("\(error)")
+        }
+        return await execute(profile: profile)
+    }
+
+    /// Runs an already decoded profile (flags in ``options`` still override it).
+    public func execute(profile decoded: SoakProfile) async -> SoakRunResult {
+        let profile: SoakProfile
+        do {
+            profile = try options.apply(to: decoded)
         } catch {
             return fail("\(error)")
         }
@@ -170,15 +181,15 @@ public struct SoakRun: Sendable {
         let callsURL = directory.appendingPathComponent("calls.csv")
         let attempts = (try? ReportCSVReader.attempts(attemptsURL)) ?? []
         let calls = (try? ReportCSVReader.calls(callsURL)) ?? []
-        let verdicts = VerdictsHook.evaluateVerdicts(
-            .init(
+        let verdicts = Verdicts.evaluate(
+            VerdictInputs(
                 attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
-                runStartEpoch: recorder.timeline.originEpoch))
-        metrics.merge(verdicts.metrics) { _, verdict in verdict }
+                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds))
+        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
         summary.metrics = metrics
-        summary.verdicts = verdicts.report
-        summary.thresholds = VerdictsHook.evaluateThresholds(profile.expect.thresholds, metrics: metrics)
+        summary.verdicts = verdicts
+        summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
