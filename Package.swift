@@ -30,6 +30,8 @@ let package = Package(
         .target(name: "OptoLinkSoak", dependencies: ["OptoLink", "OptoLinkStaging", "OptoLinkHTTP"]),
         // The CLI: parses arguments and calls OptoLinkSoak.
         .executableTarget(name: "optolink-soak", dependencies: ["OptoLinkSoak"]),
+        // Benchmark server for Benchmarks/http-server.sh (the HTTP layer alone, one trivial route).
+        .executableTarget(name: "optolink-http-bench", dependencies: ["OptoLinkHTTP"], path: "Benchmarks/HTTPServerBench"),
 
         .testTarget(name: "OptoLinkTests", dependencies: ["OptoLink", "OptoLinkTestSupport"]),
         .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP"]),

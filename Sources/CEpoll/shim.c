@@ -2,6 +2,7 @@
 // Swift imports (it would clash with SwiftGlibc's module), so its wrapper lives here.
 #define _GNU_SOURCE
 #include <sys/socket.h>
+#include <pthread.h>
 #include "CEpoll.h"
 
 int cepoll_accept4(int fd, struct sockaddr *addr, socklen_t *len) {
@@ -10,4 +11,8 @@ int cepoll_accept4(int fd, struct sockaddr *addr, socklen_t *len) {
 
 int cepoll_stream_socket(int family) {
     return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+void cepoll_set_thread_name(const char *name) {
+    pthread_setname_np(pthread_self(), name);
 }

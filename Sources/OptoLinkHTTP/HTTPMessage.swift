@@ -35,8 +35,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
+    /// ASCII case-insensitive equality (header names are ASCII tokens); allocates nothing.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        guard utf8.count == other.utf8.count else { return false }
+        for (a, b) in zip(utf8, other.utf8) where a != b {
+            let foldedA = a >= 0x41 && a <= 0x5A ? a | 0x20 : a
+            let foldedB = b >= 0x41 && b <= 0x5A ? b | 0x20 : b
+            if foldedA != foldedB { return false }
+        }
+        return true
     }
 }
 

@@ -20,7 +20,8 @@ struct CountWaiters: Sendable {
 extension TestLock {
     /// Suspends until `current(state) >= count`; the owner calls
     /// `CountWaiters.takeSatisfied(by:)` whenever the count grows.
-    func wait(until count: Int, current: @escaping (Value) -> Int, waiters: WritableKeyPath<Value, CountWaiters>) async {
+    func wait(until count: Int, current: @escaping (Value) -> Int, waiters: WritableKeyPath<Value, CountWaiters>) async
+    {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let satisfied = withLock { state in
                 if current(state) >= count { return true }

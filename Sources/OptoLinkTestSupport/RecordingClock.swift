@@ -7,8 +7,9 @@ import OptoLink
 ///
 /// The SDK's per-attempt deadlines are not ordinary sleeps here: the clock adopts
 /// `OptoLinkDeadlineClock`, records them in ``deadlines`` and, by default, never fires them
-/// (the attempt always finishes first). Pass `deadlinesFire: true` to make every attempt
-/// that suspends lose its deadline race immediately.
+/// (the attempt always finishes first). With `deadlinesFire: true` every deadline fires at
+/// once: use it only with attempts that hang (`StubTransport.Reply.hang`), since a fast
+/// reply would race the deadline; use ``ManualClock`` to time out some attempts and not others.
 public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
     public typealias Instant = VirtualInstant
 

@@ -25,6 +25,8 @@ public final class StubTransport: OptoLinkTransport {
         case gated(Gate, then: Reply)
         /// Throws an error that is not a `URLError` (the SDK must map it to `.unknown`).
         case foreignError
+        /// Computes the answer from the request (e.g. echo a body, check a header).
+        case compute(@Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse)
 
         /// A response with a UTF-8 body (`Content-Type: application/json` unless the body
         /// starts with `<`).
@@ -105,10 +107,12 @@ public final class StubTransport: OptoLinkTransport {
             return (reply, state.waiters.takeSatisfied(by: state.recorded.count))
         }
         for waiter in ready { waiter.resume() }
-        return try await play(reply)
+        return try await play(reply, request, context)
     }
 
-    private func play(_ reply: Reply) async throws -> OptoLinkHTTPResponse {
+    private func play(_ reply: Reply, _ request: OptoLinkHTTPRequest, _ context: OptoLinkRequestContext) async throws
+        -> OptoLinkHTTPResponse
+    {
         switch reply {
         case .response(let response):
             return response
@@ -121,7 +125,9 @@ public final class StubTransport: OptoLinkTransport {
             throw URLError(.cancelled)
         case .gated(let gate, let then):
             await gate.wait()
-            return try await play(then)
+            return try await play(then, request, context)
+        case .compute(let body):
+            return try await body(request, context)
         }
     }
 

@@ -29,7 +29,8 @@ struct HTTPRequestParserTests {
         + "DELETE /c HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
 
     @Test func parsesRequestLineHeadersAndQuery() throws {
-        let outputs = parse("GET /acme/abc/data?deviceId=x&y=2 HTTP/1.1\r\nHost: example\r\nX-Request-Id:  r-1 \r\n\r\n")
+        let outputs = parse(
+            "GET /acme/abc/data?deviceId=x&y=2 HTTP/1.1\r\nHost: example\r\nX-Request-Id:  r-1 \r\n\r\n")
         guard case .request(let request, let keepAlive) = try #require(outputs.first) else {
             Issue.record("expected a request, got \(outputs)")
             return
@@ -83,6 +84,22 @@ struct HTTPRequestParserTests {
         #expect(parser.next() == nil)
     }
 
+    @Test func expectContinueIsReportedUntilTheBodyArrives() {
+        var parser = HTTPRequestParser()
+        parser.append(Array("PUT /x HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n".utf8))
+        #expect(parser.next() == nil)
+        #expect(parser.isAwaitingContinue)
+        parser.continueSent()
+        #expect(!parser.isAwaitingContinue)
+        parser.append(Array("abc".utf8))
+        guard case .request(let request, _) = parser.next() else {
+            Issue.record("expected the request once its body arrived")
+            return
+        }
+        #expect(request.body == Array("abc".utf8))
+        #expect(!parser.isAwaitingContinue)
+    }
+
     // MARK: - Limits
 
     @Test func headersOverTheLimitAre431EvenBeforeTheyEnd() {
@@ -106,10 +123,12 @@ struct HTTPRequestParserTests {
 
     @Test func bodyOverTheLimitIs413WithoutWaitingForIt() {
         #expect(parse("POST / HTTP/1.1\r\nContent-Length: 1048577\r\n\r\n") == [.failure(.bodyTooLarge)])
-        #expect(parse("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n") == [.failure(.bodyTooLarge)])
+        #expect(
+            parse("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n") == [.failure(.bodyTooLarge)])
         let limits = HTTPRequestParser.Limits(maxBodyBytes: 4)
         #expect(parse("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n12345", limits: limits) == [.failure(.bodyTooLarge)])
-        guard case .request(let r, _) = parse("POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n1234", limits: limits).first else {
+        guard case .request(let r, _) = parse("POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n1234", limits: limits).first
+        else {
             Issue.record("a body at the limit must be accepted")
             return
         }
@@ -167,9 +186,11 @@ struct HTTPRequestParserTests {
     @Test(arguments: ["POST", "PUT", "PATCH"])
     func bodyMethodWithoutContentLengthIs411(_ method: String) {
         #expect(parse("\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n") == [.failure(.lengthRequired)])
-        guard case .request(let r, _) = parse(
-            "\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n", limits: .init(requireContentLength: false)
-        ).first else {
+        guard
+            case .request(let r, _) = parse(
+                "\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n", limits: .init(requireContentLength: false)
+            ).first
+        else {
             Issue.record("with requireContentLength off the body is empty")
             return
         }
@@ -185,9 +206,11 @@ struct HTTPRequestParserTests {
         #expect(
             parse("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n1234")
                 == [.failure(.invalidContentLength)])
-        guard case .request(let r, _) = parse(
-            "POST / HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n123"
-        ).first else {
+        guard
+            case .request(let r, _) = parse(
+                "POST / HTTP/1.1\r\nContent-Length: 3\r\ncontent-length: 3\r\n\r\n123"
+            ).first
+        else {
             Issue.record("equal duplicate Content-Length must be accepted")
             return
         }

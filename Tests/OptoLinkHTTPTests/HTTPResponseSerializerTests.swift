@@ -23,13 +23,17 @@ import Testing
         let response = HTTPResponse(status: 200, body: Array("ok".utf8))
         #expect(text(response, .close) == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
         #expect(
-            text(response, .keepAliveHTTP10) == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+            text(response, .keepAliveHTTP10)
+                == "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
     }
 
     @Test func handlerFramingHeadersAreReplacedAndSplittingIsDefused() {
         let response = HTTPResponse(
             status: 200,
-            headers: ["Content-Length": "999", "connection": "keep-alive", "Transfer-Encoding": "chunked", "X-Evil": "a\r\nSet-Cookie: b"],
+            headers: [
+                "Content-Length": "999", "connection": "keep-alive", "Transfer-Encoding": "chunked",
+                "X-Evil": "a\r\nSet-Cookie: b",
+            ],
             body: Array("abc".utf8))
         #expect(text(response) == "HTTP/1.1 200 OK\r\nX-Evil: a  Set-Cookie: b\r\nContent-Length: 3\r\n\r\nabc")
     }
@@ -44,7 +48,9 @@ import Testing
         #expect(text(HTTPResponse(status: 304)) == "HTTP/1.1 304 Not Modified\r\nContent-Length: 0\r\n\r\n")
     }
 
-    @Test(arguments: [(502, "Bad Gateway"), (431, "Request Header Fields Too Large"), (418, "Client Error"), (599, "Server Error")])
+    @Test(arguments: [
+        (502, "Bad Gateway"), (431, "Request Header Fields Too Large"), (418, "Client Error"), (599, "Server Error"),
+    ])
     func reasonPhrases(_ status: Int, _ phrase: String) {
         #expect(text(HTTPResponse(status: status)).hasPrefix("HTTP/1.1 \(status) \(phrase)\r\n"))
     }
@@ -58,7 +64,9 @@ import Testing
 @Suite struct TimerHeapTests {
     @Test func popsInDeadlineOrderAndTiesInInsertionOrder() {
         var heap = TimerHeap<String>()
-        let items: [(UInt64, String)] = [(50, "e"), (10, "a"), (30, "c1"), (30, "c2"), (20, "b"), (40, "d"), (30, "c3")]
+        let items: [(UInt64, String)] = [
+            (50, "e"), (10, "a"), (30, "c1"), (30, "c2"), (20, "b"), (40, "d"), (30, "c3"),
+        ]
         for (deadline, name) in items { heap.schedule(at: deadline, name) }
         #expect(heap.popDue(now: 5) == nil)
         var popped: [String] = []
@@ -74,5 +82,17 @@ import Testing
         while let entry = heap.popDue(now: 495) { popped.append(entry.payload) }
         #expect(popped == Array(0..<50))
         #expect(heap.nextDeadline == 500)
+    }
+}
+
+@Suite struct HTTPHeadersTests {
+    @Test func lookupIgnoresASCIICase() {
+        let headers: HTTPHeaders = ["Content-Type": "a", "X-API-Key": "k", "x-api-key": "k2"]
+        #expect(headers["content-type"] == "a")
+        #expect(headers["X-Api-Key"] == "k")
+        #expect(headers.values(for: "X-API-KEY") == ["k", "k2"])
+        #expect(headers["Content-Typ"] == nil)
+        #expect(headers["Content_Type"] == nil)  // '_' is not '-' folded
+        #expect(!"[".caseInsensitiveEquals("{"))  // only letters fold
     }
 }

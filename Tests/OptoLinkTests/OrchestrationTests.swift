@@ -249,3 +249,24 @@ struct DisposeDuringStartTests {
         #expect(transport.requests.count == 1, "start() after dispose() does nothing")
     }
 }
+
+/// The park-versus-flush race: a URL handled while `start()` finishes is emitted exactly once.
+@Suite(.timeLimit(.minutes(1)))
+struct ParkingRaceTests {
+    @Test func urlHandledConcurrentlyWithStartIsEmittedExactlyOnce() async throws {
+        for round in 0..<200 {
+            let transport = StubTransport()
+            let sdk = OptoLink(
+                config: Fixture.config(), environment: Fixture.environment(transport, store: Fixture.launchedStore()))
+            let url = try #require(URL(string: "myapp://race?round=\(round)"))
+            var links = sdk.links.makeAsyncIterator()
+            async let started: Void = sdk.start()
+            sdk.handle(url: url)
+            await started
+            let link = try #require(await links.next())
+            #expect(link.params == ["round": "\(round)"])
+            sdk.dispose()
+            #expect(await links.next() == nil, "no second emission of the same URL")
+        }
+    }
+}

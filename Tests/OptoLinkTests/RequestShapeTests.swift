@@ -35,6 +35,7 @@ struct RequestShapeTests {
         ("  opl_abc123\n", "opl_abc123"),
         ("https://links.acme.test/acme/welcome?opl_click=opl_fromlink", "opl_fromlink"),
         ("https://links.acme.test/acme/welcome?a=1&opl_click=opl_x%5Fy", "opl_x_y"),
+        ("https://links.acme.test/acme/welcome?opl_click=opl_old&opl_click=opl_new", "opl_new"),
     ])
     func clipboardTokenIsCollected(_ clipboard: String, _ token: String) async throws {
         let body = try await matchBody(clipboard: clipboard)
@@ -171,4 +172,56 @@ struct RequestShapeTests {
         #expect(transport.requests.map(\.context.callId) == [1, 2, 3, 4])
         #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .events, .events])
     }
+}
+
+/// A middleware sees a lost deadline race as `URLError(.timedOut)` from `next`.
+@Suite(.timeLimit(.minutes(1)))
+struct MiddlewareDeadlineTests {
+    struct OutcomeRecorder: OptoLinkMiddleware {
+        let trail: RequestShapeTests.TrailBox
+
+        func intercept(
+            _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+            next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+        ) async throws -> OptoLinkHTTPResponse {
+            do {
+                let response = try await next(request, context)
+                trail.append("\(context.attempt):\(response.status)")
+                return response
+            } catch let error as URLError {
+                trail.append("\(context.attempt):\(error.code == .timedOut ? "timed_out" : "other")")
+                throw error
+            }
+        }
+    }
+
+    @Test func recorderSeesTimeouts() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.hang, .status(200, #"{"ok":true}"#)], for: .events)
+        let trail = RequestShapeTests.TrailBox()
+        let clock = ManualClock()
+        let sdk = OptoLink(
+            config: Fixture.config(),
+            environment: Fixture.environment(transport, clock: clock, middlewares: [OutcomeRecorder(trail: trail)]))
+        let call = Task { try await sdk.trackEvent(name: "open") }
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(10))  // the first attempt's deadline fires
+        await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(500))  // back-off
+        try await call.value
+        #expect(trail.all == ["1:timed_out", "2:200"])
+    }
+}
+
+/// `StubTransport.Reply.compute` sees the request (used by other targets' tests).
+@Test func stubComputeRepliesSeeTheRequest() async throws {
+    let transport = StubTransport()
+    transport.setDefault(
+        .compute { request, context in
+            #expect(context.endpoint == .identity)
+            return OptoLinkHTTPResponse(status: 200, body: request.body ?? Data())
+        }, for: .identity)
+    let sdk = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+    try await sdk.setIdentity(externalId: "echo")
+    #expect(transport.requests(for: .identity).count == 1)
 }

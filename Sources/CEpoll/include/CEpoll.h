@@ -52,6 +52,9 @@ static inline void cepoll_ignore_sigpipe(void) { signal(SIGPIPE, SIG_IGN); }
 /// A non-blocking, close-on-exec TCP socket of `family` (AF_INET / AF_INET6); -1 and errno on failure.
 int cepoll_stream_socket(int family);
 
+/// Names the calling thread (at most 15 bytes show in top/perf); defined in shim.c (_GNU_SOURCE).
+void cepoll_set_thread_name(const char *name);
+
 /// Sets an int-valued socket option to 1 (SO_REUSEADDR, SO_REUSEPORT, TCP_NODELAY, IPV6_V6ONLY).
 static inline int cepoll_enable_option(int fd, int level, int name) {
     int one = 1;

@@ -7,8 +7,8 @@ import Foundation
 /// The one retry loop every endpoint goes through (CONTRACT §2, "Retry matrix").
 ///
 /// One public call = one budget of `maxRetries + 1` attempts. Each attempt runs through
-/// the middlewares to the transport, raced against the per-attempt deadline on the
-/// injected clock. After a failure the policy decides; the loop honours whatever it says
+/// the middlewares to the transport, whose call is raced against the per-attempt deadline
+/// on the injected clock. After a failure the policy decides; the loop honours whatever it says
 /// (including a delay that ignores Retry-After) but never exceeds the budget. Sleeps go
 /// through the injected clock.
 struct OptoLinkRetryLoop: Sendable {
@@ -24,11 +24,13 @@ struct OptoLinkRetryLoop: Sendable {
     let log: OptoLinkLog
 
     init(environment: OptoLinkEnvironment, config: OptoLinkConfig, log: OptoLinkLog) {
-        self.send = Self.chain(environment.middlewares, transport: environment.transport)
+        let timeout = Self.deadline(seconds: config.timeout)
+        self.timeout = timeout
         self.clock = environment.clock
         self.policy = environment.retryPolicy
         self.maxRetries = max(0, config.maxRetries)
-        self.timeout = Self.deadline(seconds: config.timeout)
+        self.send = Self.chain(
+            environment.middlewares, transport: environment.transport, deadline: timeout, clock: environment.clock)
         self.label = environment.label
         self.log = log
     }
@@ -40,9 +42,19 @@ struct OptoLinkRetryLoop: Sendable {
         return .milliseconds(Int64((min(seconds, 31_536_000) * 1000).rounded(.up)))
     }
 
-    /// Folds the middlewares around the transport: the first middleware is outermost.
-    static func chain(_ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport) -> Send {
-        var next: Send = { request, context in try await transport.send(request, context: context) }
+    /// Folds the middlewares around the transport: the first middleware is outermost. The
+    /// innermost step races the transport call against `deadline` on `clock` (the loser is
+    /// cancelled), so middlewares see a lost race as `URLError(.timedOut)` thrown by `next`.
+    static func chain(
+        _ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport, deadline: Duration?,
+        clock: any Clock<Duration>
+    ) -> Send {
+        var next: Send = { request, context in
+            guard let deadline else { return try await transport.send(request, context: context) }
+            return try await OptoLinkAttemptDeadline.race(deadline, on: clock) {
+                try await transport.send(request, context: context)
+            }
+        }
         for middleware in middlewares.reversed() {
             let inner = next
             next = { request, context in try await middleware.intercept(request, context: context, next: inner) }
@@ -67,7 +79,7 @@ struct OptoLinkRetryLoop: Sendable {
             let failure: OptoLinkAttemptFailure
             let error: any OptoLinkError
             do {
-                let response = try await runAttempt(request, context: context)
+                let response = try await send(request, context)
                 if (200...299).contains(response.status) { return response }
                 let apiError = OptoLinkApiError.from(status: response.status, body: response.body)
                 failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
@@ -100,35 +112,6 @@ struct OptoLinkRetryLoop: Sendable {
                 }
             }
             attempt += 1
-        }
-    }
-
-    /// One attempt raced against the deadline; the loser is cancelled.
-    private func runAttempt(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
-        -> OptoLinkHTTPResponse
-    {
-        guard let timeout else { return try await send(request, context) }
-        let send = self.send
-        let clock = self.clock
-        return try await withThrowingTaskGroup(of: OptoLinkHTTPResponse?.self) { group in
-            group.addTask { try await send(request, context) }
-            group.addTask {
-                try await Self.sleepUntilDeadline(timeout, on: clock)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let response = first else {
-                throw URLError(.timedOut)
-            }
-            return response
-        }
-    }
-
-    private static func sleepUntilDeadline(_ timeout: Duration, on clock: any Clock<Duration>) async throws {
-        if let deadlineClock = clock as? any OptoLinkDeadlineClock {
-            try await deadlineClock.sleepUntilDeadline(timeout)
-        } else {
-            try await clock.sleep(for: timeout)
         }
     }
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A `Date: <IMF-fixdate>\r\n` header line, reformatted at most once per wall-clock second.
@@ -28,7 +28,8 @@ struct HTTPDateHeader {
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let text = "Date: \(days[Int(tm.tm_wday) % 7]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon) % 12]) "
+        let text =
+            "Date: \(days[Int(tm.tm_wday) % 7]), \(two(tm.tm_mday)) \(months[Int(tm.tm_mon) % 12]) "
             + "\(tm.tm_year + 1900) \(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)) GMT\r\n"
         return Array(text.utf8)
     }

@@ -37,12 +37,14 @@ public struct HTTPRequestParser: Sendable {
         var request: HTTPRequest
         var keepAlive: Bool
         var length: Int
+        var expectsContinue: Bool
     }
 
     private struct Head {
         var request: HTTPRequest
         var keepAlive: Bool
         var contentLength: Int
+        var expectsContinue: Bool
     }
 
     /// The limits this parser enforces.
@@ -63,6 +65,19 @@ public struct HTTPRequestParser: Sendable {
 
     /// `true` when no partial request is buffered (the connection is between requests).
     public var isIdle: Bool { pendingBody == nil && readIndex == buffer.count }
+
+    /// `true` when the request in progress sent `Expect: 100-continue` and its body has not fully
+    /// arrived: the server should send `100 Continue` (then call ``continueSent()``) so the client
+    /// does not wait for its own timeout before sending the body (RFC 9110 §10.1.1).
+    public var isAwaitingContinue: Bool {
+        guard let pending = pendingBody, pending.expectsContinue else { return false }
+        return bufferedByteCount < pending.length
+    }
+
+    /// Records that `100 Continue` was sent for the request in progress.
+    public mutating func continueSent() {
+        pendingBody?.expectsContinue = false
+    }
 
     /// Appends received bytes; call ``next()`` until it returns `nil` to take out what is complete.
     public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
@@ -96,7 +111,9 @@ public struct HTTPRequestParser: Sendable {
             readIndex = headEnd
             scanIndex = headEnd
             if head.contentLength == 0 { return .request(head.request, keepAlive: head.keepAlive) }
-            pendingBody = PendingBody(request: head.request, keepAlive: head.keepAlive, length: head.contentLength)
+            pendingBody = PendingBody(
+                request: head.request, keepAlive: head.keepAlive, length: head.contentLength,
+                expectsContinue: head.expectsContinue)
             return next()
         }
     }
@@ -169,6 +186,7 @@ public struct HTTPRequestParser: Sendable {
         var sawTransferEncoding = false
         var connectionClose = false
         var connectionKeepAlive = false
+        var expectsContinue = false
         var pos = lineEnd + 2
         while pos < end - 2 {
             let le = Self.lineEnd(p, from: pos)
@@ -193,6 +211,8 @@ public struct HTTPRequestParser: Sendable {
                 contentLength = length
             } else if equalsLowercased(name, "transfer-encoding") {
                 sawTransferEncoding = true
+            } else if equalsLowercased(name, "expect") {
+                expectsContinue = equalsLowercased(value, "100-continue")
             } else if equalsLowercased(name, "connection") {
                 forEachToken(value) { token in
                     if equalsLowercased(token, "close") { connectionClose = true }
@@ -220,7 +240,10 @@ public struct HTTPRequestParser: Sendable {
             headers: HTTPHeaders(fields)
         )
         let keepAlive = !connectionClose && (isHTTP11 || connectionKeepAlive)
-        return .success(Head(request: request, keepAlive: keepAlive, contentLength: length))
+        return .success(
+            Head(
+                request: request, keepAlive: keepAlive, contentLength: length,
+                expectsContinue: expectsContinue && isHTTP11))
     }
 
     /// Index of the CR of the next CRLF at or after `from`. The head is known to end in CRLF CRLF.
@@ -259,13 +282,17 @@ public struct HTTPRequestParser: Sendable {
         var result = 0
         for c in value {
             guard isDigit(c) else { return nil }
-            if result > 100_000_000_000_000_000 { result = Int.max; continue }
+            if result > 100_000_000_000_000_000 {
+                result = Int.max
+                continue
+            }
             result = result * 10 + Int(c - UInt8(ascii: "0"))
         }
         return result
     }
 
-    private static func forEachToken(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+    private static func forEachToken(_ value: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> Void)
+    {
         var s = 0
         while s < value.count {
             var e = s

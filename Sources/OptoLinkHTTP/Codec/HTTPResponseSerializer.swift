@@ -60,17 +60,27 @@ public enum HTTPResponseSerializer {
     }
 
     private static func appendSanitized(_ text: String, to buffer: inout [UInt8]) {
-        for c in text.utf8 { buffer.append(c == .cr || c == .lf ? .space : c) }
+        if text.utf8.contains(where: { $0 == .cr || $0 == .lf }) {
+            for c in text.utf8 { buffer.append(c == .cr || c == .lf ? .space : c) }
+        } else {
+            buffer.append(contentsOf: text.utf8)
+        }
     }
+
+    /// The interim response sent when a request with `Expect: 100-continue` waits for its body.
+    static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     static func appendDecimal(_ value: Int, to buffer: inout [UInt8]) {
         guard value > 0 else {
             buffer.append(UInt8(ascii: "0"))
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var v = value
         withUnsafeMutableBytes(of: &digits) { d in

@@ -21,6 +21,8 @@ final class Connection {
     var delayed: DelayedResponse?
     /// No further request is processed; close once `output` is written.
     var closeAfterWrite = false
+    /// The server answered an error of its own: the client may still be sending, so close lingering.
+    var closingOnError = false
     /// Our side is shut down for writing; reading and discarding until EOF or `lingerDeadline`.
     var lingering = false
     var lingerDeadline: UInt64 = 0
@@ -37,7 +39,10 @@ final class Connection {
     /// The deadline of this connection's live entry in the loop's timer heap (`.max` when none).
     var scheduledDeadline: UInt64 = .max
 
-    init(fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32, now: UInt64) {
+    init(
+        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32,
+        now: UInt64
+    ) {
         self.fd = fd
         self.token = token
         self.info = info

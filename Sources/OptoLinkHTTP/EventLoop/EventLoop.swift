@@ -2,7 +2,7 @@ import CEpoll
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One epoll event loop on its own thread: accepts on its listener, reads, parses, calls the
@@ -205,22 +205,36 @@ final class EventLoop {
             if connection.peerClosedInput { close(connection) }
             return
         }
-        processRequests(connection)
-        if !connection.closed { flush(connection) }
+        drive(connection)
     }
 
     private func writeAndContinue(_ connection: Connection) {
         flush(connection)
         guard !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
-        processRequests(connection)
-        if !connection.closed { flush(connection) }
+        drive(connection)
+    }
+
+    /// Answers buffered requests and writes, repeating while back-pressure was the only thing
+    /// that stopped parsing and the socket has since taken the output.
+    private func drive(_ connection: Connection) {
+        while true {
+            let blockedByOutput = processRequests(connection)
+            if connection.closed { return }
+            flush(connection)
+            guard blockedByOutput, !connection.closed, connection.pendingOutputCount < Self.outputHighWater else {
+                return
+            }
+        }
     }
 
     // MARK: - Requests
 
     /// Parses and answers buffered requests in order until one is delayed, the connection is
     /// closing, more bytes are needed, or too much output is waiting.
-    private func processRequests(_ connection: Connection) {
+    ///
+    /// - Returns: `true` when it stopped only because too much output was waiting.
+    @discardableResult
+    private func processRequests(_ connection: Connection) -> Bool {
         while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
             connection.pendingOutputCount < Self.outputHighWater
         {
@@ -244,21 +258,31 @@ final class EventLoop {
                     timers.schedule(at: now &+ delay.nanosecondsClamped, .delayedResponse(connection.token))
                 case .reset:
                     reset(connection)
-                    return
+                    return false
                 }
             }
+        }
+        let blockedByOutput =
+            connection.pendingOutputCount >= Self.outputHighWater && connection.delayed == nil
+            && !connection.closeAfterWrite
+        if connection.parser.isAwaitingContinue, !connection.closeAfterWrite, connection.delayed == nil {
+            if !connection.hasPendingOutput { connection.lastWriteProgress = now }
+            connection.output.append(contentsOf: HTTPResponseSerializer.continueResponse)
+            connection.parser.continueSent()
         }
         if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
         if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
             // The client will send nothing more; a partial request can never complete.
             connection.closeAfterWrite = true
         }
+        return blockedByOutput
     }
 
     private func enqueue(
         _ response: HTTPResponse, persistence: HTTPResponseSerializer.Persistence, omitBody: Bool,
         on connection: Connection
     ) {
+        let persistence = draining ? .close : persistence
         if !connection.hasPendingOutput { connection.lastWriteProgress = now }
         HTTPResponseSerializer.serialize(
             response, persistence: persistence, omitBody: omitBody, dateHeader: dateHeader.current(),
@@ -269,6 +293,7 @@ final class EventLoop {
     private func respondWithError(status: Int, on connection: Connection) {
         let body = Array("\(status) \(HTTPStatusReason.phrase(for: status))\n".utf8)
         let response = HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
+        connection.closingOnError = true
         enqueue(response, persistence: .close, omitBody: false, on: connection)
     }
 
@@ -301,8 +326,10 @@ final class EventLoop {
             }
             connection.outputOffset = 0
         }
+        if draining, connection.isIdle { connection.closeAfterWrite = true }
         if connection.closeAfterWrite, connection.delayed == nil, !connection.lingering {
-            if connection.peerClosedInput || lingerTimeout == 0 {
+            let unreadInputLikely = connection.closingOnError || !connection.parser.isIdle
+            if connection.peerClosedInput || lingerTimeout == 0 || !unreadInputLikely {
                 close(connection)
             } else {
                 // Lingering close: stop writing, keep draining input briefly so unread request
@@ -362,8 +389,14 @@ final class EventLoop {
         return connection.lastActivity &+ idleTimeout
     }
 
+    /// Makes sure the heap holds an entry for this connection no later than its deadline.
+    ///
+    /// The entry is placed at most one request timeout ahead, so a later move from idle to
+    /// "request in progress" (deadline: first byte + request timeout) never needs an earlier
+    /// entry: the common keep-alive cycle pushes nothing, and the heap holds about one entry per
+    /// connection instead of one per request.
     private func armTimer(_ connection: Connection) {
-        let due = deadline(of: connection)
+        let due = min(deadline(of: connection), now &+ requestTimeout)
         if due < connection.scheduledDeadline {
             connection.scheduledDeadline = due
             timers.schedule(at: due, .connection(connection.token))
@@ -398,8 +431,7 @@ final class EventLoop {
                 guard let connection = connection(for: token), let delayed = connection.delayed else { continue }
                 connection.delayed = nil
                 enqueue(delayed.response, persistence: delayed.persistence, omitBody: delayed.omitBody, on: connection)
-                processRequests(connection)
-                if !connection.closed { flush(connection) }
+                drive(connection)
                 if !connection.closed { settle(connection) }
             case .resumeAccepting:
                 acceptPaused = false

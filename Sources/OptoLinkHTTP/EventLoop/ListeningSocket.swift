@@ -1,7 +1,7 @@
 import CEpoll
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
@@ -45,7 +45,8 @@ enum ListeningSocket {
     /// Writes `host:port` into `storage`; returns the address length.
     private static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws -> socklen_t {
         let literal = host == "localhost" ? "127.0.0.1" : host
-        let bracketless = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
+        let bracketless =
+            literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
         let netPort = in_port_t(UInt16(port).bigEndian)
         return try withUnsafeMutablePointer(to: &storage) { raw in
             var v4 = in_addr()

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts and joins the POSIX threads that run event loops (no Foundation `Thread`).
@@ -15,12 +15,14 @@ enum LoopThread {
     static func spawn(_ body: @escaping @Sendable () -> Void) throws -> pthread_t {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard rc == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw HTTPServerError.systemCall("pthread_create", errno: rc)

@@ -1,12 +1,13 @@
 extension HTTPServer {
     /// Where the server listens, how many event loops it runs, and its limits and timeouts.
     public struct Configuration: Sendable, Equatable {
-        /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`, `::`) or `localhost` (127.0.0.1).
+        /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`, `::`)
+        /// or `localhost` (meaning 127.0.0.1). Names are not resolved.
         public var host: String
         /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
         public var port: Int
-        /// Event-loop threads, each with its own epoll set and its own `SO_REUSEPORT` listener (≥ 1).
-        /// One loop was measured fastest on 2 cores with `wrk` on the same machine (see Benchmarks/results/http-server.json).
+        /// Event-loop threads, each with its own epoll set and its own `SO_REUSEPORT` listener (≥ 1);
+        /// the kernel spreads new connections across them. Default 1: see `Benchmarks/results/http-server.json`.
         public var loopCount: Int
         /// Request size limits and framing rules.
         public var limits: HTTPRequestParser.Limits

@@ -2,7 +2,7 @@ import CEpoll
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A non-blocking HTTP/1.1 server: epoll event loops on their own threads, keep-alive,
@@ -62,7 +62,9 @@ public final class HTTPServer: Sendable {
         try state.withLock { (state: inout State) throws(HTTPServerError) in
             guard state.phase == .created else { throw .alreadyStarted }
             let configuration = configuration
-            guard (0...65535).contains(configuration.port) else { throw .invalidConfiguration("port \(configuration.port)") }
+            guard (0...65535).contains(configuration.port) else {
+                throw .invalidConfiguration("port \(configuration.port)")
+            }
             guard configuration.loopCount >= 1 else { throw .invalidConfiguration("loopCount < 1") }
             guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
             cepoll_ignore_sigpipe()
@@ -84,9 +86,10 @@ public final class HTTPServer: Sendable {
                     let wakeFD = cepoll_eventfd()
                     guard wakeFD >= 0 else { throw HTTPServerError.systemCall("eventfd", errno: cepoll_errno()) }
                     descriptors.append(wakeFD)
-                    setups.append(EventLoop.Setup(
-                        epollFD: epollFD, wakeFD: wakeFD, listenFD: listener.fd, configuration: configuration,
-                        handler: handler, shared: shared, counters: shared.loops[index]))
+                    setups.append(
+                        EventLoop.Setup(
+                            epollFD: epollFD, wakeFD: wakeFD, listenFD: listener.fd, configuration: configuration,
+                            handler: handler, shared: shared, counters: shared.loops[index]))
                 }
                 state.port = boundPort
             } catch let error as HTTPServerError {
@@ -100,10 +103,12 @@ public final class HTTPServer: Sendable {
             var threads: [pthread_t] = []
             for setup in setups {
                 do {
-                    threads.append(try LoopThread.spawn {
-                        EventLoop(setup).run()
-                        shared.loopExited()
-                    })
+                    threads.append(
+                        try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
+                            cepoll_set_thread_name(name)
+                            EventLoop(setup).run()
+                            shared.loopExited()
+                        })
                 } catch {
                     // Stop the loops already running, then release what the others would have owned.
                     shared.shuttingDown.store(true, ordering: .releasing)

@@ -13,13 +13,18 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// Take the client IP from the first `X-Forwarded-For` address instead of the socket peer
     /// (how one load machine stands in for many devices' IPs).
     public var trustForwardedFor: Bool
+    /// Rate limits per bucket and the algorithm (CONTRACT §1, "Rate limits").
     public var limits: StagingLimits
+    /// Fault rules in force at start (change them later with ``StagingServer/setFaults(_:)``).
     public var faults: StagingFaults
+    /// Orgs, keys, iOS app configs and links; ``StagingFixtures/default`` when absent.
     public var fixtures: StagingFixtures
+    /// Windows, weights and threshold of the match ladder (CONTRACT §4).
     public var match: StagingMatchSettings
     /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
     public var rotationGraceSeconds: Double
 
+    /// A configuration; every argument defaults to the built-in value (loopback, port 0, contract limits, no faults).
     public init(
         host: String = "127.0.0.1", port: Int = 0, trustForwardedFor: Bool = false, limits: StagingLimits = .init(),
         faults: StagingFaults = .none, fixtures: StagingFixtures = .default, match: StagingMatchSettings = .init(),
@@ -45,7 +50,8 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         faults = try c.decodeIfPresent(StagingFaults.self, forKey: .faults) ?? d.faults
         fixtures = try c.decodeIfPresent(StagingFixtures.self, forKey: .fixtures) ?? d.fixtures
         match = try c.decodeIfPresent(StagingMatchSettings.self, forKey: .match) ?? d.match
-        rotationGraceSeconds = try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
+        rotationGraceSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
     }
 
     /// Reads and validates a configuration JSON file.
@@ -65,7 +71,9 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// - Throws: ``StagingConfigurationError`` naming the offending key or value.
     public static func decode(_ data: Data, source: String = "configuration") throws -> StagingConfiguration {
         let configuration: StagingConfiguration
-        do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error as DecodingError {
+        do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error
+            as DecodingError
+        {
             throw StagingConfigurationError(message: "\(source): \(Self.describe(error))")
         } catch {
             throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
@@ -84,15 +92,17 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         for bucket in StagingBucketClass.allCases {
             let rule = limits.rule(for: bucket)
             if rule.limit < 1 { problems.append("limits.\(bucket.rawValue).limit must be at least 1") }
-            if !(rule.windowSeconds > 0 && rule.windowSeconds.isFinite) {
-                problems.append("limits.\(bucket.rawValue).windowSeconds must be positive")
+            if !(rule.windowSeconds > 0 && rule.windowSeconds <= 31_536_000) {
+                problems.append("limits.\(bucket.rawValue).windowSeconds must be within (0, 31536000]")
             }
         }
         problems += faults.problems()
         var orgKeys = Set<String>()
         var keys = Set<String>()
         for org in fixtures.orgs {
-            if org.orgKey.isEmpty || org.orgKey.contains("/") { problems.append("fixtures: bad orgKey '\(org.orgKey)'") }
+            if org.orgKey.isEmpty || org.orgKey.contains("/") {
+                problems.append("fixtures: bad orgKey '\(org.orgKey)'")
+            }
             if !orgKeys.insert(org.orgKey).inserted { problems.append("fixtures: duplicate orgKey '\(org.orgKey)'") }
             for key in org.apiKeys where !keys.insert(key.key).inserted {
                 problems.append("fixtures: duplicate API key ending '\(key.key.suffix(6))'")
@@ -123,6 +133,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
 
 /// A configuration that cannot be used; `message` names the file and the problem.
 public struct StagingConfigurationError: Error, LocalizedError, Sendable, Equatable {
+    /// `<source>: <problem>; <problem>…`.
     public var message: String
     public var errorDescription: String? { message }
 }

@@ -8,14 +8,27 @@ extension StagingBackend {
     /// unchanged); latency delays whatever the route answered.
     func withFaults(_ context: RequestContext, _ route: (RequestContext) -> RouteOutcome) -> HTTPHandlerResult {
         guard let fault = faults.draw(context.endpoint) else { return .respond(route(context).response) }
-        if !fault.commitsWrite { return answer(fault, context) }
+        if !fault.commitsWrite {
+            endpointCounters.recordFault(context.endpoint, fault.kind)
+            return answer(fault, context)
+        }
         var context = context
         context.faultAfterCommit = fault.kind.rawValue
         let outcome = route(context)
         if fault.kind == .latency {
-            return .respondAfter(outcome.response, delay: .milliseconds(Int64((fault.delaySeconds ?? 15) * 1000)))
+            endpointCounters.recordFault(context.endpoint, fault.kind)
+            return .respondAfter(outcome.response, delay: Self.latency(fault.delaySeconds))
         }
-        return outcome.committed ? answer(fault, context) : .respond(outcome.response)
+        guard outcome.committed else { return .respond(outcome.response) }
+        endpointCounters.recordFault(context.endpoint, fault.kind)
+        return answer(fault, context)
+    }
+
+    /// The latency fault's delay: 15 s by default, clamped to 0…1 h (a NaN or huge value never traps).
+    static func latency(_ seconds: Double?) -> Duration {
+        let value = seconds ?? 15
+        guard value.isFinite, value > 0 else { return .zero }
+        return .milliseconds(Int64(min(value, 3600) * 1000))
     }
 
     private func answer(_ fault: StagingFaultRule, _ context: RequestContext) -> HTTPHandlerResult {

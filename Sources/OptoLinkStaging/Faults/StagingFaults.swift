@@ -26,6 +26,7 @@ public enum StagingFaultKind: String, Sendable, Codable, CaseIterable {
 
 /// One fault rule of an endpoint: with probability `rate` a request gets `kind`.
 public struct StagingFaultRule: Sendable, Codable, Equatable {
+    /// What the fault does.
     public var kind: StagingFaultKind
     /// Probability per request in `0...1`.
     public var rate: Double
@@ -36,6 +37,7 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
     /// Overrides the kind's commit phase (`html_502`, `empty_5xx`, `reset`).
     public var afterCommit: Bool?
 
+    /// A rule; `rate` is a probability per request in `0...1`.
     public init(
         kind: StagingFaultKind, rate: Double, status: Int? = nil, delaySeconds: Double? = nil, afterCommit: Bool? = nil
     ) {
@@ -56,9 +58,12 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
 /// endpoint names as ``StagingEndpoint`` (`match`, `data`, `session`, `identity`,
 /// `identity_clear`, `events`). Rules of one endpoint are tried in order; their rates add up to at most 1.
 public struct StagingFaults: Sendable, Codable, Equatable {
+    /// Seeds the per-request draws: the same seed and request order give the same faults.
     public var seed: UInt64
+    /// Endpoint name (``StagingEndpoint`` raw value) → its rules, tried in order.
     public var endpoints: [String: [StagingFaultRule]]
 
+    /// Rules per endpoint, drawn from `seed`.
     public init(seed: UInt64 = 1, endpoints: [String: [StagingFaultRule]] = [:]) {
         self.seed = seed
         self.endpoints = endpoints
@@ -80,13 +85,15 @@ public struct StagingFaults: Sendable, Codable, Equatable {
             if StagingEndpoint(rawValue: name) == nil { problems.append("faults: unknown endpoint '\(name)'") }
             var total = 0.0
             for rule in rules {
-                if !(0...1).contains(rule.rate) { problems.append("faults.\(name): rate \(rule.rate) is not within 0...1") }
+                if !(0...1).contains(rule.rate) {
+                    problems.append("faults.\(name): rate \(rule.rate) is not within 0...1")
+                }
                 total += rule.rate
                 if let status = rule.status, !(500...599).contains(status) {
                     problems.append("faults.\(name): status \(status) is not a 5xx")
                 }
-                if let delay = rule.delaySeconds, !(delay >= 0 && delay.isFinite) {
-                    problems.append("faults.\(name): delaySeconds \(delay) is negative")
+                if let delay = rule.delaySeconds, !(0...3600).contains(delay) {
+                    problems.append("faults.\(name): delaySeconds \(delay) is not within 0...3600")
                 }
             }
             if total > 1.000_001 { problems.append("faults.\(name): rates add up to \(total), more than 1") }

@@ -28,7 +28,8 @@ struct FixtureIndex: Sendable {
             orgs[org.orgKey] = org
             for key in org.apiKeys {
                 let rotatedAt = key.rotatedAt ?? key.rotatedAgoSeconds.map { startedAt - $0 }
-                keys[key.key] = KeyRecord(orgKey: org.orgKey, key: key, validUntil: rotatedAt.map { $0 + rotationGraceSeconds })
+                keys[key.key] = KeyRecord(
+                    orgKey: org.orgKey, key: key, validUntil: rotatedAt.map { $0 + rotationGraceSeconds })
             }
             var byCode: [String: StagingLink] = [:]
             for link in org.links { byCode[link.shortCode] = link }

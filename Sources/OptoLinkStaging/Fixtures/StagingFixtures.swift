@@ -6,6 +6,7 @@ public struct StagingFixtures: Sendable, Codable, Equatable {
     /// Every organisation the emulator knows.
     public var orgs: [StagingOrg]
 
+    /// Fixtures made of `orgs`.
     public init(orgs: [StagingOrg]) { self.orgs = orgs }
 
     /// The built-in fixtures: orgs `acme` and `globex` with their keys and links.
@@ -20,7 +21,8 @@ public struct StagingFixtures: Sendable, Codable, Equatable {
             ],
             ios: StagingIOSApp(teamId: "TEAM123456", bundleId: "com.example.acme", customHosts: ["links.acme.test"]),
             links: [
-                StagingLink(shortCode: "welcome", linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"]),
+                StagingLink(
+                    shortCode: "welcome", linkId: "lnk_welcome", path: "/welcome", params: ["campaign": "spring"]),
                 StagingLink(
                     shortCode: "promo", linkId: "lnk_promo", path: "/promo/summer",
                     params: ["code": "SUMMER", "ref": "mail"]),
@@ -40,11 +42,14 @@ public struct StagingOrg: Sendable, Codable, Equatable {
     public var orgKey: String
     /// `false` for a suspended org: its links answer 410 and its AASA entry is left out.
     public var active: Bool
+    /// The org's API keys (CLIENT and SERVER tier, revoked, rotated).
     public var apiKeys: [StagingAPIKey]
     /// The iOS app configuration served in the AASA file (CONTRACT §5), if any.
     public var ios: StagingIOSApp?
+    /// The org's short links.
     public var links: [StagingLink]
 
+    /// An org; active, no keys, no iOS config and no links unless given.
     public init(
         orgKey: String, active: Bool = true, apiKeys: [StagingAPIKey] = [], ios: StagingIOSApp? = nil,
         links: [StagingLink] = []
@@ -76,6 +81,7 @@ public enum StagingKeyTier: String, Sendable, Codable {
 public struct StagingAPIKey: Sendable, Codable, Equatable {
     /// The whole key, e.g. `opl_sdk_test_acme_client`.
     public var key: String
+    /// `CLIENT` (the SDK's) or `SERVER` (403 on `/sdk/*`).
     public var tier: StagingKeyTier
     /// A revoked key answers 401 `Invalid API key`.
     public var revoked: Bool
@@ -85,6 +91,7 @@ public struct StagingAPIKey: Sendable, Codable, Equatable {
     /// Alternative to `rotatedAt`: rotated this many seconds before the emulator started.
     public var rotatedAgoSeconds: Double?
 
+    /// A key; valid forever unless `revoked` or rotated (`rotatedAt` / `rotatedAgoSeconds`).
     public init(
         key: String, tier: StagingKeyTier, revoked: Bool = false, rotatedAt: Double? = nil,
         rotatedAgoSeconds: Double? = nil
@@ -110,10 +117,12 @@ public struct StagingAPIKey: Sendable, Codable, Equatable {
 public struct StagingIOSApp: Sendable, Codable, Equatable {
     /// The Apple team id; an org without one is left out of the AASA file.
     public var teamId: String?
+    /// The app's bundle id.
     public var bundleId: String
     /// Custom verified link hosts: their AASA file carries this org alone.
     public var customHosts: [String]
 
+    /// An iOS app configuration.
     public init(teamId: String?, bundleId: String, customHosts: [String] = []) {
         self.teamId = teamId
         self.bundleId = bundleId
@@ -130,7 +139,9 @@ public struct StagingIOSApp: Sendable, Codable, Equatable {
 
 /// One short link of an org.
 public struct StagingLink: Sendable, Codable, Equatable {
+    /// The last path segment of the link URL.
     public var shortCode: String
+    /// The id `/data` and `/match` answer with, e.g. `lnk_welcome`.
     public var linkId: String
     /// The in-app path, e.g. `/promo/summer`.
     public var path: String
@@ -139,6 +150,7 @@ public struct StagingLink: Sendable, Codable, Equatable {
     /// `false` for an inactive or expired link: `/data` answers 410.
     public var active: Bool
 
+    /// An active link unless `active` is `false`.
     public init(shortCode: String, linkId: String, path: String, params: [String: String]? = nil, active: Bool = true) {
         self.shortCode = shortCode
         self.linkId = linkId

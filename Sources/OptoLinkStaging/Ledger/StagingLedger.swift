@@ -28,6 +28,15 @@ final class StagingLedger: Sendable {
     }
 
     func entries() -> [StagingLedgerEntry] { state.withLock { $0.entries } }
+
+    /// Entries with a sequence above `since`, at most `limit` of them (sequences are contiguous from 1).
+    func entries(since: Int, limit: Int) -> [StagingLedgerEntry] {
+        state.withLock { state in
+            let start = min(max(since, 0), state.entries.count)
+            let end = start + min(max(limit, 0), state.entries.count - start)
+            return Array(state.entries[start..<end])
+        }
+    }
     var count: Int { state.withLock { $0.entries.count } }
     func reset() { state.withLock { $0 = State() } }
 }

@@ -51,7 +51,8 @@ final class RateLimiter: Sendable {
             case .fixedWindow:
                 decision =
                     b.hits <= rule.limit
-                    ? .allowed : .limited(retryAfterSeconds: Self.wholeSeconds(b.windowStart + rule.windowSeconds - now))
+                    ? .allowed
+                    : .limited(retryAfterSeconds: Self.wholeSeconds(b.windowStart + rule.windowSeconds - now))
             case .slidingLog:
                 let horizon = now - rule.windowSeconds
                 if let firstKept = b.log.firstIndex(where: { $0 > horizon }) {
@@ -95,6 +96,7 @@ final class RateLimiter: Sendable {
 
     /// Whole seconds until `remaining` elapses, rounded up, never below 1.
     static func wholeSeconds(_ remaining: Double) -> Int {
-        max(1, Int(remaining.rounded(.up)))
+        guard remaining.isFinite else { return remaining > 0 ? 1_000_000_000 : 1 }
+        return max(1, Int(min(remaining, 1e9).rounded(.up)))
     }
 }

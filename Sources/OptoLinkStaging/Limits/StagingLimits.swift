@@ -10,10 +10,12 @@ public enum StagingRateLimitAlgorithm: String, Sendable, Codable {
 
 /// A limit: `limit` requests per `windowSeconds` seconds.
 public struct StagingRateLimitRule: Sendable, Codable, Equatable {
+    /// Requests accepted per window.
     public var limit: Int
     /// The window length in seconds.
     public var windowSeconds: Double
 
+    /// `limit` requests per `windowSeconds` seconds.
     public init(limit: Int, windowSeconds: Double) {
         self.limit = limit
         self.windowSeconds = windowSeconds
@@ -37,6 +39,7 @@ public enum StagingBucketClass: String, Sendable, Codable, CaseIterable {
 public struct StagingLimits: Sendable, Codable, Equatable {
     /// `false` turns every limit off (e.g. raw capacity benchmarks).
     public var enabled: Bool
+    /// Fixed window (default, as `@nestjs/throttler`) or sliding log.
     public var algorithm: StagingRateLimitAlgorithm
     /// 30 per 60 s per IP by default.
     public var match: StagingRateLimitRule
@@ -47,6 +50,7 @@ public struct StagingLimits: Sendable, Codable, Equatable {
     /// 600 per 60 s per key by default.
     public var events: StagingRateLimitRule
 
+    /// The limits of CONTRACT §1 unless overridden.
     public init(
         enabled: Bool = true, algorithm: StagingRateLimitAlgorithm = .fixedWindow,
         match: StagingRateLimitRule = .init(limit: 30, windowSeconds: 60),

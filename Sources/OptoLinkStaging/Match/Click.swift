@@ -18,10 +18,13 @@ struct Click: Sendable, Equatable {
     /// The FINGERPRINT_EXACT key: `ip:platform:majorMinor:lang:tz`, lower-cased.
     var fingerprint: String {
         Self.fingerprint(
-            ip: ip, platform: signals.platform, osVersion: signals.osVersion, language: signals.language, timezone: timezone)
+            ip: ip, platform: signals.platform, osVersion: signals.osVersion, language: signals.language,
+            timezone: timezone)
     }
 
-    static func fingerprint(ip: String, platform: String, osVersion: String, language: String, timezone: String) -> String {
+    static func fingerprint(ip: String, platform: String, osVersion: String, language: String, timezone: String)
+        -> String
+    {
         "\(ip):\(platform):\(BrowserSignals.majorMinor(osVersion)):\(language):\(timezone)".lowercased()
     }
 }

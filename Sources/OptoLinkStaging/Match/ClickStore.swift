@@ -28,7 +28,12 @@ final class ClickStore: Sendable {
 
     var count: Int { state.withLock { $0.byToken.count } }
 
-    func reset() { state.withLock { $0.byToken.removeAll(); $0.byIP.removeAll() } }
+    func reset() {
+        state.withLock {
+            $0.byToken.removeAll()
+            $0.byIP.removeAll()
+        }
+    }
 
     /// Runs the ladder (clipboard → exact → scored → IP fuzzy) and, when `consume` is set,
     /// removes the matched click. `nil` is a miss.
@@ -63,7 +68,9 @@ final class ClickStore: Sendable {
         for click in candidates {
             let score = query.score(click, s)
             guard score >= s.scoredThreshold else { continue }
-            if let (kept, keptScore) = best, keptScore > score || (keptScore == score && kept.clickedAt >= click.clickedAt) {
+            if let (kept, keptScore) = best,
+                keptScore > score || (keptScore == score && kept.clickedAt >= click.clickedAt)
+            {
                 continue
             }
             best = (click, score)

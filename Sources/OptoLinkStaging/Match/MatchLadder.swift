@@ -46,7 +46,8 @@ extension MatchQuery {
 
     /// The FINGERPRINT_EXACT key of this query; a missing timezone counts as `''`.
     var fingerprint: String {
-        Click.fingerprint(ip: ip, platform: platform, osVersion: osVersion, language: language, timezone: timezone ?? "")
+        Click.fingerprint(
+            ip: ip, platform: platform, osVersion: osVersion, language: language, timezone: timezone ?? "")
     }
 
     /// The weighted score of `click` against this query.
@@ -57,7 +58,9 @@ extension MatchQuery {
         if !osVersion.isEmpty && click.signals.osVersion == BrowserSignals.majorMinor(osVersion) {
             score += s.osVersionWeight
         }
-        if !language.isEmpty && click.signals.language.lowercased() == language.lowercased() { score += s.languageWeight }
+        if !language.isEmpty && click.signals.language.lowercased() == language.lowercased() {
+            score += s.languageWeight
+        }
         if click.timezone == (timezone ?? "") { score += s.timezoneWeight }
         return score
     }

@@ -17,6 +17,7 @@ public struct StagingMatchSettings: Sendable, Codable, Equatable {
     /// Same time zone.
     public var timezoneWeight: Int
 
+    /// The defaults: 24 h click TTL, 1 h IP-fuzzy window, threshold 60 of 100.
     public init(
         clickTTLSeconds: Double = 86_400, ipFuzzyWindowSeconds: Double = 3_600, scoredThreshold: Int = 60,
         platformWeight: Int = 10, ipWeight: Int = 50, osVersionWeight: Int = 20, languageWeight: Int = 15,
@@ -36,7 +37,8 @@ public struct StagingMatchSettings: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = StagingMatchSettings()
         clickTTLSeconds = try c.decodeIfPresent(Double.self, forKey: .clickTTLSeconds) ?? d.clickTTLSeconds
-        ipFuzzyWindowSeconds = try c.decodeIfPresent(Double.self, forKey: .ipFuzzyWindowSeconds) ?? d.ipFuzzyWindowSeconds
+        ipFuzzyWindowSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .ipFuzzyWindowSeconds) ?? d.ipFuzzyWindowSeconds
         scoredThreshold = try c.decodeIfPresent(Int.self, forKey: .scoredThreshold) ?? d.scoredThreshold
         platformWeight = try c.decodeIfPresent(Int.self, forKey: .platformWeight) ?? d.platformWeight
         ipWeight = try c.decodeIfPresent(Int.self, forKey: .ipWeight) ?? d.ipWeight

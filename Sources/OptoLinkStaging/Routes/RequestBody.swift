@@ -1,19 +1,15 @@
-import Foundation
-
 /// A parsed JSON object body with typed, validating accessors (class-validator style messages).
 struct RequestBody {
-    let object: [String: Any]
+    let object: [String: JSONValue]
     var issues: [ValidationIssue] = []
 
-    /// Parses `bytes`; an empty body is `{}`. `nil` when it is not JSON at all.
+    /// Parses `bytes`; an empty (or all-whitespace) body is `{}`.
     static func parse(_ bytes: [UInt8]) -> Result<RequestBody, MalformedBody> {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             return .success(RequestBody(object: [:]))
         }
-        guard let value = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) else {
-            return .failure(.notJSON)
-        }
-        guard let object = value as? [String: Any] else { return .failure(.notObject) }
+        guard let value = JSONValue.parse(bytes) else { return .failure(.notJSON) }
+        guard case .object(let object) = value else { return .failure(.notObject) }
         return .success(RequestBody(object: object))
     }
 
@@ -30,7 +26,8 @@ struct RequestBody {
 
     /// A string field; records an issue when present but not a string, or (when `required`) absent.
     mutating func string(_ field: String, required: Bool = false, minLength: Int = 0) -> String? {
-        guard let raw = object[field], !(raw is NSNull) else {
+        switch object[field] ?? .null {
+        case .null:
             if required {
                 issues.append(
                     minLength > 0
@@ -38,28 +35,32 @@ struct RequestBody {
                         : ValidationIssue(field: field, message: "\(field) must be a string"))
             }
             return nil
-        }
-        guard let value = raw as? String, !Self.isNumberOrBool(raw) else {
+        case .string(let value):
+            if minLength > 0 && value.count < minLength {
+                issues.append(Self.lengthIssue(field, minLength))
+                return nil
+            }
+            return value
+        default:
             issues.append(ValidationIssue(field: field, message: "\(field) must be a string"))
             return nil
         }
-        if value.count < minLength {
-            issues.append(Self.lengthIssue(field, minLength))
-            return nil
-        }
-        return value
     }
 
     /// A flat `string → string` map of at most `maxBytes` serialized bytes; absent is `[:]`.
     mutating func stringMap(_ field: String, maxBytes: Int) -> [String: String] {
-        guard let raw = object[field], !(raw is NSNull) else { return [:] }
-        guard let dictionary = raw as? [String: Any] else {
+        let members: [String: JSONValue]
+        switch object[field] ?? .null {
+        case .null: return [:]
+        case .object(let object): members = object
+        default:
             issues.append(ValidationIssue(field: field, message: "\(field) must be an object"))
             return [:]
         }
         var map: [String: String] = [:]
-        for (key, value) in dictionary {
-            guard let text = value as? String, !Self.isNumberOrBool(value) else {
+        map.reserveCapacity(members.count)
+        for (key, value) in members {
+            guard case .string(let text) = value else {
                 issues.append(ValidationIssue(field: field, message: "\(field) must be a flat map of string values"))
                 return [:]
             }
@@ -79,7 +80,4 @@ struct RequestBody {
         ValidationIssue(
             field: field, message: "\(field) must be longer than or equal to \(minLength) characters", isLength: true)
     }
-
-    /// On Linux an `NSNumber` never casts to `String`; on Darwin it can't either, but be explicit.
-    private static func isNumberOrBool(_ value: Any) -> Bool { value is NSNumber }
 }

@@ -15,7 +15,10 @@ enum Route: Sendable, Equatable {
         case ledger, counters, getFaults, putFaults, getLimits, putLimits, reset, health
     }
 
-    init(method: String, path: String) {
+    init(method: String, path rawPath: String) {
+        // Express routes are not strict: `/match/` is `/match`.
+        let path =
+            rawPath.utf8.count > 1 && rawPath.utf8.last == UInt8(ascii: "/") ? String(rawPath.dropLast()) : rawPath
         switch (method, path) {
         case ("POST", "/match"): self = .match
         case ("POST", "/sdk/session"): self = .session
@@ -64,7 +67,7 @@ enum Route: Sendable, Equatable {
     }
 
     private static func decode(_ segment: Substring) -> String? {
-        segment.contains("%") ? PercentDecoding.decode(segment) : String(segment)
+        segment.utf8.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(segment) : String(segment)
     }
 }
 
@@ -92,11 +95,21 @@ enum PercentDecoding {
     /// The decoded value of `name` in a query string, or `nil`.
     static func queryValue(_ query: String?, _ name: String) -> String? {
         guard let query else { return nil }
-        for pair in query.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.first.map({ decode($0, plusIsSpace: true) }) == name {
-                return parts.count > 1 ? decode(parts[1], plusIsSpace: true) : ""
+        let bytes = query.utf8
+        var pairStart = bytes.startIndex
+        while pairStart < bytes.endIndex {
+            let pairEnd = bytes[pairStart...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            let pair = bytes[pairStart..<pairEnd]
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pairEnd
+            let key = Substring(pair[pair.startIndex..<equals])
+            if key == name
+                || (key.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") })
+                    && decode(key, plusIsSpace: true) == name)
+            {
+                return equals < pairEnd
+                    ? decode(Substring(pair[bytes.index(after: equals)..<pairEnd]), plusIsSpace: true) : ""
             }
+            pairStart = pairEnd < bytes.endIndex ? bytes.index(after: pairEnd) : bytes.endIndex
         }
         return nil
     }

@@ -41,7 +41,8 @@ extension StagingBackend {
         clicks.record(
             Click(
                 token: token, orgKey: orgKey, shortCode: shortCode, linkId: record.link.linkId, path: record.link.path,
-                params: record.link.params, ip: context.ip, signals: signals, timezone: timezone, clickedAt: context.now))
+                params: record.link.params, ip: context.ip, signals: signals, timezone: timezone, clickedAt: context.now
+            ))
         let host = headers["Host"] ?? "localhost"
         let url = "https://\(host)/\(orgKey)/\(shortCode)?opl_click=\(token)"
         let page = """

@@ -60,11 +60,16 @@ public final class StagingBackend: Sendable {
     /// Every accepted write so far, in arrival order (CONTRACT §4, "Ledger").
     public func ledger() -> [StagingLedgerEntry] { ledgerStore.entries() }
 
+    /// Ledger entries with `sequence > since`, at most `limit` (for incremental reads of long runs).
+    public func ledger(since: Int, limit: Int = .max) -> [StagingLedgerEntry] {
+        ledgerStore.entries(since: since, limit: limit)
+    }
+
     /// Requests per endpoint by status and per-bucket window counters.
     public func counters() -> StagingCounters {
         StagingCounters(
             endpoints: endpointCounters.snapshot(), buckets: limiter.snapshot(mask: Self.maskBucketKey),
-            ledgerEntries: ledgerStore.count)
+            faults: endpointCounters.faultSnapshot(), ledgerEntries: ledgerStore.count)
     }
 
     /// Replaces the fault rules while running; draws restart from the new seed.
@@ -95,14 +100,16 @@ public final class StagingBackend: Sendable {
         case .identityClear: handleIdentityClear(context)
         case .events: handleEvents(context)
         case .aasa: handleAASA(context)
-        case .admin, .unknown: RouteOutcome(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
+        case .admin, .unknown:
+            RouteOutcome(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
         }
     }
 
     /// The client IP: the socket peer, or the first `X-Forwarded-For` address when trusted.
     func clientIP(_ request: HTTPRequest, _ connection: HTTPConnectionInfo) -> String {
         if configuration.trustForwardedFor, let forwarded = request.headers["X-Forwarded-For"] {
-            let first = forwarded.split(separator: ",", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
+            let first =
+                forwarded.split(separator: ",", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t") } ?? ""
             if !first.isEmpty { return first }
         }
         let peer = connection.peerAddress

@@ -2,41 +2,51 @@ import Foundation
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// The admin routes: `GET /__admin/ledger` (JSON array of ``StagingLedgerEntry``),
+    /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of
+    /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
     /// `GET /__admin/health`. Never rate limited, never faulted.
     func handleAdmin(_ route: Route.AdminRoute, _ context: RequestContext) -> HTTPResponse {
         switch route {
-        case .ledger: return encoded(ledger(), context)
+        case .ledger:
+            let query = context.request.query
+            let since = PercentDecoding.queryValue(query, "since").flatMap { Int($0) } ?? 0
+            let limit = PercentDecoding.queryValue(query, "limit").flatMap { Int($0) } ?? Int.max
+            return encoded(ledger(since: since, limit: limit), context)
         case .counters: return encoded(counters(), context)
         case .getFaults: return encoded(currentFaults(), context)
         case .getLimits: return encoded(limiter.limits(), context)
         case .putFaults:
-            switch decodeAdminBody(StagingFaults.self, context) {
-            case .success(let faults):
-                let problems = faults.problems()
-                guard problems.isEmpty else { return adminProblems(problems, context) }
-                setFaults(faults)
-                return encoded(faults, context)
-            case .failure(let refusal): return refusal.response
-            }
+            return replace(StagingFaults.self, context, problems: { $0.problems() }, apply: setFaults)
         case .putLimits:
-            switch decodeAdminBody(StagingLimits.self, context) {
-            case .success(let limits):
-                var check = configuration
-                check.limits = limits
-                let problems = check.problems()
-                guard problems.isEmpty else { return adminProblems(problems, context) }
-                setLimits(limits)
-                return encoded(limits, context)
-            case .failure(let refusal): return refusal.response
-            }
+            return replace(
+                StagingLimits.self, context,
+                problems: { limits in
+                    var check = configuration
+                    check.limits = limits
+                    return check.problems()
+                }, apply: setLimits)
         case .reset:
             reset()
             return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array(#"{"ok":true}"#.utf8))
         case .health:
             return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array(#"{"ok":true}"#.utf8))
+        }
+    }
+
+    /// Decodes a `PUT` body, validates it (400 with each problem as a detail) and applies it;
+    /// answers with what is now in force.
+    private func replace<T: Codable>(
+        _ type: T.Type, _ context: RequestContext, problems: (T) -> [String], apply: (T) -> Void
+    ) -> HTTPResponse {
+        switch decodeAdminBody(T.self, context) {
+        case .success(let value):
+            let found = problems(value)
+            guard found.isEmpty else { return adminProblems(found, context) }
+            apply(value)
+            return encoded(value, context)
+        case .failure(let refusal): return refusal.response
         }
     }
 

@@ -63,6 +63,53 @@ public final class StagingServer: Sendable {
     /// Requests per endpoint by status and per-bucket window counters.
     public func counters() -> StagingCounters { backend.counters() }
 
+    /// Writes the ledger as a JSON array of ``StagingLedgerEntry`` (the `--ledger FILE`
+    /// format) atomically: a temporary file in the same directory, then a rename.
+    ///
+    /// - Throws: the encoding or file-system error; an existing file is left untouched then.
+    public func writeLedger(to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(ledger()).write(to: url, options: .atomic)
+    }
+
+    /// `60` → `60s`, `0.5` → `0.5s`.
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))s" : "\(value)s"
+    }
+
+    /// A few lines for a console banner: where it listens, the keys and links it serves.
+    public func summary() -> [String] {
+        var lines = ["OptoLink staging emulator on \(baseURL.absoluteString)"]
+        let limits = configuration.limits
+        lines.append(
+            limits.enabled
+                ? "rate limits (\(limits.algorithm.rawValue)): "
+                    + StagingBucketClass.allCases.map {
+                        "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
+                    }.joined(separator: ", ")
+                : "rate limits: off")
+        if configuration.trustForwardedFor { lines.append("client IP: first X-Forwarded-For address (trusted)") }
+        for org in configuration.fixtures.orgs {
+            let keys = org.apiKeys.map { key in
+                key.key + " (" + key.tier.rawValue + (key.revoked ? ", revoked" : "")
+                    + (key.rotatedAt != nil || key.rotatedAgoSeconds != nil ? ", rotated" : "") + ")"
+            }
+            let links = org.links.map { $0.shortCode + ($0.active ? "" : " (inactive)") }
+            lines.append(
+                "org \(org.orgKey)\(org.active ? "" : " (suspended)"): keys \(keys.joined(separator: ", ")); links \(links.joined(separator: ", "))"
+            )
+        }
+        let faulted = configuration.faults.endpoints.filter { !$0.value.isEmpty }.keys.sorted()
+        if !faulted.isEmpty {
+            lines.append("faults on: \(faulted.joined(separator: ", ")) (seed \(configuration.faults.seed))")
+        }
+        lines.append(
+            "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"
+        )
+        return lines
+    }
+
     /// Connection-level counters of the HTTP server (bad requests, resets, timeouts).
     public func httpCounters() -> HTTPServer.Counters { http.counters() }
 

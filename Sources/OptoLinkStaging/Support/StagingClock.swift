@@ -8,6 +8,7 @@ public struct StagingClock: Sendable {
     /// Returns the current time in seconds since 1970-01-01T00:00:00Z.
     public var now: @Sendable () -> Double
 
+    /// A clock reading `now`.
     public init(now: @escaping @Sendable () -> Double) { self.now = now }
 
     /// The system wall clock.

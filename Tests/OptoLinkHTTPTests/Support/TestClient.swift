@@ -1,10 +1,10 @@
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 @testable import OptoLinkHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the blocking test client saw go wrong.
 enum TestClientError: Error, Equatable {
@@ -36,40 +36,47 @@ final class TestClient {
     let fd: Int32
     private var pending: [UInt8] = []
 
-    init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Int = 10) throws {
-        let isV6 = host.contains(":")
-        fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    private let host: String
+    private let port: Int
+
+    /// A socket to `host:port`, connected at once unless `connectNow` is false (then call ``connect()``).
+    init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Int = 10, connectNow: Bool = true) throws {
+        self.host = host
+        self.port = port
+        fd = socket(host.contains(":") ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClientError.system("socket", errno) }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let rc: Int32
-        if isV6 {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = in_port_t(UInt16(port).bigEndian)
-            inet_pton(AF_INET6, host, &address.sin6_addr)
-            rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+        if connectNow { try connect() }
+    }
+
+    func connect() throws {
+        var storage = sockaddr_storage()
+        let length: Int
+        if host.contains(":") {
+            length = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    address.pointee.sin6_family = sa_family_t(AF_INET6)
+                    address.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
+                    inet_pton(AF_INET6, host, &address.pointee.sin6_addr)
+                    return MemoryLayout<sockaddr_in6>.size
                 }
             }
         } else {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            inet_pton(AF_INET, host, &address.sin_addr)
-            rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            length = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    address.pointee.sin_family = sa_family_t(AF_INET)
+                    address.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
+                    inet_pton(AF_INET, host, &address.pointee.sin_addr)
+                    return MemoryLayout<sockaddr_in>.size
                 }
             }
         }
-        guard rc == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw TestClientError.system("connect", error)
+        let rc = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(length)) }
         }
+        guard rc == 0 else { throw TestClientError.system("connect", errno) }
     }
 
     deinit { Glibc.close(fd) }
@@ -79,7 +86,9 @@ final class TestClient {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno == ECONNRESET || errno == EPIPE { throw TestClientError.reset }
@@ -130,7 +139,8 @@ final class TestClient {
         var headers: [(name: String, value: String)] = []
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw TestClientError.malformed(line) }
-            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
+            headers.append(
+                (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " ")))
         }
         var response = TestResponse(status: status, headers: headers, body: [])
         let length = forHead ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
@@ -183,7 +193,8 @@ extension String {
 
 /// A handler answering `200 text/plain` with `method path body` echoed, for most server tests.
 let echoHandler: HTTPHandler = { request, _ in
-    .respond(HTTPResponse(
-        status: 200, headers: ["Content-Type": "text/plain"],
-        body: Array("\(request.method) \(request.target) \(String(decoding: request.body, as: UTF8.self))".utf8)))
+    .respond(
+        HTTPResponse(
+            status: 200, headers: ["Content-Type": "text/plain"],
+            body: Array("\(request.method) \(request.target) \(String(decoding: request.body, as: UTF8.self))".utf8)))
 }

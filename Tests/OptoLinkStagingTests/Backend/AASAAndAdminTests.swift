@@ -30,9 +30,10 @@ import Testing
         let body = try h.respond("GET", "/.well-known/apple-app-site-association", headers: ["Host": "127.0.0.1:8080"])
             .json()
         let details = try #require((body["applinks"] as? [String: Any])?["details"] as? [[String: Any]])
-        #expect(details.compactMap { ($0["appIDs"] as? [String])?.first } == [
-            "TEAM123456.com.example.acme", "TEAM999999.com.initech.app",
-        ])
+        #expect(
+            details.compactMap { ($0["appIDs"] as? [String])?.first } == [
+                "TEAM123456.com.example.acme", "TEAM999999.com.initech.app",
+            ])
         #expect(body["webcredentials"] == nil)
     }
 
@@ -50,6 +51,14 @@ import Testing
             [StagingLedgerEntry].self, from: Data(try h.respond("GET", "/__admin/ledger").body))
         #expect(ledger == h.backend.ledger())
         #expect(ledger.count == 2)
+        let page = try JSONDecoder().decode(
+            [StagingLedgerEntry].self, from: Data(try h.respond("GET", "/__admin/ledger?since=1&limit=5").body))
+        #expect(page.map(\.sequence) == [2])
+        #expect(h.backend.ledger(since: 0, limit: 1).map(\.sequence) == [1])
+        #expect(h.backend.ledger(since: 9).isEmpty)
+        #expect(try h.respond("GET", "/__admin/ledger?since=-4&limit=99999999999999999999").status == 200)
+        #expect(
+            try h.respond("GET", "/__admin/ledger?since=9223372036854775807&limit=9223372036854775807").status == 200)
         let counters = try JSONDecoder().decode(
             StagingCounters.self, from: Data(try h.respond("GET", "/__admin/counters").body))
         #expect(counters.count("session", status: "200") == 1)

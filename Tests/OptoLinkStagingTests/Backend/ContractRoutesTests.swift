@@ -87,8 +87,10 @@ import Testing
         ("Bearer", 401, "Invalid Authorization format"),
         ("Bearer opl_sdk_test_nobody", 401, "Invalid API key"),
         ("Bearer opl_sdk_test_acme_revoked", 401, "Invalid API key"),
-        ("Bearer opl_srv_test_acme_server", 403,
-         "API key tier 'SERVER' is not permitted on this endpoint (requires 'CLIENT')"),
+        (
+            "Bearer opl_srv_test_acme_server", 403,
+            "API key tier 'SERVER' is not permitted on this endpoint (requires 'CLIENT')"
+        ),
         ("Bearer opl_sdk_test_acme_rotated", 200, nil),
         ("bearer opl_sdk_test_acme_client", 200, nil),
     ])
@@ -173,6 +175,8 @@ import Testing
         let response = try h.respond("GET", "/no/such/route/here")
         #expect(response.status == 404)
         #expect(try response.message() == "Cannot GET /no/such/route/here")
+        #expect(try h.respond("POST", "/match/", body: iosMatchBody()).status == 201)
+        #expect(try h.respond("GET", "/acme/welcome/data/").status == 200)
         let wrongMethod = try h.respond("GET", "/match")
         #expect(wrongMethod.status == 404)
         #expect(try wrongMethod.message() == "Cannot GET /match")

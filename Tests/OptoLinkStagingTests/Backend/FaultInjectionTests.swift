@@ -58,9 +58,10 @@ import Testing
 
     @Test func latencyCommitsAndDelaysTheNormalAnswer() throws {
         let h = try harness("events", StagingFaultRule(kind: .latency, rate: 1, delaySeconds: 12))
-        guard case .respondAfter(let response, let delay) = h.send(
-            "POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
-            body: ["deviceId": "device-0001", "eventName": "slow"])
+        guard
+            case .respondAfter(let response, let delay) = h.send(
+                "POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
+                body: ["deviceId": "device-0001", "eventName": "slow"])
         else {
             Issue.record("expected a delayed answer")
             return
@@ -72,14 +73,18 @@ import Testing
 
     @Test func resetBeforeAndAfterCommit() throws {
         let before = try harness("events", StagingFaultRule(kind: .reset, rate: 1))
-        #expect(before.send("POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
-            body: ["deviceId": "device-0001", "eventName": "x"]) == .reset)
+        #expect(
+            before.send(
+                "POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
+                body: ["deviceId": "device-0001", "eventName": "x"]) == .reset)
         #expect(before.backend.ledger().count == 1)
         #expect(before.backend.counters().count("events", status: "reset") == 1)
 
         let after = try harness("events", StagingFaultRule(kind: .reset, rate: 1, afterCommit: true))
-        #expect(after.send("POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
-            body: ["deviceId": "device-0001", "eventName": "x"]) == .reset)
+        #expect(
+            after.send(
+                "POST", "/sdk/events", headers: ["Authorization": "Bearer \(BackendHarness.clientKey)"],
+                body: ["deviceId": "device-0001", "eventName": "x"]) == .reset)
         #expect(after.backend.ledger().last?.faultAfterCommit == "reset")
     }
 
@@ -87,6 +92,7 @@ import Testing
         let h = try harness("events", StagingFaultRule(kind: .html502, rate: 1))
         let rejected = try h.event("device-0001", "")
         #expect(rejected.status == 400)
+        #expect(h.backend.counters().faultCount("events", .html502) == 0)
     }
 
     @Test func matchFaultBeforeCommitKeepsTheClick() throws {
@@ -101,13 +107,36 @@ import Testing
     @Test func seededRatesReplayAndRoughlyHoldTheRate() throws {
         func run() throws -> [Int] {
             let h = BackendHarness(StagingConfiguration(limits: StagingLimits(enabled: false)))
-            h.backend.setFaults(StagingFaults(seed: 42, endpoints: ["data": [
-                StagingFaultRule(kind: .errorBeforeCommit, rate: 0.2), StagingFaultRule(kind: .empty5xx, rate: 0.1),
-            ]]))
+            h.backend.setFaults(
+                StagingFaults(
+                    seed: 42,
+                    endpoints: [
+                        "data": [
+                            StagingFaultRule(kind: .errorBeforeCommit, rate: 0.2),
+                            StagingFaultRule(kind: .empty5xx, rate: 0.1),
+                        ]
+                    ]))
             return try (0..<1000).map { _ in try h.respond("GET", "/acme/welcome/data").status }
         }
         let first = try run()
         #expect(first == (try run()))
+        let h = BackendHarness(StagingConfiguration(limits: StagingLimits(enabled: false)))
+        h.backend.setFaults(
+            StagingFaults(
+                seed: 42,
+                endpoints: [
+                    "data": [
+                        StagingFaultRule(kind: .errorBeforeCommit, rate: 0.2),
+                        StagingFaultRule(kind: .empty5xx, rate: 0.1),
+                    ]
+                ]))
+        let statuses = try (0..<1000).map { _ in try h.respond("GET", "/acme/welcome/data").status }
+        let counted = h.backend.counters()
+        #expect(statuses == first)
+        #expect(
+            counted.faultCount("data", .errorBeforeCommit) + counted.faultCount("data", .empty5xx)
+                == statuses.filter { $0 != 200 }.count)
+        #expect(counted.count("data", status: "200") == statuses.filter { $0 == 200 }.count)
         let errors = first.filter { $0 == 503 }.count
         #expect((230...370).contains(errors))
         #expect(first.filter { $0 == 200 }.count == 1000 - errors)
@@ -116,7 +145,9 @@ import Testing
     @Test func faultProblemsAreReported() {
         let bad = StagingFaults(endpoints: [
             "nowhere": [StagingFaultRule(kind: .reset, rate: 0.5)],
-            "events": [StagingFaultRule(kind: .html502, rate: 0.7), StagingFaultRule(kind: .reset, rate: 0.7, status: 404)],
+            "events": [
+                StagingFaultRule(kind: .html502, rate: 0.7), StagingFaultRule(kind: .reset, rate: 0.7, status: 404),
+            ],
         ])
         let problems = bad.problems()
         #expect(problems.contains { $0.contains("unknown endpoint 'nowhere'") })

@@ -21,6 +21,23 @@ import Testing
         #expect(try h.respond("GET", "/acme/expired").status == 410)
     }
 
+    @Test func hostileHostHeaderIsEscapedInThePage() throws {
+        let response = try h.respond("GET", "/acme/welcome", headers: ["Host": #"x"><script>alert(1)</script>"#])
+        #expect(!response.text.contains("<script>alert"))
+        #expect(response.text.contains("x&quot;&gt;&lt;script&gt;"))
+    }
+
+    @Test func chromeClickWithTimezoneMatchesExactOnlyWithTheSameTimezone() throws {
+        let chrome = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/126.0 Mobile Safari/537.36"
+        _ = try h.respond(
+            "GET", "/acme/welcome?tz=Europe%2FBerlin", headers: ["User-Agent": chrome, "Accept-Language": "de-DE"])
+        let body: [String: Any] = [
+            "platform": "Android", "osVersion": "14", "language": "de-DE", "timezone": "Europe/Berlin",
+            "deviceId": "device-0001",
+        ]
+        #expect(try h.match(body).json()["matchMethod"] as? String == "FINGERPRINT_EXACT")
+    }
+
     @Test func clipboardTokenMatchesExactlyAndIsConsumed() throws {
         let token = try h.click("acme", "promo")
         var other = h
@@ -59,7 +76,10 @@ import Testing
         #expect(body["matchMethod"] as? String == "FINGERPRINT_SCORED")
         #expect(body["matchConfidence"] as? String == "medium")
         #expect(body["matchScore"] as? Int == 95)
-        #expect(Array(body.keys).sorted() == ["linkId", "matchConfidence", "matchMethod", "matchScore", "matched", "params", "path"])
+        #expect(
+            Array(body.keys).sorted() == [
+                "linkId", "matchConfidence", "matchMethod", "matchScore", "matched", "params", "path",
+            ])
     }
 
     @Test func differentOsVersionScoresBelowExact() throws {

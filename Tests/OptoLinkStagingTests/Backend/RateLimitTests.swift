@@ -112,7 +112,8 @@ import Testing
 
     @Test func slidingLogFreesAsOldHitsAge() throws {
         let h = BackendHarness(
-            StagingConfiguration(limits: StagingLimits(algorithm: .slidingLog, match: .init(limit: 2, windowSeconds: 10))))
+            StagingConfiguration(
+                limits: StagingLimits(algorithm: .slidingLog, match: .init(limit: 2, windowSeconds: 10))))
         #expect(try h.match(iosMatchBody()).status == 201)  // t = 0
         h.time.advance(6)
         #expect(try h.match(iosMatchBody()).status == 201)  // t = 6
@@ -129,7 +130,8 @@ import Testing
 
     @Test func fixedWindowOpensAtFirstHitNotOnAGrid() throws {
         let time = VirtualTime(1_000_000.7)
-        let h = BackendHarness(StagingConfiguration(limits: StagingLimits(match: .init(limit: 1, windowSeconds: 60))), time: time)
+        let h = BackendHarness(
+            StagingConfiguration(limits: StagingLimits(match: .init(limit: 1, windowSeconds: 60))), time: time)
         _ = try h.match(iosMatchBody())
         time.advance(59.9)
         #expect(try h.match(iosMatchBody()).message() == "Rate limit exceeded. Retry after 1 second.")

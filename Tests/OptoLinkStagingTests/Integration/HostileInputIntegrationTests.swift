@@ -18,7 +18,9 @@ import Testing
             async let malformedJSON = Task.detached {
                 RawSocket.exchange(
                     port: port,
-                    Array("POST /match HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 9\r\n\r\n{\"deviceI".utf8))
+                    Array(
+                        "POST /match HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 9\r\n\r\n{\"deviceI"
+                            .utf8))
             }.value
             let device = e.device()
             _ = try await device.sdk.resolveDeferredLink()

@@ -107,7 +107,8 @@ import Testing
             #expect(empty.details?.first?.field == "eventName")
             let big = try #require(
                 await apiError {
-                    try await device.sdk.trackEvent(name: "big", properties: ["b": String(repeating: "x", count: 10_240)])
+                    try await device.sdk.trackEvent(
+                        name: "big", properties: ["b": String(repeating: "x", count: 10_240)])
                 })
             #expect(big.status == 400)
             #expect(big.message == "Validation failed")
@@ -115,7 +116,10 @@ import Testing
             #expect(device.attempts.of(.events).map(\.status) == [400, 400])
 
             for (key, status, message) in [
-                ("opl_srv_test_acme_server", 403, "API key tier 'SERVER' is not permitted on this endpoint (requires 'CLIENT')"),
+                (
+                    "opl_srv_test_acme_server", 403,
+                    "API key tier 'SERVER' is not permitted on this endpoint (requires 'CLIENT')"
+                ),
                 ("opl_sdk_test_acme_revoked", 401, "Invalid API key"),
                 ("opl_sdk_test_unknown", 401, "Invalid API key"),
             ] {

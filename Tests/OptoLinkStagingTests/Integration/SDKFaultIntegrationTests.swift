@@ -21,7 +21,8 @@ import Testing
         try await withEmulator { e in
             let device = await startedDevice(e)
             e.server.setFaults(StagingFaults(endpoints: ["events": [StagingFaultRule(kind: .html502, rate: 1)]]))
-            let error = try #require(await apiError { try await device.sdk.trackEvent(name: "paid", properties: ["opl_corr": "r:1:1"]) })
+            let error = try #require(
+                await apiError { try await device.sdk.trackEvent(name: "paid", properties: ["opl_corr": "r:1:1"]) })
             #expect(error.status == 502)
             #expect(error.raw == String(decoding: FaultResponses.nginx502, as: UTF8.self))
             #expect(error.message == nil)
@@ -36,10 +37,11 @@ import Testing
     @Test func jsonAndEmpty5xxAfterCommitAreNotRetriedForTelemetry() async throws {
         try await withEmulator { e in
             let device = await startedDevice(e)
-            e.server.setFaults(StagingFaults(endpoints: [
-                "events": [StagingFaultRule(kind: .errorAfterCommit, rate: 1)],
-                "identity": [StagingFaultRule(kind: .empty5xx, rate: 1)],
-            ]))
+            e.server.setFaults(
+                StagingFaults(endpoints: [
+                    "events": [StagingFaultRule(kind: .errorAfterCommit, rate: 1)],
+                    "identity": [StagingFaultRule(kind: .empty5xx, rate: 1)],
+                ]))
             let json = try #require(await apiError { try await device.sdk.trackEvent(name: "x") })
             #expect(json.status == 500)
             #expect(json.message == "Internal server error")
@@ -54,13 +56,30 @@ import Testing
     @Test func matchRetries5xxBeforeCommitAndKeepsTheClick() async throws {
         try await withEmulator { e in
             _ = try await e.click()
-            e.server.setFaults(StagingFaults(endpoints: ["match": [StagingFaultRule(kind: .errorBeforeCommit, rate: 1)]]))
+            e.server.setFaults(
+                StagingFaults(endpoints: ["match": [StagingFaultRule(kind: .errorBeforeCommit, rate: 1)]]))
             let device = e.device(maxRetries: 2)
             let error = try #require(await apiError { _ = try await device.sdk.resolveDeferredLink() })
             #expect(error.status == 503)
             #expect(device.attempts.of(.match).map(\.status) == [503, 503, 503])
             e.server.setFaults(.none)
             #expect(try await device.sdk.resolveDeferredLink()?.matchMethod == .fingerprintExact)
+        }
+    }
+
+    @Test func matchFailingAfterCommitLosesTheClickToTheRetry() async throws {
+        try await withEmulator { e in
+            _ = try await e.click()
+            e.server.setFaults(
+                StagingFaults(endpoints: ["match": [StagingFaultRule(kind: .errorAfterCommit, rate: 1)]]))
+            let device = e.device(maxRetries: 1)
+            // The first attempt consumed the click before failing; nothing is left for later calls.
+            let first = await apiError { _ = try await device.sdk.resolveDeferredLink() }
+            #expect(first?.status == 500)
+            #expect(device.attempts.of(.match).map(\.status) == [500, 500])
+            e.server.setFaults(.none)
+            #expect(try await device.sdk.resolveDeferredLink() == nil)
+            #expect(e.server.counters().faultCount("match", .errorAfterCommit) == 2)
         }
     }
 
@@ -111,7 +130,8 @@ import Testing
             let device = await startedDevice(e, maxRetries: 0)
             let put = try await e.fetch(
                 "PUT", "/__admin/faults",
-                body: Data(#"{"seed":1,"endpoints":{"events":[{"kind":"error_before_commit","rate":1,"status":502}]}}"#.utf8))
+                body: Data(
+                    #"{"seed":1,"endpoints":{"events":[{"kind":"error_before_commit","rate":1,"status":502}]}}"#.utf8))
             #expect(put.status == 200)
             #expect(await apiError { try await device.sdk.trackEvent(name: "x") }?.status == 502)
             #expect(try await e.fetch("PUT", "/__admin/faults", body: Data("{}".utf8)).status == 200)

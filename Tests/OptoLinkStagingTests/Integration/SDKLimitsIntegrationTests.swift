@@ -75,11 +75,28 @@ import Testing
         }
     }
 
+    @Test func ipv6LoopbackPeerIsTheBucketKey() async throws {
+        try await withEmulator(StagingConfiguration(host: "::1")) { e in
+            #expect(e.server.baseURL.absoluteString == "http://[::1]:\(e.server.port)")
+            // FoundationNetworking refuses `http://[::1]:port` URLs (NSURLErrorBadURL), so a raw socket.
+            let body = #"{"deviceId":"device-0001","platform":"iOS","osVersion":"18.1","language":"en-US"}"#
+            let request =
+                "POST /match HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            let port = e.server.port
+            let answer = await Task.detached { RawSocket.exchange(port: port, Array(request.utf8), ipv6: true) }.value
+            #expect(answer.hasPrefix("HTTP/1.1 201"))
+            #expect(answer.hasSuffix(#"{"matched":false,"matchMethod":"NONE"}"#))
+            #expect(e.server.counters().buckets.map(\.key) == ["::1"])
+        }
+    }
+
     @Test func forwardedForPutsTheClickAndTheMatchOnTheSameVirtualIp() async throws {
         try await withEmulator(StagingConfiguration(trustForwardedFor: true)) { e in
             _ = try await e.fetch(
                 "GET", "/acme/welcome",
-                headers: ["User-Agent": BackendHarness.safariUA, "Accept-Language": "en-US", "X-Forwarded-For": "203.0.113.9"])
+                headers: [
+                    "User-Agent": BackendHarness.safariUA, "Accept-Language": "en-US", "X-Forwarded-For": "203.0.113.9",
+                ])
             let elsewhere = e.device(middlewares: [ForwardedFor(ip: "203.0.113.10")])
             #expect(try await elsewhere.sdk.resolveDeferredLink() == nil)
             let same = e.device(middlewares: [ForwardedFor(ip: "203.0.113.9")])

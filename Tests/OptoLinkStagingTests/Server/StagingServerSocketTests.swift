@@ -5,7 +5,7 @@ import Testing
 @testable import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The emulator on a real socket, driven with plain URLSession requests.
@@ -20,7 +20,9 @@ import FoundationNetworking
         _ server: StagingServer, _ method: String, _ path: String, headers: [String: String] = [:], body: String? = nil
     ) async throws -> (Int, [String: String], String) {
         var request = URLRequest(url: server.baseURL.appendingPathComponent(path))
-        if path.contains("?") { request = URLRequest(url: try #require(URL(string: server.baseURL.absoluteString + path))) }
+        if path.contains("?") {
+            request = URLRequest(url: try #require(URL(string: server.baseURL.absoluteString + path)))
+        }
         request.httpMethod = method
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
         if let body {
@@ -53,6 +55,27 @@ import FoundationNetworking
             let entries = try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(ledger.utf8))
             #expect(entries.map(\.endpoint) == ["session"])
             #expect(server.ledger() == entries)
+        }
+    }
+
+    @Test func ledgerFileAndSummary() async throws {
+        try await withStagingServer { server in
+            _ = try await fetch(
+                server, "POST", "/sdk/session", headers: ["Authorization": "Bearer opl_sdk_test_acme_client"],
+                body: #"{"deviceId":"device-0001"}"#)
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: url) }
+            try server.writeLedger(to: url)
+            let decoded = try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))
+            #expect(decoded == server.ledger())
+            #expect(decoded.count == 1)
+            let summary = server.summary()
+            #expect(summary.first == "OptoLink staging emulator on http://127.0.0.1:\(server.port)")
+            #expect(
+                summary.contains {
+                    $0.contains("opl_sdk_test_acme_client (CLIENT)") && $0.contains("expired (inactive)")
+                })
+            #expect(summary.contains { $0.contains("match 30/60s, data 500/1s, sdk 60/60s, events 600/60s") })
         }
     }
 

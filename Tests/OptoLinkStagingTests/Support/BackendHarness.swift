@@ -63,10 +63,13 @@ struct BackendHarness {
     }
 
     func session(_ deviceId: String, key: String = clientKey) throws -> HTTPResponse {
-        try sdk("/sdk/session", ["deviceId": deviceId, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "0.1.0"], key: key)
+        try sdk(
+            "/sdk/session", ["deviceId": deviceId, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "0.1.0"],
+            key: key)
     }
 
-    func event(_ deviceId: String, _ name: String = "purchase", properties: [String: Any] = [:]) throws -> HTTPResponse {
+    func event(_ deviceId: String, _ name: String = "purchase", properties: [String: Any] = [:]) throws -> HTTPResponse
+    {
         try sdk("/sdk/events", ["deviceId": deviceId, "eventName": name, "properties": properties])
     }
 
@@ -76,10 +79,12 @@ struct BackendHarness {
 
     /// A Safari click on `/{org}/{code}`; returns the clipboard token of the redirect page.
     func click(
-        _ org: String = "acme", _ code: String = "welcome", userAgent: String = safariUA, language: String = "en-US,en;q=0.9"
+        _ org: String = "acme", _ code: String = "welcome", userAgent: String = safariUA,
+        language: String = "en-US,en;q=0.9"
     ) throws -> String {
         let response = try respond(
-            "GET", "/\(org)/\(code)", headers: ["User-Agent": userAgent, "Accept-Language": language, "Host": "links.acme.test"])
+            "GET", "/\(org)/\(code)",
+            headers: ["User-Agent": userAgent, "Accept-Language": language, "Host": "links.acme.test"])
         guard response.status == 200 else { throw HarnessError.status(response.status) }
         let html = String(decoding: response.body, as: UTF8.self)
         guard let range = html.range(of: "opl_click=") else { throw HarnessError.noToken }
@@ -88,7 +93,8 @@ struct BackendHarness {
 }
 
 enum HarnessError: Error {
-    case notImmediate, noToken, status(Int)
+    case notImmediate, noToken
+    case status(Int)
 }
 
 extension HTTPResponse {

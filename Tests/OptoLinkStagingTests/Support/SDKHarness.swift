@@ -7,7 +7,7 @@ import Synchronization
 @testable import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One attempt as the SDK's middleware chain saw it.
@@ -31,10 +31,15 @@ final class AttemptLog: OptoLinkMiddleware {
     ) async throws -> OptoLinkHTTPResponse {
         do {
             let response = try await next(request, context)
-            attempts.withLock { $0.append(ObservedAttempt(endpoint: context.endpoint, attempt: context.attempt, status: response.status)) }
+            attempts.withLock {
+                $0.append(
+                    ObservedAttempt(endpoint: context.endpoint, attempt: context.attempt, status: response.status))
+            }
             return response
         } catch {
-            attempts.withLock { $0.append(ObservedAttempt(endpoint: context.endpoint, attempt: context.attempt, status: nil)) }
+            attempts.withLock {
+                $0.append(ObservedAttempt(endpoint: context.endpoint, attempt: context.attempt, status: nil))
+            }
             throw error
         }
     }

@@ -59,7 +59,8 @@ import Testing
 
     @Test func configurationRoundTripsThroughJSON() throws {
         var c = StagingConfiguration(trustForwardedFor: true)
-        c.faults = StagingFaults(seed: 5, endpoints: ["match": [StagingFaultRule(kind: .latency, rate: 0.1, delaySeconds: 3)]])
+        c.faults = StagingFaults(
+            seed: 5, endpoints: ["match": [StagingFaultRule(kind: .latency, rate: 0.1, delaySeconds: 3)]])
         let data = try JSONEncoder().encode(c)
         #expect(try StagingConfiguration.decode(data) == c)
     }
@@ -86,7 +87,8 @@ import Testing
     /// The committed example must stay loadable and describe the built-in fixtures.
     @Test func exampleFileLoadsAndMatchesTheDefaultFixtures() throws {
         let url = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Profiles/staging/emulator.example.json")
         let configuration = try StagingConfiguration.load(from: url)
         #expect(configuration.fixtures == StagingFixtures.default)
@@ -94,5 +96,31 @@ import Testing
         #expect(configuration.match == StagingMatchSettings())
         #expect(configuration.faults.endpoints["events"]?.count == 3)
         #expect(configuration.trustForwardedFor)
+    }
+}
+
+/// Hostile numbers in configuration or admin bodies are refused or clamped, never trapped on.
+@Suite struct HostileNumberTests {
+    @Test func extremeValuesNeverTrap() {
+        #expect(RateLimiter.wholeSeconds(.infinity) == 1_000_000_000)
+        #expect(RateLimiter.wholeSeconds(.nan) == 1)
+        #expect(RateLimiter.wholeSeconds(1e300) == 1_000_000_000)
+        #expect(StagingBackend.latency(1e300) == .seconds(3600))
+        #expect(StagingBackend.latency(.nan) == .zero)
+        #expect(StagingBackend.latency(nil) == .seconds(15))
+    }
+
+    @Test func extremeValuesAreRefusedByValidation() throws {
+        var c = StagingConfiguration()
+        c.limits.match.windowSeconds = 1e300
+        c.faults = StagingFaults(endpoints: ["events": [StagingFaultRule(kind: .latency, rate: 1, delaySeconds: 1e300)]]
+        )
+        let problems = c.problems()
+        #expect(problems.contains { $0.contains("limits.match.windowSeconds") })
+        #expect(problems.contains { $0.contains("delaySeconds") })
+        let h = BackendHarness()
+        let put = try h.respond(
+            "PUT", "/__admin/limits", rawBody: Array(#"{"match":{"limit":1,"windowSeconds":1e300}}"#.utf8))
+        #expect(put.status == 400)
     }
 }

@@ -1,0 +1,463 @@
+import Testing
+
+@testable import OptoLinkHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The server over real sockets on 127.0.0.1:0 (and ::1 when available).
+///
+/// Serialized: the blocking test clients occupy cooperative threads, which would otherwise skew
+/// the timing-sensitive cases (delays, timeouts, shutdown) of tests running beside them.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct HTTPServerTests {
+    @Test func keepAliveReusesOneConnection() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            #expect(server.port > 0)
+            let client = try TestClient(port: server.port)
+            for i in 0..<3 {
+                try client.send("GET /hello/\(i) HTTP/1.1\r\nHost: x\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.status == 200)
+                #expect(response.bodyText == "GET /hello/\(i) ")
+                #expect(response.header("Connection") == nil)
+                #expect(response.header("Date")?.hasSuffix(" GMT") == true)
+            }
+            let counters = server.counters()
+            #expect(counters.connectionsAccepted == 1)
+            #expect(counters.connectionsOpen == 1)
+            #expect(counters.requests == 3)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send(
+                "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "POST /2 HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody"
+                    + "HEAD /3 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /4 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "GET /1 ")
+            #expect(try client.readResponse().bodyText == "POST /2 body")
+            let head = try client.readResponse(forHead: true)
+            #expect(head.header("Content-Length") == "8")  // the length GET would have had
+            let last = try client.readResponse()
+            #expect(last.bodyText == "GET /4 ")
+            #expect(last.header("Connection") == "close")
+            #expect(client.waitForClose() == nil)
+        }
+    }
+
+    @Test(arguments: [
+        ("GARBAGE\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 17_000) + "\r\n\r\n", 431),
+        ("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 411),
+        ("POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400),
+        ("GET / HTTP/2.0\r\n\r\n", 505),
+    ])
+    func hostileRequestIsAnsweredAndOthersStillServed(_ request: String, _ status: Int) async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let bystander = try TestClient(port: server.port)
+            try bystander.send("GET /before HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try bystander.readResponse().status == 200)
+
+            let hostile = try TestClient(port: server.port)
+            try hostile.send(request)
+            let response = try hostile.readResponse()
+            #expect(response.status == status)
+            #expect(response.header("Connection") == "close")
+            #expect(hostile.waitForClose() == nil)
+
+            try bystander.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try bystander.readResponse().bodyText == "GET /after ")
+            let fresh = try TestClient(port: server.port)
+            try fresh.send("GET /fresh HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try fresh.readResponse().status == 200)
+            #expect(server.counters().badRequestsByStatus == [status: 1])
+        }
+    }
+
+    @Test func oversizedBodyStillGets413WhileTheClientKeepsSending() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\n\r\n")
+            client.sendIgnoringErrors(String(repeating: "z", count: 200_000))  // lingering close drains this
+            #expect(try client.readResponse().status == 413)
+        }
+    }
+
+    @Test func slowClientGets408AfterTheRequestTimeout() async throws {
+        let configuration = HTTPServer.Configuration(timeouts: .init(idle: .seconds(30), request: .milliseconds(300)))
+        try await withHTTPServer(configuration, handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            let started = ContinuousClock.now
+            try client.send("GET /slow HTTP/1.1\r\nHo")
+            let response = try client.readResponse()
+            let waited = ContinuousClock.now - started
+            #expect(response.status == 408)
+            #expect(response.header("Connection") == "close")
+            #expect(waited >= .milliseconds(250) && waited < .seconds(5))
+            #expect(client.waitForClose() == nil)
+            #expect(server.counters().requestTimeouts == 1)
+            #expect(server.counters().badRequestsByStatus[408] == 1)
+        }
+    }
+
+    @Test func idleKeepAliveConnectionIsClosed() async throws {
+        let configuration = HTTPServer.Configuration(timeouts: .init(idle: .milliseconds(200), request: .seconds(30)))
+        try await withHTTPServer(configuration, handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            #expect(client.waitForClose() == nil)
+            #expect(server.counters().idleTimeouts == 1)
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+        }
+    }
+
+    @Test func clientResetMidRequestIsDroppedCleanly() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            for _ in 0..<20 {
+                let client = try TestClient(port: server.port)
+                try client.send("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\npartial")
+                client.reset()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            let other = try TestClient(port: server.port)
+            try other.send("GET /still HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try other.readResponse().status == 200)
+            #expect(server.counters().requests == 1)
+        }
+    }
+
+    @Test func delayedResponseDoesNotBlockOtherClients() async throws {
+        let handler: HTTPHandler = { request, _ in
+            let response = HTTPResponse(status: 200, body: Array(request.path.utf8))
+            return request.path == "/slow" ? .respondAfter(response, delay: .milliseconds(800)) : .respond(response)
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let slow = try TestClient(port: server.port)
+            try slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            let fast = try TestClient(port: server.port)
+            try fast.send("GET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try fast.readResponse().bodyText == "/fast")
+            #expect(clock.now - started < .milliseconds(600))
+            #expect(try slow.readResponse().bodyText == "/slow")
+            #expect(clock.now - started >= .milliseconds(790))
+        }
+    }
+
+    @Test func pipelinedRequestBehindADelayedOneWaitsItsTurn() async throws {
+        let handler: HTTPHandler = { request, _ in
+            let response = HTTPResponse(status: 200, body: Array(request.path.utf8))
+            return request.path == "/slow" ? .respondAfter(response, delay: .milliseconds(200)) : .respond(response)
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "/slow")
+            #expect(try client.readResponse().bodyText == "/fast")
+        }
+    }
+
+    @Test func resetResultIsSeenAsConnectionReset() async throws {
+        let handler: HTTPHandler = { request, _ in
+            request.path == "/reset" ? .reset : .respond(HTTPResponse(status: 200))
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /reset HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestClientError.reset) { try client.readResponse() }
+            #expect(server.counters().resets == 1)
+            let other = try TestClient(port: server.port)
+            try other.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try other.readResponse().status == 200)
+        }
+    }
+
+    @Test func servesIPv6LoopbackWhenAvailable() async throws {
+        let server = HTTPServer(configuration: .init(host: "::1"), handler: echoHandler)
+        do {
+            try server.start()
+        } catch HTTPServerError.systemCall(_, let code) where code == EADDRNOTAVAIL || code == EAFNOSUPPORT {
+            return  // no IPv6 loopback on this machine
+        }
+        let client = try TestClient(host: "::1", port: server.port)
+        try client.send("GET /v6 HTTP/1.1\r\nHost: [::1]\r\n\r\n")
+        let response = try client.readResponse()
+        await server.shutdown()
+        #expect(response.bodyText == "GET /v6 ")
+    }
+
+    @Test func peerInfoReachesTheHandler() async throws {
+        let handler: HTTPHandler = { _, info in
+            .respond(
+                HTTPResponse(
+                    status: 200, body: Array("\(info.peerAddress) \(info.peerPort > 0) \(info.connectionId)".utf8)))
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let first = try TestClient(port: server.port)
+            try first.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try first.readResponse().bodyText == "127.0.0.1 true 1")
+            let second = try TestClient(port: server.port)
+            try second.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try second.readResponse().bodyText == "127.0.0.1 true 2")
+        }
+    }
+
+    @Test func http10ClosesUnlessKeepAliveAsked() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let plain = try TestClient(port: server.port)
+            try plain.send("GET /a HTTP/1.0\r\n\r\n")
+            #expect(try plain.readResponse().header("Connection") == "close")
+            #expect(plain.waitForClose() == nil)
+
+            let persistent = try TestClient(port: server.port)
+            try persistent.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try persistent.readResponse().header("Connection") == "keep-alive")
+            try persistent.send("GET /c HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try persistent.readResponse().bodyText == "GET /c ")
+        }
+    }
+
+    @Test func halfClosedClientStillGetsItsResponse() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /half HTTP/1.1\r\nHost: x\r\n\r\n")
+            shutdown(client.fd, Int32(SHUT_WR))
+            #expect(try client.readResponse().bodyText == "GET /half ")
+            #expect(client.waitForClose() == nil)
+        }
+    }
+
+    @Test func largeResponsesSurvivePartialWrites() async throws {
+        let big = (0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let handler: HTTPHandler = { request, _ in
+            .respond(HTTPResponse(status: 200, body: request.method == "POST" ? Array(request.body.reversed()) : big))
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().body == big)
+            #expect(try client.readResponse().body == big)
+            let upload = Array(big.prefix(1 << 20))
+            try client.send(
+                Array("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: \(upload.count)\r\n\r\n".utf8) + upload)
+            #expect(try client.readResponse().body == upload.reversed())
+        }
+    }
+
+    @Test func expectContinueGetsAnInterimResponse() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            #expect(try client.readResponse().status == 100)
+            try client.send("hello")
+            #expect(try client.readResponse().bodyText == "POST /e hello")
+        }
+    }
+
+    @Test func clientThatStopsReadingIsClosedAfterTheRequestTimeout() async throws {
+        let big = [UInt8](repeating: 0x42, count: 16 << 20)
+        let configuration = HTTPServer.Configuration(timeouts: .init(request: .milliseconds(300)))
+        try await withHTTPServer(configuration, handler: { _, _ in .respond(HTTPResponse(status: 200, body: big)) }) {
+            server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")  // and never read
+            #expect(await eventually { server.counters().requestTimeouts == 1 })
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+        }
+    }
+
+    @Test func everyDescriptorIsClosedAfterShutdown() async throws {
+        let before = openDescriptorCount()
+        let handler: HTTPHandler = { request, _ in
+            switch request.path {
+            case "/reset": .reset
+            case "/slow": .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(50))
+            default: .respond(HTTPResponse(status: 200))
+            }
+        }
+        try await withHTTPServer(.init(loopCount: 2), handler: handler) { server in
+            for path in ["/", "/reset", "/slow", "/", "/slow"] {
+                let client = try TestClient(port: server.port)
+                client.sendIgnoringErrors("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try? client.readResponse()
+            }
+            let bad = try TestClient(port: server.port)
+            bad.sendIgnoringErrors("BAD\r\n\r\n")
+            _ = bad.waitForClose()
+            let idle = try TestClient(port: server.port)
+            idle.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try idle.readResponse()
+        }
+        #expect(openDescriptorCount() == before)
+    }
+
+    @Test func connectionsBeyondTheMaximumAreClosedAtOnce() async throws {
+        try await withHTTPServer(.init(maxConnections: 2), handler: echoHandler) { server in
+            let a = try TestClient(port: server.port)
+            let b = try TestClient(port: server.port)
+            for client in [a, b] {
+                try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try client.readResponse().status == 200)
+            }
+            let c = try TestClient(port: server.port)
+            c.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: (any Error).self) { try c.readResponse() }
+            #expect(server.counters().connectionsRejected == 1)
+        }
+    }
+
+    @Test func thousandConcurrentConnectionsAreServed() async throws {
+        let configuration = HTTPServer.Configuration(loopCount: 2)
+        try await withHTTPServer(configuration, handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<1000 { clients.append(try TestClient(port: server.port)) }
+            for (i, client) in clients.enumerated() { try client.send("GET /c/\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            for (i, client) in clients.enumerated() {
+                #expect(try client.readResponse().bodyText == "GET /c/\(i) ")
+            }
+            let counters = server.counters()
+            #expect(counters.connectionsAccepted == 1000)
+            #expect(counters.connectionsOpen == 1000)
+            #expect(counters.requests == 1000)
+            #expect(server.counters().connectionsRejected == 0)
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    @Test func gracefulShutdownClosesIdleAndFinishesDelayed() async throws {
+        let handler: HTTPHandler = { request, _ in
+            let response = HTTPResponse(status: 200, body: Array(request.path.utf8))
+            return request.path == "/slow" ? .respondAfter(response, delay: .seconds(1)) : .respond(response)
+        }
+        let server = HTTPServer(configuration: .init(loopCount: 2), handler: handler)
+        try server.start()
+        let port = server.port
+        var idle: [TestClient] = []
+        for _ in 0..<3 {
+            let client = try TestClient(port: port)
+            try client.send("GET /idle HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            idle.append(client)
+        }
+        let inFlight = try TestClient(port: port)
+        try inFlight.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await eventually { server.counters().requests == 4 })
+
+        await server.shutdown()
+        for client in idle { #expect(client.waitForClose() == nil) }
+        let last = try inFlight.readResponse()
+        #expect(last.bodyText == "/slow")
+        #expect(last.header("Connection") == "close")
+        #expect(throws: TestClientError.self) { try TestClient(port: port) }  // nobody listens any more
+        await server.shutdown()  // idempotent
+    }
+
+    @Test func shutdownClosesStragglersAfterTheGrace() async throws {
+        let handler: HTTPHandler = { _, _ in .respondAfter(HTTPResponse(status: 200), delay: .seconds(30)) }
+        let configuration = HTTPServer.Configuration(timeouts: .init(shutdownGrace: .milliseconds(200)))
+        let server = HTTPServer(configuration: configuration, handler: handler)
+        try server.start()
+        let client = try TestClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await eventually { server.counters().requests == 1 })
+        let clock = ContinuousClock()
+        let started = clock.now
+        await server.shutdown()
+        #expect(clock.now - started < .seconds(5))
+        #expect(throws: TestClientError.closed) { try client.readResponse() }
+    }
+
+    @Test func withHTTPServerShutsDownWhenTheBodyThrows() async throws {
+        struct Boom: Error {}
+        var port = 0
+        await #expect(throws: Boom.self) {
+            try await withHTTPServer(.init(), handler: echoHandler) { server in
+                port = server.port
+                throw Boom()
+            }
+        }
+        #expect(port > 0)
+        #expect(throws: TestClientError.self) { try TestClient(port: port) }
+    }
+
+    @Test func startErrors() async throws {
+        let server = HTTPServer(handler: echoHandler)
+        try server.start()
+        #expect(throws: HTTPServerError.alreadyStarted) { try server.start() }
+        let clash = HTTPServer(configuration: .init(port: server.port), handler: echoHandler)
+        #expect(throws: HTTPServerError.systemCall("bind", errno: EADDRINUSE)) { try clash.start() }
+        await server.shutdown()
+        #expect(throws: HTTPServerError.alreadyStarted) { try server.start() }
+        #expect(throws: HTTPServerError.invalidHost("example.com")) {
+            try HTTPServer(configuration: .init(host: "example.com"), handler: echoHandler).start()
+        }
+        #expect(throws: HTTPServerError.invalidConfiguration("loopCount < 1")) {
+            try HTTPServer(configuration: .init(loopCount: 0), handler: echoHandler).start()
+        }
+    }
+}
+
+extension HTTPServerTests {
+    @Test func garbageOnManyConnectionsLeavesTheServerServing() async throws {
+        var random = HTTPRequestParserFuzzTests.SplitMix(state: 99)
+        try await withHTTPServer(.init(timeouts: .init(request: .milliseconds(500))), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<50 {
+                let client = try TestClient(port: server.port, timeoutSeconds: 5)
+                let noise = (0..<Int.random(in: 1..<3000, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
+                _ = try? client.send(noise)
+                clients.append(client)
+            }
+            // Each one gets an error status (or, for input that never completes a head, a 408) and a close.
+            for client in clients {
+                if let response = try? client.readResponse() {
+                    #expect([400, 408, 431, 505].contains(response.status))
+                }
+                _ = client.waitForClose()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            let good = try TestClient(port: server.port)
+            try good.send("GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try good.readResponse().bodyText == "GET /ok ")
+        }
+    }
+}
+
+extension HTTPServerTests {
+    /// Out of descriptors, the loop stops polling its listener (instead of spinning on it) and
+    /// resumes accepting once descriptors are free again; queued clients are then served.
+    @Test func acceptResumesAfterRunningOutOfDescriptors() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<20 { clients.append(try TestClient(port: server.port, connectNow: false)) }
+            var original = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original)
+            var tight = original
+            tight.rlim_cur = rlim_t(openDescriptorCount())
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &tight)
+            defer { setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original) }
+            for client in clients { try client.connect() }  // completes in the kernel backlog
+            for (i, client) in clients.enumerated() { try client.send("GET /q/\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            try await Task.sleep(for: .milliseconds(150))  // let the loop hit EMFILE and pause
+            let acceptedWhileTight = server.counters().connectionsAccepted
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &original)
+            #expect(acceptedWhileTight < clients.count)
+            for (i, client) in clients.enumerated() {
+                #expect(try client.readResponse().bodyText == "GET /q/\(i) ")
+            }
+            #expect(server.counters().connectionsAccepted == clients.count)
+        }
+    }
+}

@@ -1,0 +1,12 @@
+/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
+///
+/// For server state that settles on another thread (a counter after a close). Bounded, never a bare sleep.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
