@@ -1,6 +1,6 @@
 // optolink-http-bench: the OptoLink HTTP server with one trivial route, for Benchmarks/http-server.sh.
 //
-//   optolink-http-bench [--host 127.0.0.1] [--port 0] [--loops 1]
+//   optolink-http-bench [--host 127.0.0.1] [--port 0] [--loops 2]
 //
 // Every request gets `200 text/plain` "Hello, World!" (13 bytes), like the nginx baseline's
 // `return 200 "Hello, World!";`. Prints `listening <port>` once bound; SIGINT/SIGTERM shut it down.
@@ -18,7 +18,7 @@ func fail(_ message: String) -> Never {
 
 var host = "127.0.0.1"
 var port = 0
-var loops = 1
+var loops = 2
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
     guard let value = arguments.popFirst() else {

@@ -1,8 +1,11 @@
 /// HTTP/1.1 header fields in arrival order, with case-insensitive lookup.
 public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    /// The fields as received or added: names keep their case, values are trimmed of surrounding whitespace.
     public private(set) var fields: [(name: String, value: String)]
 
+    /// Headers holding `fields` in this order.
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+    /// Headers from a literal such as `["Content-Type": "application/json"]`, in source order.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.fields = elements.map { (name: $0.0, value: $0.1) }
     }
@@ -18,6 +21,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
     }
 
+    /// Appends one field, keeping any earlier ones with the same name.
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
     /// Replaces every value of `name` with one.
@@ -26,8 +30,10 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append((name: name, value: value))
     }
 
+    /// Iterates the fields in order.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
+    /// Same fields, same order, same case.
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
@@ -59,10 +65,12 @@ public struct HTTPRequest: Sendable, Equatable {
     public var query: String?
     /// `"HTTP/1.1"` or `"HTTP/1.0"`.
     public var version: String
+    /// The header fields as received.
     public var headers: HTTPHeaders
     /// The body bytes (`Content-Length` framed).
     public var body: [UInt8]
 
+    /// A request; `path` and `query` are split from `target` at the first `?`.
     public init(
         method: String, target: String, version: String = "HTTP/1.1", headers: HTTPHeaders = [:],
         body: [UInt8] = []
@@ -84,10 +92,14 @@ public struct HTTPRequest: Sendable, Equatable {
 
 /// A response to serialize. `Content-Length` and `Connection` are added by the server.
 public struct HTTPResponse: Sendable, Equatable {
+    /// The status code, e.g. 200 or 429 (outside 100...999 the server sends 500).
     public var status: Int
+    /// Header fields to send; framing fields (`Content-Length`, `Connection`, `Transfer-Encoding`) are ignored.
     public var headers: HTTPHeaders
+    /// The body bytes (omitted on the wire for HEAD requests and 1xx/204/304).
     public var body: [UInt8]
 
+    /// A response with `status`, optional headers and body.
     public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
@@ -99,10 +111,12 @@ public struct HTTPResponse: Sendable, Equatable {
 public struct HTTPConnectionInfo: Sendable, Equatable {
     /// The peer's IP address in text form (`127.0.0.1`, `::1`).
     public var peerAddress: String
+    /// The peer's TCP port.
     public var peerPort: Int
     /// Unique per accepted connection, increasing.
     public var connectionId: UInt64
 
+    /// Connection details as the server fills them in.
     public init(peerAddress: String, peerPort: Int, connectionId: UInt64) {
         self.peerAddress = peerAddress
         self.peerPort = peerPort

@@ -90,12 +90,16 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func slowClientGets408AfterTheRequestTimeout() async throws {
+    @Test(arguments: [
+        "GET /slow HTTP/1.1\r\nHo",  // a head that never ends
+        "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc",  // a body that never ends
+    ])
+    func slowClientGets408AfterTheRequestTimeout(_ partial: String) async throws {
         let configuration = HTTPServer.Configuration(timeouts: .init(idle: .seconds(30), request: .milliseconds(300)))
         try await withHTTPServer(configuration, handler: echoHandler) { server in
             let client = try TestClient(port: server.port)
             let started = ContinuousClock.now
-            try client.send("GET /slow HTTP/1.1\r\nHo")
+            try client.send(partial)
             let response = try client.readResponse()
             let waited = ContinuousClock.now - started
             #expect(response.status == 408)
@@ -104,6 +108,21 @@ struct HTTPServerTests {
             #expect(client.waitForClose() == nil)
             #expect(server.counters().requestTimeouts == 1)
             #expect(server.counters().badRequestsByStatus[408] == 1)
+            #expect(server.counters().requests == 0)
+        }
+    }
+
+    @Test func clientGoneBeforeItsDelayedResponseIsCleanedUp() async throws {
+        let handler: HTTPHandler = { _, _ in .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(200)) }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            for i in 1...5 {
+                let client = try TestClient(port: server.port)
+                try client.send("GET /later HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await eventually { server.counters().requests == i })  // the handler has it
+                client.reset()
+            }
+            #expect(await eventually { server.counters().connectionsOpen == 0 })
+            #expect(server.descriptorsHeld() == 3 * server.configuration.loopCount)
         }
     }
 
@@ -233,6 +252,17 @@ struct HTTPServerTests {
             shutdown(client.fd, Int32(SHUT_WR))
             #expect(try client.readResponse().bodyText == "GET /half ")
             #expect(client.waitForClose() == nil)
+
+            // Pipelined requests with large answers, then FIN: every one is still answered.
+            let pipelining = try TestClient(port: server.port)
+            let body = String(repeating: "p", count: 100_000)
+            let requests = (0..<6).map {
+                "POST /big/\($0) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            }
+            try pipelining.send(requests.joined())
+            shutdown(pipelining.fd, Int32(SHUT_WR))
+            for i in 0..<6 { #expect(try pipelining.readResponse().bodyText == "POST /big/\(i) \(body)") }
+            #expect(pipelining.waitForClose() == nil)
         }
     }
 
@@ -275,8 +305,7 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func everyDescriptorIsClosedAfterShutdown() async throws {
-        let before = openDescriptorCount()
+    @Test func everyDescriptorIsClosedExactlyOnce() async throws {
         let handler: HTTPHandler = { request, _ in
             switch request.path {
             case "/reset": .reset
@@ -284,20 +313,31 @@ struct HTTPServerTests {
             default: .respond(HTTPResponse(status: 200))
             }
         }
-        try await withHTTPServer(.init(loopCount: 2), handler: handler) { server in
-            for path in ["/", "/reset", "/slow", "/", "/slow"] {
-                let client = try TestClient(port: server.port)
-                client.sendIgnoringErrors("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
-                _ = try? client.readResponse()
-            }
-            let bad = try TestClient(port: server.port)
-            bad.sendIgnoringErrors("BAD\r\n\r\n")
-            _ = bad.waitForClose()
-            let idle = try TestClient(port: server.port)
-            idle.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            _ = try idle.readResponse()
+        let processBefore = openDescriptorCount()
+        let server = HTTPServer(configuration: .init(loopCount: 2), handler: handler)
+        try server.start()
+        #expect(server.descriptorsHeld() == 6)  // per loop: listener, epoll set, eventfd
+        for path in ["/", "/reset", "/slow", "/", "/slow"] {
+            let client = try TestClient(port: server.port)
+            client.sendIgnoringErrors("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = try? client.readResponse()
         }
-        #expect(openDescriptorCount() == before)
+        let bad = try TestClient(port: server.port)
+        bad.sendIgnoringErrors("BAD\r\n\r\n")
+        _ = bad.waitForClose()
+        let reset = try TestClient(port: server.port)
+        reset.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /x HT")
+        reset.reset()
+        let idle = try TestClient(port: server.port)
+        idle.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try idle.readResponse()
+        #expect(await eventually { server.descriptorsHeld() == 6 + server.counters().connectionsOpen })
+        await server.shutdown()
+        #expect(server.descriptorsHeld() == 0)
+        #expect(server.counters().connectionsOpen == 0)
+        if processWideTestsEnabled {
+            #expect(openDescriptorCount() == processBefore + 3)  // only the clients `bad`, `reset` and `idle` remain
+        }
     }
 
     @Test func connectionsBeyondTheMaximumAreClosedAtOnce() async throws {
@@ -337,9 +377,11 @@ struct HTTPServerTests {
     @Test func gracefulShutdownClosesIdleAndFinishesDelayed() async throws {
         let handler: HTTPHandler = { request, _ in
             let response = HTTPResponse(status: 200, body: Array(request.path.utf8))
-            return request.path == "/slow" ? .respondAfter(response, delay: .seconds(1)) : .respond(response)
+            // Long enough that the shutdown below surely starts while this response is still delayed.
+            return request.path == "/slow" ? .respondAfter(response, delay: .milliseconds(2500)) : .respond(response)
         }
-        let server = HTTPServer(configuration: .init(loopCount: 2), handler: handler)
+        let configuration = HTTPServer.Configuration(loopCount: 2, timeouts: .init(shutdownGrace: .seconds(20)))
+        let server = HTTPServer(configuration: configuration, handler: handler)
         try server.start()
         let port = server.port
         var idle: [TestClient] = []
@@ -390,6 +432,18 @@ struct HTTPServerTests {
         #expect(throws: TestClientError.self) { try TestClient(port: port) }
     }
 
+    /// SO_REUSEPORT between our own loops must not let a second server share a port in use.
+    @Test(arguments: [(1, 1), (1, 2), (2, 1), (2, 2), (3, 2)])
+    func aPortInUseIsRefused(_ runningLoops: Int, _ newLoops: Int) async throws {
+        try await withHTTPServer(.init(loopCount: runningLoops), handler: echoHandler) { server in
+            let clash = HTTPServer(configuration: .init(port: server.port, loopCount: newLoops), handler: echoHandler)
+            #expect(throws: HTTPServerError.systemCall("bind", errno: EADDRINUSE)) { try clash.start() }
+            let client = try TestClient(port: server.port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+    }
+
     @Test func startErrors() async throws {
         let server = HTTPServer(handler: echoHandler)
         try server.start()
@@ -438,7 +492,11 @@ extension HTTPServerTests {
 extension HTTPServerTests {
     /// Out of descriptors, the loop stops polling its listener (instead of spinning on it) and
     /// resumes accepting once descriptors are free again; queued clients are then served.
-    @Test func acceptResumesAfterRunningOutOfDescriptors() async throws {
+    ///
+    /// It lowers RLIMIT_NOFILE for the whole process, so it runs only when
+    /// `OPTOLINK_HTTP_PROCESS_WIDE_TESTS=1` (e.g. `swift test --filter OptoLinkHTTPTests`), never beside other targets.
+    @Test(.enabled(if: processWideTestsEnabled))
+    func acceptResumesAfterRunningOutOfDescriptors() async throws {
         try await withHTTPServer(.init(), handler: echoHandler) { server in
             var clients: [TestClient] = []
             for _ in 0..<20 { clients.append(try TestClient(port: server.port, connectNow: false)) }
@@ -458,6 +516,38 @@ extension HTTPServerTests {
                 #expect(try client.readResponse().bodyText == "GET /q/\(i) ")
             }
             #expect(server.counters().connectionsAccepted == clients.count)
+        }
+    }
+}
+
+extension HTTPServerTests {
+    @Test func droppedWithoutShutdownStillStopsListening() async throws {
+        var port = 0
+        let processBefore = openDescriptorCount()
+        do {
+            let server = HTTPServer(handler: echoHandler)
+            try server.start()
+            port = server.port
+            let client = try TestClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(
+            await eventually {
+                (try? TestClient(port: port)) == nil
+            })
+        if processWideTestsEnabled {
+            #expect(await eventually { openDescriptorCount() == processBefore })  // eventfd included
+        }
+    }
+
+    @Test func moreLoopsThanCoresShareTheWork() async throws {
+        try await withHTTPServer(.init(loopCount: 4), handler: echoHandler) { server in
+            var clients: [TestClient] = []
+            for _ in 0..<64 { clients.append(try TestClient(port: server.port)) }
+            for (i, client) in clients.enumerated() { try client.send("GET /\(i) HTTP/1.1\r\nHost: x\r\n\r\n") }
+            for (i, client) in clients.enumerated() { #expect(try client.readResponse().bodyText == "GET /\(i) ") }
+            #expect(server.descriptorsHeld() == 4 * 3 + 64)
         }
     }
 }

@@ -44,3 +44,17 @@ extension HTTPServerTests {
         }
     }
 }
+
+@Suite struct HTTPServerCountersCodingTests {
+    @Test func badRequestsAreKeyedByStatusText() throws {
+        var counters = HTTPServer.Counters()
+        counters.requests = 7
+        counters.badRequestsByStatus = [400: 2, 431: 1]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: try encoder.encode(counters), as: UTF8.self)
+        #expect(json.contains(#""badRequestsByStatus":{"400":2,"431":1}"#))
+        #expect(try JSONDecoder().decode(HTTPServer.Counters.self, from: Data(json.utf8)) == counters)
+        #expect(counters.badRequests == 3)
+    }
+}

@@ -47,5 +47,6 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
+    /// `HTTP 431 (headers_too_large)` and the like.
     public var description: String { "HTTP \(status) (\(shortDescription))" }
 }

@@ -6,6 +6,12 @@
 /// buffer at once (pipelining); ``next()`` returns them in arrival order. Empty lines before a
 /// request line are skipped, as RFC 9112 §2.2 allows. After a failure the parser stays failed:
 /// framing can no longer be trusted, so the caller answers ``HTTPParseError/status`` and closes.
+///
+/// Deliberately lenient where it is harmless: a missing `Host` header is accepted, header values
+/// are not checked for UTF-8 (invalid bytes decode to U+FFFD), and an absolute-form target
+/// (`GET http://h/p HTTP/1.1`) is passed through as the raw target. Strict where framing is at
+/// stake (request smuggling): `Transfer-Encoding` with or without `Content-Length`, differing
+/// duplicate `Content-Length`s, whitespace before a colon, folded lines, bare CR or LF.
 public struct HTTPRequestParser: Sendable {
     /// Size limits and framing rules applied while parsing.
     public struct Limits: Sendable, Equatable {

@@ -98,8 +98,9 @@ final class EventLoop {
             runDueTimers()
         }
         for case let connection? in connections { close(connection) }
-        if listenFD >= 0 { Glibc.close(listenFD) }
-        Glibc.close(epollFD)
+        if listenFD >= 0 { shared.release(listenFD) }
+        shared.release(epollFD)
+        if shared.loopsCloseWakeFDs.load(ordering: .acquiring) { shared.release(wakeFD) }
     }
 
     // MARK: - Events
@@ -140,12 +141,13 @@ final class EventLoop {
                 }
                 return
             }
+            shared.track(fd)
             counters.accepted.wrappingAdd(1, ordering: .relaxed)
             let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
             if open > configuration.maxConnections || draining {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
                 counters.rejected.wrappingAdd(1, ordering: .relaxed)
-                Glibc.close(fd)
+                shared.release(fd)
                 continue
             }
             _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
@@ -159,7 +161,7 @@ final class EventLoop {
                 limits: configuration.limits, interest: CEPOLL_IN, now: now)
             guard cepoll_ctl(epollFD, CEPOLL_CTL_ADD, fd, CEPOLL_IN, token) == 0 else {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-                Glibc.close(fd)
+                shared.release(fd)
                 continue
             }
             if Int(fd) >= connections.count {
@@ -235,10 +237,14 @@ final class EventLoop {
     /// - Returns: `true` when it stopped only because too much output was waiting.
     @discardableResult
     private func processRequests(_ connection: Connection) -> Bool {
+        var needsInput = false
         while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
             connection.pendingOutputCount < Self.outputHighWater
         {
-            guard let output = connection.parser.next() else { break }
+            guard let output = connection.parser.next() else {
+                needsInput = true
+                break
+            }
             switch output {
             case .failure(let error):
                 counters.recordBadRequest(status: error.status)
@@ -247,7 +253,7 @@ final class EventLoop {
                 counters.requests.wrappingAdd(1, ordering: .relaxed)
                 connection.requestStart = nil
                 let persistence: HTTPResponseSerializer.Persistence =
-                    !keepAlive || draining || connection.peerClosedInput
+                    !keepAlive || draining
                     ? .close : (request.version == "HTTP/1.0" ? .keepAliveHTTP10 : .keepAlive)
                 let omitBody = request.method == "HEAD"
                 switch handler(request, connection.info) {
@@ -271,8 +277,8 @@ final class EventLoop {
             connection.parser.continueSent()
         }
         if connection.requestStart == nil, !connection.parser.isIdle { connection.requestStart = now }
-        if connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite {
-            // The client will send nothing more; a partial request can never complete.
+        if connection.peerClosedInput, needsInput, !connection.closeAfterWrite {
+            // The client sent FIN and every complete request is answered; a partial one can never complete.
             connection.closeAfterWrite = true
         }
         return blockedByOutput
@@ -375,7 +381,7 @@ final class EventLoop {
         connections[Int(connection.fd)] = nil
         openCount -= 1
         shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
-        Glibc.close(connection.fd)
+        shared.release(connection.fd)
     }
 
     // MARK: - Timers
@@ -469,7 +475,7 @@ final class EventLoop {
         draining = true
         if listenFD >= 0 {
             _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
-            Glibc.close(listenFD)
+            shared.release(listenFD)
             listenFD = -1
         }
         for case let connection? in connections where connection.isIdle || connection.lingering {

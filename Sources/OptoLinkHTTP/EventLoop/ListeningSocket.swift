@@ -6,11 +6,27 @@ import CEpoll
 
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
 enum ListeningSocket {
+    /// Fails with EADDRINUSE when anything listens on `host:port` already, whatever its options.
+    ///
+    /// Loops share a port through `SO_REUSEPORT`, which would just as well let a second server
+    /// (same user, also `SO_REUSEPORT`) join a port in use and silently take half its connections.
+    /// A plain bind (`SO_REUSEADDR` only, which Linux never lets share a listening port) rules that
+    /// out before the real listeners bind. Port 0 needs no probe: the kernel never hands out a port
+    /// that is in use, reuse options or not.
+    ///
+    /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` (`bind`, EADDRINUSE) when the port is taken.
+    static func probeFree(host: String, port: Int) throws {
+        let probe = try open(host: host, port: port, reusePort: false, backlog: 0, listening: false)
+        close(probe.fd)
+    }
+
     /// A bound, listening, non-blocking socket and the port it got.
     ///
     /// - Throws: ``HTTPServerError/invalidHost(_:)`` for an unparsable host,
     ///   ``HTTPServerError/systemCall(_:errno:)`` when socket/bind/listen fails (e.g. EADDRINUSE).
-    static func open(host: String, port: Int, reusePort: Bool, backlog: Int) throws -> (fd: Int32, port: Int) {
+    static func open(
+        host: String, port: Int, reusePort: Bool, backlog: Int, listening: Bool = true
+    ) throws -> (fd: Int32, port: Int) {
         var storage = sockaddr_storage()
         let length = try fill(&storage, host: host, port: port)
         let family = Int32(storage.ss_family)
@@ -26,7 +42,7 @@ enum ListeningSocket {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
             }
             guard bound == 0 else { throw HTTPServerError.systemCall("bind", errno: cepoll_errno()) }
-            guard listen(fd, Int32(clamping: backlog)) == 0 else {
+            guard !listening || listen(fd, Int32(clamping: backlog)) == 0 else {
                 throw HTTPServerError.systemCall("listen", errno: cepoll_errno())
             }
             var local = sockaddr_storage()

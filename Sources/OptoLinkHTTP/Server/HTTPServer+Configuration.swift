@@ -7,7 +7,9 @@ extension HTTPServer {
         /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
         public var port: Int
         /// Event-loop threads, each with its own epoll set and its own `SO_REUSEPORT` listener (≥ 1);
-        /// the kernel spreads new connections across them. Default 1: see `Benchmarks/results/http-server.json`.
+        /// the kernel spreads new connections across them. Default 2: on this 2-core machine, with wrk
+        /// beside it, 2 loops matched 1 when the machine was quiet and did better under background
+        /// load (see `Benchmarks/results/http-server.json`); an idle loop costs nothing.
         public var loopCount: Int
         /// Request size limits and framing rules.
         public var limits: HTTPRequestParser.Limits
@@ -20,7 +22,7 @@ extension HTTPServer {
 
         /// A loopback server on an ephemeral port with default limits and timeouts.
         public init(
-            host: String = "127.0.0.1", port: Int = 0, loopCount: Int = 1,
+            host: String = "127.0.0.1", port: Int = 0, loopCount: Int = 2,
             limits: HTTPRequestParser.Limits = .init(), timeouts: Timeouts = .init(),
             maxConnections: Int = 16_384, backlog: Int = 4096
         ) {

@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension HTTPServer {
     /// A snapshot of what the server has done since ``HTTPServer/start()``, summed over its loops.
     public struct Counters: Sendable, Equatable, Codable {
@@ -34,6 +38,47 @@ extension HTTPServer {
 
         /// All bad requests, whatever their status.
         public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
+
+        private enum CodingKeys: String, CodingKey {
+            case connectionsAccepted, connectionsOpen, connectionsRejected, requests, badRequestsByStatus
+            case idleTimeouts, requestTimeouts, resets
+        }
+
+        /// Decodes the shape ``encode(to:)`` writes.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            connectionsAccepted = try container.decode(Int.self, forKey: .connectionsAccepted)
+            connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
+            connectionsRejected = try container.decode(Int.self, forKey: .connectionsRejected)
+            requests = try container.decode(Int.self, forKey: .requests)
+            idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
+            requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
+            resets = try container.decode(Int.self, forKey: .resets)
+            let byStatus = try container.decode([String: Int].self, forKey: .badRequestsByStatus)
+            badRequestsByStatus = [:]
+            for (status, count) in byStatus {
+                guard let code = Int(status) else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .badRequestsByStatus, in: container,
+                        debugDescription: "status \"\(status)\" is not a number")
+                }
+                badRequestsByStatus[code] = count
+            }
+        }
+
+        /// A JSON object; `badRequestsByStatus` is keyed by the status as a string (`{"400": 2}`).
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(connectionsAccepted, forKey: .connectionsAccepted)
+            try container.encode(connectionsOpen, forKey: .connectionsOpen)
+            try container.encode(connectionsRejected, forKey: .connectionsRejected)
+            try container.encode(requests, forKey: .requests)
+            try container.encode(idleTimeouts, forKey: .idleTimeouts)
+            try container.encode(requestTimeouts, forKey: .requestTimeouts)
+            try container.encode(resets, forKey: .resets)
+            let byStatus = Dictionary(uniqueKeysWithValues: badRequestsByStatus.map { (String($0.key), $0.value) })
+            try container.encode(byStatus, forKey: .badRequestsByStatus)
+        }
     }
 }
 
@@ -55,8 +100,14 @@ final class LoopCounters: Sendable {
 /// State every loop of one server shares: the shutdown flag, the open-connection count, ids, exit bookkeeping.
 final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
+    /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its eventfd.
+    let loopsCloseWakeFDs = Atomic<Bool>(false)
     let openConnections = Atomic<Int>(0)
     let nextConnectionId = Atomic<UInt64>(0)
+    /// Descriptors the server holds right now (listeners, epoll sets, eventfds, connections).
+    /// Every one is opened through ``track(_:)`` and closed through ``release(_:)``, so a test can
+    /// check that each is closed exactly once (the count returns to zero, never below).
+    let descriptorsHeld = Atomic<Int>(0)
     let loops: [LoopCounters]
     private let exit: Mutex<ExitState>
 
@@ -68,6 +119,19 @@ final class ServerShared: Sendable {
     init(loopCount: Int) {
         loops = (0..<loopCount).map { _ in LoopCounters() }
         exit = Mutex(ExitState(running: loopCount))
+    }
+
+    /// Counts a freshly opened descriptor (negative values, i.e. failures, are ignored); returns it.
+    @discardableResult
+    func track(_ fd: Int32) -> Int32 {
+        if fd >= 0 { descriptorsHeld.wrappingAdd(1, ordering: .relaxed) }
+        return fd
+    }
+
+    /// Closes a descriptor opened through ``track(_:)``.
+    func release(_ fd: Int32) {
+        descriptorsHeld.wrappingSubtract(1, ordering: .relaxed)
+        close(fd)
     }
 
     /// Called by each loop thread as its last act.

@@ -36,9 +36,11 @@ public final class HTTPServer: Sendable {
     }
 
     deinit {
-        // Dropped while running without shutdown(): ask the loops to drain and let them go.
+        // Dropped while running without shutdown() (a running shutdown() would hold `self`): ask the
+        // loops to drain, close their own eventfds on the way out, and let the threads go.
         state.withLock { state in
-            guard state.phase == .running || state.phase == .stopping, let shared = state.shared else { return }
+            guard state.phase == .running, let shared = state.shared else { return }
+            shared.loopsCloseWakeFDs.store(true, ordering: .releasing)
             shared.shuttingDown.store(true, ordering: .releasing)
             for fd in state.wakeFDs { _ = cepoll_eventfd_signal(fd) }
             for thread in state.threads { pthread_detach(thread) }
@@ -51,6 +53,11 @@ public final class HTTPServer: Sendable {
     /// A snapshot of the connection, request and error counters (zero before ``start()``).
     public func counters() -> Counters {
         state.withLock { $0.shared }?.counters() ?? Counters()
+    }
+
+    /// Descriptors the server holds now (3 per loop while running, plus one per connection); 0 after shutdown.
+    func descriptorsHeld() -> Int {
+        state.withLock { $0.shared }?.descriptorsHeld.load(ordering: .relaxed) ?? 0
     }
 
     /// Binds, listens and starts the event-loop threads; returns once the port is accepting.
@@ -69,21 +76,24 @@ public final class HTTPServer: Sendable {
             guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
             cepoll_ignore_sigpipe()
 
+            let shared = ServerShared(loopCount: configuration.loopCount)
             var descriptors: [Int32] = []
             var setups: [EventLoop.Setup] = []
-            let shared = ServerShared(loopCount: configuration.loopCount)
             do {
                 var boundPort = configuration.port
+                if configuration.loopCount > 1, boundPort != 0 {
+                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort)
+                }
                 for index in 0..<configuration.loopCount {
                     let listener = try ListeningSocket.open(
                         host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
                         backlog: configuration.backlog)
-                    descriptors.append(listener.fd)
+                    descriptors.append(shared.track(listener.fd))
                     boundPort = listener.port
-                    let epollFD = cepoll_create()
+                    let epollFD = shared.track(cepoll_create())
                     guard epollFD >= 0 else { throw HTTPServerError.systemCall("epoll_create1", errno: cepoll_errno()) }
                     descriptors.append(epollFD)
-                    let wakeFD = cepoll_eventfd()
+                    let wakeFD = shared.track(cepoll_eventfd())
                     guard wakeFD >= 0 else { throw HTTPServerError.systemCall("eventfd", errno: cepoll_errno()) }
                     descriptors.append(wakeFD)
                     setups.append(
@@ -93,10 +103,10 @@ public final class HTTPServer: Sendable {
                 }
                 state.port = boundPort
             } catch let error as HTTPServerError {
-                for fd in descriptors { close(fd) }
+                for fd in descriptors { shared.release(fd) }
                 throw error
             } catch {
-                for fd in descriptors { close(fd) }
+                for fd in descriptors { shared.release(fd) }
                 throw .invalidConfiguration("\(error)")
             }
 
@@ -115,10 +125,10 @@ public final class HTTPServer: Sendable {
                     for started in setups.prefix(threads.count) { _ = cepoll_eventfd_signal(started.wakeFD) }
                     for thread in threads { LoopThread.join(thread) }
                     for pending in setups.dropFirst(threads.count) {
-                        close(pending.listenFD)
-                        close(pending.epollFD)
+                        shared.release(pending.listenFD)
+                        shared.release(pending.epollFD)
                     }
-                    for setup in setups { close(setup.wakeFD) }
+                    for setup in setups { shared.release(setup.wakeFD) }
                     throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
                 }
             }
@@ -167,7 +177,7 @@ public final class HTTPServer: Sendable {
             for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
             await shared.waitForLoops()
             for thread in threads { LoopThread.join(thread) }  // each has already signalled its exit
-            for fd in wakeFDs { close(fd) }
+            for fd in wakeFDs { shared.release(fd) }
             state.withLock { state in
                 state.phase = .stopped
                 state.threads = []

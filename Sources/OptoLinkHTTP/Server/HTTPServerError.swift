@@ -23,6 +23,7 @@ public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// A sentence naming the cause, with `strerror` text for system calls.
     public var description: String {
         switch self {
         case .invalidHost(let host): "invalid host \"\(host)\" (expected an IP literal or localhost)"

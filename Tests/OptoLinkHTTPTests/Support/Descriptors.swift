@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How many file descriptors this process has open (entries of /proc/self/fd, minus the listing's own).
@@ -10,3 +10,8 @@ func openDescriptorCount() -> Int {
     while readdir(directory) != nil { count += 1 }
     return count - 3  // ".", ".." and the descriptor opendir itself holds
 }
+
+/// Tests that change or count process-wide state (descriptor limits, descriptor counts) run only
+/// with `OPTOLINK_HTTP_PROCESS_WIDE_TESTS=1`: under a plain `swift test` other targets' tests run
+/// in the same process at the same time.
+let processWideTestsEnabled = getenv("OPTOLINK_HTTP_PROCESS_WIDE_TESTS") != nil
