@@ -52,7 +52,7 @@ import Testing
         #expect(configuration.limits["match"] == DeclaredLimit(limit: 30, windowSeconds: 60, scope: .ip))
         #expect(configuration.limits["session_identity"]?.shared == true)
         #expect(configuration.backoffToleranceSeconds == 0.5)
-        #expect(configuration.edgeToleranceSeconds == 0.05)
+        #expect(configuration.edgeToleranceSeconds == 0.01)
         #expect(configuration.thresholds == ["backoff.early == 0"])
         let roundTrip = try JSONDecoder().decode(
             VerdictsConfiguration.self, from: JSONEncoder().encode(configuration))

@@ -42,6 +42,10 @@ struct InProcessBackendTransport: OptoLinkTransport {
     }
 }
 
+enum VerdictHarnessError: Error {
+    case clickFailed(String)
+}
+
 /// A misbehaving client: retries a 429 after `delay` instead of its `Retry-After`.
 struct IgnoresRetryAfterPolicy: OptoLinkRetryPolicy {
     var delay: Duration = .milliseconds(50)
@@ -83,6 +87,22 @@ struct DuplicatesEventWritesMiddleware: OptoLinkMiddleware {
     }
 }
 
+/// A proxy in the path that rewrites every 429 body: `message` replaces the envelope's message.
+struct Rewrites429Middleware: OptoLinkMiddleware {
+    let message: String
+
+    func intercept(
+        _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+    ) async throws -> OptoLinkHTTPResponse {
+        var response = try await next(request, context)
+        guard response.status == 429 else { return response }
+        let envelope = ["statusCode": "429", "error": "Too Many Requests", "message": message]
+        response.body = (try? JSONSerialization.data(withJSONObject: envelope)) ?? Data()
+        return response
+    }
+}
+
 /// One short run against an in-process emulator: real SDK instances (one per virtual device),
 /// the soak recorder as their recording middleware, then the verdicts over what it wrote.
 final class VerdictRun: Sendable {
@@ -111,7 +131,8 @@ final class VerdictRun: Sendable {
     /// A first-launched virtual device `d00000<index>` behind `ip`.
     func device(
         _ index: Int, ip: String? = nil, policy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
-        middlewares: [any OptoLinkMiddleware] = []
+        middlewares: [any OptoLinkMiddleware] = [], clipboard: String? = nil,
+        deviceInfo: OptoLinkDeviceInfo = OptoLinkDeviceInfo(osVersion: "18.1", deviceModel: "iPhone", language: "en-US")
     ) -> OptoLink {
         var config = OptoLinkConfig(
             apiKey: "opl_sdk_test_acme_client", orgKey: "acme", baseUrl: URL(string: "http://127.0.0.1:9")!)
@@ -119,8 +140,7 @@ final class VerdictRun: Sendable {
         config.timeout = 5
         let ipMiddleware: [any OptoLinkMiddleware] = ip.map { [ForwardedForMiddleware(clientIP: $0)] } ?? []
         let environment = OptoLinkEnvironment(
-            store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(),
-            deviceInfo: OptoLinkDeviceInfo(osVersion: "18.1", deviceModel: "iPhone", language: "en-US"),
+            store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
             transport: InProcessBackendTransport(backend: backend),
             middlewares: ipMiddleware + [recorder] + middlewares, clock: ContinuousClock(), retryPolicy: policy,
             label: "\(Self.deviceName(index))#1")
@@ -128,6 +148,44 @@ final class VerdictRun: Sendable {
     }
 
     static func deviceName(_ index: Int) -> String { String(format: "d%06d", index) }
+
+    static let safariUserAgent =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+        + "Version/18.1 Mobile/15E148 Safari/604.1"
+
+    /// A Safari click on `/acme/<code>` from `ip`; returns the clipboard payload of the redirect page.
+    func click(_ code: String, ip: String) throws -> String {
+        let headers: HTTPHeaders = [
+            "User-Agent": Self.safariUserAgent, "Accept-Language": "en-US,en;q=0.9", "X-Forwarded-For": ip,
+            "Host": "links.acme.test",
+        ]
+        let peer = HTTPConnectionInfo(peerAddress: "127.0.0.1", peerPort: 40_001, connectionId: 0)
+        guard case .respond(let response) = backend.handle(HTTPRequest(method: "GET", target: "/acme/\(code)", headers: headers), peer),
+            response.status == 200
+        else { throw VerdictHarnessError.clickFailed(code) }
+        let html = String(decoding: response.body, as: UTF8.self)
+        guard let marker = html.range(of: #"id="cbt""#), let value = html[marker.upperBound...].range(of: #"value=""#)
+        else { throw VerdictHarnessError.clickFailed(code) }
+        let escaped = html[value.upperBound...].prefix { $0 != "\"" }
+        return escaped.replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// The deferred link `instance` emitted at start, or `nil` when none came within 200 ms.
+    static func emittedLink(_ instance: OptoLink) async -> OptoLinkData? {
+        await withTaskGroup(of: OptoLinkData?.self) { group in
+            group.addTask {
+                for await link in instance.links { return link }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(200))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
 
     /// Sends one event carrying the device's correlation id; returns whether it succeeded.
     @discardableResult

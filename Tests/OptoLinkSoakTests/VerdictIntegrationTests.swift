@@ -125,4 +125,30 @@ struct VerdictIntegrationTests {
             #expect(report.retries.attemptsPerCall["match"]?["3"] == 4)
         }
     }
+
+    @Test func a429WithoutNIsAWrongMessageAndTheClientFallsBackToTheTable() async throws {
+        // A proxy strips N from every 429; 4 events per 10 s, 6 devices: 2 calls rejected thrice.
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10))
+        let instances = await startDevices(run, count: 6, middlewares: [Rewrites429Middleware(message: "Too Many Requests")])
+        await sendOneEventEach(instances)
+        let (_, metrics, _) = try run.verdicts(try Self.expect(events: "4/10s per key"))
+        #expect(metrics["limits.events.wrong_message"] == 6)
+        #expect(metrics["limits.events.wrong_n"] == 0)
+        #expect(metrics["backoff.429.without_n"] == 4)
+        #expect(metrics["backoff.exponential.on_time"] == 4)  // 0.5 s, then 1 s
+        #expect(metrics["backoff.early"] == 0)
+    }
+
+    @Test func aWrongNIsCaught() async throws {
+        // A proxy rewrites N to 0; the client obeys it (on time), the oracle flags every 429.
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10))
+        let rewrite = Rewrites429Middleware(message: "Rate limit exceeded. Retry after 0 seconds.")
+        let instances = await startDevices(run, count: 6, middlewares: [rewrite])
+        await sendOneEventEach(instances)
+        let (_, metrics, _) = try run.verdicts(try Self.expect(events: "4/10s per key"))
+        #expect(metrics["limits.events.wrong_n"] == 6)
+        #expect(metrics["limits.events.wrong_message"] == 0)
+        #expect(metrics["backoff.429.on_time"] == 4)
+        #expect(metrics["backoff.early"] == 0)
+    }
 }

@@ -34,6 +34,15 @@ struct VerdictLimitOracleIntegrationTests {
         }
     }
 
+    /// Per declared bucket name, `perWindow` summed over the emulator's own window counters.
+    static func serverTruth(_ run: VerdictRun, _ perWindow: (StagingWindowCounter) -> Int) -> [String: Int] {
+        let counters = run.backend.counters().buckets
+        let names: [(String, StagingBucketClass)] = [("match", .match), ("events", .events), ("session_identity", .sdk)]
+        return Dictionary(uniqueKeysWithValues: names.map { name, bucket in
+            (name, counters.filter { $0.bucket == bucket }.flatMap(\.windows).reduce(0) { $0 + perWindow($1) })
+        })
+    }
+
     /// Drives all four streams for 2.5 s at 20 calls/s each, no retries (maxRetries 0).
     static func driveBuckets(_ run: VerdictRun) async {
         let devices = await startDevices(run, count: 4, ip: { "10.1.0.\($0)" })
@@ -84,11 +93,7 @@ struct VerdictLimitOracleIntegrationTests {
         await Self.driveBuckets(run)
         let (report, metrics, _) = try run.verdicts(Self.declared)
         // The emulator's own windows say how many hits passed beyond the declared 10.
-        let counters = run.backend.counters().buckets
-        func excess(_ bucket: StagingBucketClass) -> Int {
-            counters.filter { $0.bucket == bucket }.flatMap(\.windows).reduce(0) { $0 + max(0, $1.accepted - 10) }
-        }
-        let expected = ["match": excess(.match), "events": excess(.events), "session_identity": excess(.sdk)]
+        let expected = Self.serverTruth(run) { max(0, $0.accepted - 10) }
         for (name, count) in expected {
             #expect(count >= 2, "\(name) was not driven past the limit")
             #expect(report.limits.buckets[name]?.tooLenient == count, "\(name)")
@@ -97,5 +102,67 @@ struct VerdictLimitOracleIntegrationTests {
         #expect(metrics["limits.too_lenient"] == Double(expected.values.reduce(0, +)))
         let result = try #require(Thresholds.evaluate(["limits.match.too_lenient == 0"], metrics: metrics).first)
         #expect(!result.passed)
+    }
+
+    @Test func anEmulatorTooStrictIsCaught() async throws {
+        // The emulator allows 9 per window where 10 are declared: in every window it exercised,
+        // exactly one 429 (the 10th hit) came before the declared limit.
+        let run = try VerdictRun(limits: Self.limits(9), maxRetries: 0)
+        await Self.driveBuckets(run)
+        let (report, metrics, _) = try run.verdicts(Self.declared)
+        let truth = Self.serverTruth(run) { $0.rejected > 0 ? 1 : 0 }
+        for (name, windows) in truth {
+            let bucket = try #require(report.limits.buckets[name])
+            #expect(bucket.tooStrict == windows, "\(name) \(bucket.tooStrict) of \(windows), ambiguous \(bucket.ambiguous)")
+            #expect(bucket.tooLenient == 0)
+            #expect(!bucket.enforcedExactly)
+        }
+        #expect((metrics["limits.too_strict"] ?? 0) >= 3)
+    }
+}
+
+/// The same streams against the emulator's sliding log.
+@Suite(.timeLimit(.minutes(1)))
+struct VerdictSlidingWindowIntegrationTests {
+    static func limits(_ limit: Int) -> StagingLimits {
+        var limits = VerdictLimitOracleIntegrationTests.limits(limit)
+        limits.algorithm = .slidingLog
+        return limits
+    }
+
+    static var declared: VerdictsConfiguration {
+        var configuration = VerdictLimitOracleIntegrationTests.declared
+        configuration.algorithm = .slidingWindow
+        return configuration
+    }
+
+    @Test func exactSlidingLogIsReportedExact() async throws {
+        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let (report, _, _) = try run.verdicts(Self.declared)
+        for name in ["match", "events", "session_identity"] {
+            let bucket = try #require(report.limits.buckets[name])
+            #expect(bucket.enforcedExactly, "\(name): \(bucket)")
+        }
+    }
+
+    @Test func aSlidingLogTenPercentTooLenientIsCaught() async throws {
+        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let (report, _, _) = try run.verdicts(Self.declared)
+        // Truth from the ledger's server-side arrival times of the accepted events: passes with
+        // 10 or more passes in the preceding second.
+        let arrivals = run.backend.ledger().filter { $0.endpoint == "events" }.map(\.arrivedAt).sorted()
+        let truth = arrivals.enumerated().filter { index, time in
+            arrivals[..<index].filter { $0 > time - 1 }.count >= 10
+        }.count
+        let events = try #require(report.limits.buckets["events"])
+        #expect(truth >= 2)
+        #expect(events.tooLenient >= 1)
+        #expect(events.tooLenient <= truth)
+        #expect(events.tooStrict == 0)
+        for name in ["match", "session_identity"] {
+            #expect((report.limits.buckets[name]?.tooLenient ?? 0) >= 1, "\(name)")
+        }
     }
 }

@@ -140,6 +140,18 @@ import Testing
         #expect(bucket.tooLenient == 1)
     }
 
+    @Test func aPassAtTheEdgeAfterA429BelongsToTheNextWindow() throws {
+        // A server allowing 4 where 5 are declared: the 429 at 0.4 s is too strict in each
+        // window, including the second one, opened by the pass at the first window's edge.
+        let window: (Double) -> [(Double, Int?, Int?)] = { start in
+            (0..<4).map { (start + Double($0) * 0.1, 201, nil) } + [(start + 0.4, 429, 2), (start + 0.5, 429, 2)]
+        }
+        let bucket = try oracle(Self.hits(window(0) + window(1.99)))
+        #expect(bucket.windows == 2)
+        #expect(bucket.ambiguous == 0)
+        #expect(bucket.tooStrict == 2)
+    }
+
     @Test func perIPKeysAreCountedSeparately() throws {
         let attempts = Self.hits(Self.exactWindow(start: 0), ip: "10.0.0.1") + Self.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
         let bucket = try oracle(attempts)
@@ -181,6 +193,26 @@ import Testing
             Self.hits([(0, 201, nil), (0.1, 201, nil), (0.3, 429, 1), (1.5, 429, 1)]),
             "3/1s per ip", algorithm: .slidingWindow)
         #expect(strict.tooStrict == 2)
+    }
+
+    @Test func slidingWindowCountsOnlyPassesCertainlyInsideTheWindow() throws {
+        // A slow pass (0.03…0.95 s) may have arrived before the window of the hit at 1.05 s opened.
+        var attempts = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        attempts.append(Fixture.attempt(.match, device: "slow", start: 0.03, end: 0.95, status: 201, ip: "10.0.0.1"))
+        let bucket = try oracle(attempts, "3/1s per ip", algorithm: .slidingWindow)
+        #expect(bucket.tooLenient == 0)
+        #expect(bucket.ambiguous == 1)
+        // Arriving certainly inside the window, the same slow pass makes the third one too many.
+        var inside = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        inside.append(Fixture.attempt(.match, device: "slow", start: 0.2, end: 0.95, status: 201, ip: "10.0.0.1"))
+        let caught = try oracle(inside, "3/1s per ip", algorithm: .slidingWindow)
+        #expect(caught.tooLenient == 1)
+    }
+
+    @Test func fenwickTreePrefixSums() {
+        var tree = FenwickTree(count: 5)
+        for rank in [0, 2, 2, 4] { tree.add(at: rank) }
+        #expect((0...6).map { tree.prefixSum($0) } == [0, 1, 1, 3, 3, 4, 4])
     }
 
     @Test func metricsPerBucketAndTotals() throws {

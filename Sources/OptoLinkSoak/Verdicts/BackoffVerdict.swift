@@ -67,6 +67,11 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
 
     /// Judges every permitted retry in `attempts`.
     public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> BackoffVerdict {
+        evaluate(calls: CallKey.group(attempts), configuration: configuration)
+    }
+
+    /// The same over attempts already grouped by call.
+    static func evaluate(calls groups: [CallKey.Group], configuration: VerdictsConfiguration) -> BackoffVerdict {
         var rateLimited = Counts()
         var exponential = Counts()
         var withoutN = 0
@@ -74,7 +79,7 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
         var late: [(excess: Double, offender: Offender)] = []
         var excesses: [Double] = []
 
-        for (key, callAttempts) in CallKey.group(attempts) {
+        for (key, callAttempts) in groups {
             for (previous, next) in zip(callAttempts, callAttempts.dropFirst()) {
                 let outcome = ContractRetryExpectation.Outcome(previous)
                 guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else { continue }

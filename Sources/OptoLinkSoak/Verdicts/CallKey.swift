@@ -20,8 +20,11 @@ struct CallKey: Hashable, Comparable, Sendable {
         (lhs.device, lhs.launch, lhs.callId) < (rhs.device, rhs.launch, rhs.callId)
     }
 
+    /// One call's attempts, sorted by attempt number.
+    typealias Group = (key: CallKey, attempts: [AttemptRecord])
+
     /// Groups attempts by call, each group sorted by attempt number; groups in key order.
-    static func group(_ attempts: [AttemptRecord]) -> [(key: CallKey, attempts: [AttemptRecord])] {
+    static func group(_ attempts: [AttemptRecord]) -> [Group] {
         var groups: [CallKey: [AttemptRecord]] = [:]
         for attempt in attempts { groups[CallKey(attempt), default: []].append(attempt) }
         return groups.keys.sorted().map { key in

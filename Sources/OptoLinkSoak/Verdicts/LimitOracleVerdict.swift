@@ -124,7 +124,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
                 continue
             }
             var replay = LimitReplay(
-                declared: declared, tolerance: configuration.edgeToleranceSeconds,
+                declared: declared, tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
                 maxExamples: max(0, configuration.worstOffenderCount))
             let members = Set(endpoints)
             var byKey: [String: [LimitReplay.Hit]] = [:]

@@ -73,8 +73,8 @@ struct LimitReplay {
     /// Fixed window: windows open at the first hit after the previous window closed.
     ///
     /// Hits near a window's close are ambiguous, except passes after a window already full of
-    /// certain passes: a correct server cannot have let them through in that window, so they
-    /// open (or belong to) the next one and are judged there.
+    /// certain passes or after a certain 429: a correct server cannot have let them through in
+    /// that window, so they open (or belong to) the next one and are judged there.
     mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
@@ -110,12 +110,15 @@ struct LimitReplay {
                     finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
                 }
             }
-            let possible = passes.count + clear.filter(\.isUncertain).count + edge.filter { !$0.isRejected }.count + carried
+            // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
+            // counts rejected hits too) can have reached the server before it in this window.
             let rejected = clear.filter(\.isRejected)
-            if !rejected.isEmpty, possible < limit {
-                bucket.tooStrict += min(rejected.count, limit - possible)
-                for hit in rejected.prefix(limit - possible) {
-                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits counted")
+            let starts = (clear + edge).map(\.start).sorted()
+            for hit in rejected {
+                let before = carried + Self.count(of: starts, below: hit.end) - (hit.start < hit.end ? 1 : 0)
+                if before < limit {
+                    bucket.tooStrict += 1
+                    finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
                 }
             }
             for hit in rejected {
@@ -124,8 +127,14 @@ struct LimitReplay {
             // An edge 429 may belong to this window or to the next one.
             for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
 
+            // After `limit` certain passes, or after a certain 429, a correct server lets nothing
+            // more through in this window: a pass at the edge then belongs to the next one.
+            let full = passes.count >= limit
+            let firstRejectionEnd = rejected.map(\.end).min() ?? .infinity
+            promoted = edge.filter { $0.isAccepted && (full || $0.start > firstRejectionEnd) }
             let edgeOpeners = edge.filter { !$0.isRejected }
-            promoted = passes.count >= limit ? edge.filter(\.isAccepted) : []
+            // An edge 429 cannot be among the first `limit` hits of the next window, so only
+            // passes and uncertain hits may count there.
             carried = edgeOpeners.count - promoted.count
             bucket.ambiguous += edge.count - promoted.count
             let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
@@ -134,46 +143,111 @@ struct LimitReplay {
         }
     }
 
+    /// How many of the ascending `values` are `< bound` (binary search).
+    static func count(of values: [Double], below bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] < bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// Sliding window: each hit against the passed hits in its preceding window.
+    ///
+    /// `possible` counts hits that may have passed (passes and uncertain hits) and may lie in the
+    /// hit's window before it; `definite` counts certain passes certainly there. Both come from
+    /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
     mutating func slidingWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
         let limit = declared.limit
-        let counted = hits.enumerated().filter { !$0.element.isRejected }  // passed or uncertain
-        let longest = hits.map { $0.end - $0.start }.max() ?? 0
-        var lower = 0
+        let counted = hits.filter { !$0.isRejected }  // passed or uncertain
+        let accepted = hits.filter(\.isAccepted)
+        let countedStarts = counted.map(\.start).sorted()
+        let countedEnds = counted.map(\.end).sorted()
+        let acceptedStarts = accepted.map(\.start).sorted()
+        // `definite` is a two-sided count (started inside the window, ended before the hit):
+        // answered offline, hits in order of start, passes inserted in order of end into a
+        // Fenwick tree indexed by their start's rank.
+        let byEnd = accepted.sorted { $0.end < $1.end }
+        var inserted = FenwickTree(count: acceptedStarts.count)
+        var insertedCount = 0
+        var definiteByHit = [Int](repeating: 0, count: hits.count)
+        for position in hits.indices.sorted(by: { hits[$0].start < hits[$1].start }) {
+            let hit = hits[position]
+            while insertedCount < byEnd.count, byEnd[insertedCount].end <= hit.start {
+                inserted.add(at: Self.count(of: acceptedStarts, below: byEnd[insertedCount].start))
+                insertedCount += 1
+            }
+            let windowOpen = hit.end - ttl + tolerance
+            let selfCounted = hit.isAccepted && hit.end <= hit.start ? 1 : 0
+            definiteByHit[position] =
+                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen)) - selfCounted
+        }
         for (position, hit) in hits.enumerated() {
-            while lower < counted.count, counted[lower].element.start < hit.start - ttl - tolerance - longest {
-                lower += 1
-            }
-            var definite = 0
-            var possible = 0
-            var cursor = lower
-            while cursor < counted.count, counted[cursor].element.start < hit.end + tolerance {
-                let (otherPosition, other) = counted[cursor]
-                cursor += 1
-                guard otherPosition != position, other.end > hit.start - ttl - tolerance else { continue }
-                possible += 1
-                if other.isAccepted, other.start >= hit.end - ttl + tolerance, other.end + tolerance <= hit.start {
-                    definite += 1
-                }
-            }
+            let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
+            // May have arrived before `hit` and after its window opened.
+            let possible =
+                Self.count(of: countedStarts, below: hit.end)
+                - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
+            // Certainly arrived before `hit` and certainly inside its window.
+            let definite = definiteByHit[position]
             if hit.isAccepted {
                 if definite >= limit {
                     bucket.tooLenient += 1
-                    finding("too_lenient", hit, key: key, "passed with \(definite) hits already in the window")
+                    finding("too_lenient", hit, key: key, "passed with \(definite) passes already in the window")
                 } else if possible >= limit {
                     bucket.ambiguous += 1
                 }
             } else if hit.isRejected {
                 if possible < limit {
                     bucket.tooStrict += 1
-                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) hits in the window")
+                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
                 } else if definite < limit {
                     bucket.ambiguous += 1
                 }
                 checkN(hit, key: key, secondsLeft: 0...ttl)
             }
         }
+    }
+
+    /// How many of the ascending `values` are `<= bound` (binary search).
+    static func count(of values: [Double], atOrBelow bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] <= bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// Counts of inserted items over ranks `0..<count`, with prefix sums in O(log n).
+struct FenwickTree {
+    private var tree: [Int]
+
+    init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
+
+    /// Adds one at `rank` (0-based).
+    mutating func add(at rank: Int) {
+        var index = rank + 1
+        while index < tree.count {
+            tree[index] += 1
+            index += index & -index
+        }
+    }
+
+    /// How many were added at ranks `0..<rank`.
+    func prefixSum(_ rank: Int) -> Int {
+        var index = min(rank, tree.count - 1)
+        var sum = 0
+        while index > 0 {
+            sum += tree[index]
+            index -= index & -index
+        }
+        return sum
     }
 }

@@ -50,12 +50,18 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
     public static func evaluate(
         attempts: [AttemptRecord], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
     ) -> RetryMatrixVerdict {
+        evaluate(groups: CallKey.group(attempts), calls: calls, maxRetries: maxRetries, configuration: configuration)
+    }
+
+    /// The same over attempts already grouped by call.
+    static func evaluate(
+        groups: [CallKey.Group], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
+    ) -> RetryMatrixVerdict {
         let budget = maxRetries + 1
-        let runEnd = attempts.map(\.end).max() ?? 0
+        let runEnd = groups.lazy.flatMap(\.attempts).map(\.end).max() ?? 0
         var histogram: [String: [String: Int]] = [:]
         var found: [Violation] = []
         var cutShort = 0
-        let groups = CallKey.group(attempts)
 
         for (key, callAttempts) in groups {
             guard let first = callAttempts.first, let last = callAttempts.last else { continue }

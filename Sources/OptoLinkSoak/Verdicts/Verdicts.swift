@@ -6,11 +6,11 @@ public enum Verdicts {
     /// Evaluates every verdict.
     public static func evaluate(_ inputs: VerdictInputs) -> VerdictsReport {
         let configuration = inputs.configuration
+        let groups = CallKey.group(inputs.attempts)
         return VerdictsReport(
-            backoff: BackoffVerdict.evaluate(inputs.attempts, configuration: configuration),
+            backoff: BackoffVerdict.evaluate(calls: groups, configuration: configuration),
             retries: RetryMatrixVerdict.evaluate(
-                attempts: inputs.attempts, calls: inputs.calls, maxRetries: inputs.maxRetries,
-                configuration: configuration),
+                groups: groups, calls: inputs.calls, maxRetries: inputs.maxRetries, configuration: configuration),
             reconciliation: ReconciliationVerdict.evaluate(
                 calls: inputs.calls, ledger: inputs.ledger, deviceIds: inputs.deviceIds,
                 runStartEpoch: inputs.runStartEpoch, edgeToleranceSeconds: configuration.edgeToleranceSeconds),

@@ -6,7 +6,7 @@
 /// {"limits": {"match": "30/60s per ip", "events": "600/60s per key",
 ///             "session_identity": "60/60s per key shared"},
 ///  "algorithm": "fixed_window",
-///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.05,
+///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.01,
 ///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"]}
 /// ```
 /// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
@@ -32,8 +32,10 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
     /// How much earlier than the expected back-off a retry may start before it counts as
     /// early (absorbs timestamp rounding); seconds.
     public var backoffEarlySlackSeconds: Double
-    /// Client timestamps are not server arrival times: requests this close to a window edge
-    /// (seconds) are classified "ambiguous" instead of being judged.
+    /// Client timestamps are not server arrival times: each attempt reached the server somewhere
+    /// between its start and end, and the server measures window lengths on its own clock. Hits
+    /// within this many seconds (plus 0.05 % of the window, for clock-rate drift) of a window
+    /// edge are classified "ambiguous" instead of being judged.
     public var edgeToleranceSeconds: Double
     /// How many worst offenders each verdict lists.
     public var worstOffenderCount: Int
@@ -44,7 +46,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         algorithm: WindowAlgorithm = .fixedWindow,
         backoffToleranceSeconds: Double = 0.25,
         backoffEarlySlackSeconds: Double = 0.001,
-        edgeToleranceSeconds: Double = 0.05,
+        edgeToleranceSeconds: Double = 0.01,
         worstOffenderCount: Int = 10
     ) {
         self.thresholds = thresholds
