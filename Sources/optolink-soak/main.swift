@@ -1,4 +1,6 @@
+import Foundation
 import OptoLinkSoak
 
-// SKELETON: the CLI parses arguments and calls OptoLinkSoak.
-print("optolink-soak \(OptoLinkSoak.version)")
+// The CLI only parses and calls the library (OptoLinkSoak.main).
+let code = await OptoLinkSoak.main(Array(CommandLine.arguments.dropFirst()))
+exit(code)

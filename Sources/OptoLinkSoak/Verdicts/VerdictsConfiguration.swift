@@ -1,10 +1,130 @@
-/// SKELETON: the profile's `expect` section (declared limits, back-off tolerance,
-/// thresholds). Owned and finished by the verdicts work.
+/// The profile's `expect` section: declared rate limits and their window algorithm, back-off
+/// tolerances and threshold expressions (the inputs of the verdicts that are not records).
+///
+/// JSON shape (every key optional):
+/// ```json
+/// {"limits": {"match": "30/60s per ip", "events": "600/60s per key",
+///             "session_identity": "60/60s per key shared"},
+///  "algorithm": "fixed_window",
+///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.01,
+///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"]}
+/// ```
+/// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
+/// unknown bucket or an unknown algorithm.
 public struct VerdictsConfiguration: Sendable, Codable, Equatable {
+    /// How the server counts requests in a window (CONTRACT §1, "Rate limits").
+    public enum WindowAlgorithm: String, Sendable, Codable {
+        /// As @nestjs/throttler: a key's window opens at its first hit and lasts the window
+        /// length; the first `limit` hits pass, the rest get 429 until it closes.
+        case fixedWindow = "fixed_window"
+        /// A request passes when fewer than `limit` accepted requests arrived in the
+        /// preceding window length.
+        case slidingWindow = "sliding_window"
+    }
+
     /// k6-style threshold expressions, e.g. `"match.call_latency.p95 < 250ms"`.
     public var thresholds: [String]
+    /// Bucket name → declared limit (see ``LimitBucket`` for names). Empty: no limit oracle.
+    public var limits: [String: DeclaredLimit]
+    public var algorithm: WindowAlgorithm
+    /// How late a retry may start after its expected back-off and still be "on time"; seconds.
+    public var backoffToleranceSeconds: Double
+    /// How much earlier than the expected back-off a retry may start before it counts as
+    /// early (absorbs timestamp rounding); seconds.
+    public var backoffEarlySlackSeconds: Double
+    /// Client timestamps are not server arrival times: each attempt reached the server somewhere
+    /// between its start and end, and the server measures window lengths on its own clock. Hits
+    /// within this many seconds (plus 0.05 % of the window, for clock-rate drift) of a window
+    /// edge are classified "ambiguous" instead of being judged.
+    public var edgeToleranceSeconds: Double
+    /// How many worst offenders each verdict lists.
+    public var worstOffenderCount: Int
 
-    public init(thresholds: [String] = []) {
+    public init(
+        thresholds: [String] = [],
+        limits: [String: DeclaredLimit] = [:],
+        algorithm: WindowAlgorithm = .fixedWindow,
+        backoffToleranceSeconds: Double = 0.25,
+        backoffEarlySlackSeconds: Double = 0.001,
+        edgeToleranceSeconds: Double = 0.01,
+        worstOffenderCount: Int = 10
+    ) {
         self.thresholds = thresholds
+        self.limits = limits
+        self.algorithm = algorithm
+        self.backoffToleranceSeconds = backoffToleranceSeconds
+        self.backoffEarlySlackSeconds = backoffEarlySlackSeconds
+        self.edgeToleranceSeconds = edgeToleranceSeconds
+        self.worstOffenderCount = worstOffenderCount
+    }
+
+    /// Checks what decoding cannot: bucket names and non-negative tolerances.
+    /// - Throws: ``VerdictsConfigurationError`` naming the field.
+    public func validate() throws {
+        for name in limits.keys.sorted() { _ = try LimitBucket.endpoints(of: name) }
+        for (field, value) in [
+            ("backoffToleranceSeconds", backoffToleranceSeconds),
+            ("backoffEarlySlackSeconds", backoffEarlySlackSeconds),
+            ("edgeToleranceSeconds", edgeToleranceSeconds),
+        ] where !(value >= 0 && value.isFinite) {
+            throw VerdictsConfigurationError.invalidValue(field: field, reason: "must be a finite number ≥ 0")
+        }
+        if worstOffenderCount < 0 {
+            throw VerdictsConfigurationError.invalidValue(field: "worstOffenderCount", reason: "must be ≥ 0")
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case thresholds, limits, algorithm, backoffToleranceSeconds, backoffEarlySlackSeconds
+        case edgeToleranceSeconds, worstOffenderCount
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = VerdictsConfiguration()
+        thresholds = try c.decodeIfPresent([String].self, forKey: .thresholds) ?? defaults.thresholds
+        limits = try c.decodeIfPresent([String: DeclaredLimit].self, forKey: .limits) ?? defaults.limits
+        if let raw = try c.decodeIfPresent(String.self, forKey: .algorithm) {
+            guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .algorithm, in: c,
+                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')")
+            }
+            self.algorithm = algorithm
+        } else {
+            algorithm = defaults.algorithm
+        }
+        backoffToleranceSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .backoffToleranceSeconds) ?? defaults.backoffToleranceSeconds
+        backoffEarlySlackSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .backoffEarlySlackSeconds) ?? defaults.backoffEarlySlackSeconds
+        edgeToleranceSeconds =
+            try c.decodeIfPresent(Double.self, forKey: .edgeToleranceSeconds) ?? defaults.edgeToleranceSeconds
+        worstOffenderCount = try c.decodeIfPresent(Int.self, forKey: .worstOffenderCount) ?? defaults.worstOffenderCount
+        do {
+            try validate()
+        } catch let error as VerdictsConfigurationError {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+}
+
+/// Why an `expect` section is unusable.
+public enum VerdictsConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    case invalidLimit(bucket: String, value: String, reason: String)
+    case unknownBucket(String)
+    case invalidValue(field: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidLimit(let bucket, let value, let reason):
+            "expect.limits.\(bucket): '\(value)': \(reason)"
+        case .unknownBucket(let name):
+            "expect.limits: unknown bucket '\(name)' (use match, data, events, session_identity, "
+                + "or endpoint names joined with '+')"
+        case .invalidValue(let field, let reason):
+            "expect.\(field): \(reason)"
+        }
     }
 }

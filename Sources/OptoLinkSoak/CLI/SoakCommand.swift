@@ -1,0 +1,39 @@
+import Foundation
+
+/// A parsed `optolink-soak` command line.
+public enum SoakCommand: Sendable, Equatable {
+    case run(SoakRunOptions)
+    case serve(ServeOptions)
+    case bench(BenchOptions)
+    /// Print this help text and exit 0.
+    case help(String)
+    case version
+
+    /// Options of `serve`: the emulator on `host:port`.
+    public struct ServeOptions: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        public var configPath: String?
+        public var trustForwardedFor = false
+        public init() {}
+    }
+
+    /// Options of `bench`.
+    public struct BenchOptions: Sendable, Equatable {
+        /// Where the results JSON goes.
+        public var outPath = "Benchmarks/results/soak-bench.json"
+        /// Device counts for the RSS slope.
+        public var deviceCounts = [1_000, 10_000]
+        /// Arrival rate (journeys/s) for the start-lag measurement.
+        public var lagRate = 500.0
+        /// Seconds per throughput / lag phase.
+        public var seconds = 5.0
+        public init() {}
+    }
+}
+
+/// A command line that cannot be used (exit code 2), with a message naming the flag.
+public struct SoakUsageError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

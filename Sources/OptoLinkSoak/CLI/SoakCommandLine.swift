@@ -1,0 +1,206 @@
+import Foundation
+
+/// Parses `optolink-soak` arguments (hand-rolled: the package has no dependencies).
+///
+/// ```
+/// optolink-soak run PROFILE [--base-url URL --api-key KEY --org-key ORG] [--devices N]
+///               [--duration SECONDS] [--rate PER_SECOND] [--seed N] [--out DIR] [--ledger FILE] [--no-progress]
+/// optolink-soak serve [--port N] [--host H] [--config FILE] [--trust-forwarded-for]
+/// optolink-soak bench [--out FILE] [--devices N,N] [--rate R] [--seconds S]
+/// optolink-soak --version | --help | <command> --help
+/// ```
+public enum SoakCommandLine {
+    public static let usage = """
+        optolink-soak — load and rate-limit soak tester for the OptoLink SDK
+
+        USAGE:
+          optolink-soak run PROFILE [options]   replay a profile with thousands of virtual devices
+          optolink-soak serve [options]         run the staging emulator in the foreground
+          optolink-soak bench [options]         measure the driver's own overhead
+          optolink-soak --version
+
+        Run `optolink-soak <command> --help` for a command's options.
+        Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not run · 130 interrupted.
+        """
+
+    public static let runUsage = """
+        USAGE: optolink-soak run PROFILE [options]
+
+        Replays PROFILE (JSON, see Profiles/README.md). Without --base-url the embedded
+        staging emulator is started on 127.0.0.1 with the profile's backend section.
+
+        OPTIONS:
+          --base-url URL       drive a real staging backend instead of the embedded emulator
+          --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey)
+          --org-key ORG        org key (overrides sdk.orgKey)
+          --devices N          number of virtual devices
+          --duration SECONDS   hard bound on the run
+          --rate PER_SECOND    open model: constant arrival rate replacing the stages
+          --seed N             random seed
+          --out DIR            report directory (default Reports/<profile>-<timestamp>/)
+          --ledger FILE        server ledger exported from the real backend (JSON array)
+          --no-progress        no progress line
+          -h, --help           this help
+        """
+
+    public static let serveUsage = """
+        USAGE: optolink-soak serve [options]
+
+        Runs the staging emulator until Ctrl-C (default fixtures: org acme, key opl_sdk_test_acme_client).
+
+        OPTIONS:
+          --port N               port (default 8080; 0 = any free port)
+          --host H               address to bind (default 127.0.0.1)
+          --config FILE          StagingConfiguration JSON (limits, windows, faults)
+          --trust-forwarded-for  take the client IP from X-Forwarded-For
+          -h, --help             this help
+        """
+
+    public static let benchUsage = """
+        USAGE: optolink-soak bench [options]
+
+        Measures RSS per virtual device, driver vs bare URLSession request rate, and start lag,
+        against the embedded emulator; writes JSON (build with -c release).
+
+        OPTIONS:
+          --out FILE        results file (default Benchmarks/results/soak-bench.json)
+          --devices N,N     device counts for the RSS slope (default 1000,10000)
+          --rate R          arrival rate for the start-lag phase (default 500)
+          --seconds S       seconds per phase (default 5)
+          -h, --help        this help
+        """
+
+    /// Parses `arguments` (without the executable name).
+    /// - Throws: ``SoakUsageError`` naming the flag and the problem.
+    public static func parse(_ arguments: [String]) throws -> SoakCommand {
+        guard let first = arguments.first else { return .help(usage) }
+        let rest = Array(arguments.dropFirst())
+        switch first {
+        case "-h", "--help", "help": return .help(usage)
+        case "--version", "-V", "version": return .version
+        case "run": return try parseRun(rest)
+        case "serve": return try parseServe(rest)
+        case "bench": return try parseBench(rest)
+        default: throw SoakUsageError(message: "unknown command \"\(first)\" (expected run, serve, bench, --help, --version)")
+        }
+    }
+
+    /// Walks `--flag value` pairs, calling `handle(flag, next)`; `next()` takes the value.
+    private static func walk(
+        _ args: [String], positional: (String) throws -> Void,
+        _ handle: (String, () throws -> String) throws -> Bool
+    ) throws -> Bool {
+        var i = 0
+        while i < args.count {
+            let arg = args[i]
+            if arg == "-h" || arg == "--help" { return true }
+            if arg.hasPrefix("-") {
+                var flag = arg
+                var inline: String? = nil
+                if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--") {
+                    flag = String(arg[..<eq])
+                    inline = String(arg[arg.index(after: eq)...])
+                }
+                var consumed = false
+                let next: () throws -> String = {
+                    if let inline { return inline }
+                    guard i + 1 < args.count else { throw SoakUsageError(message: "\(flag): needs a value") }
+                    consumed = true
+                    return args[i + 1]
+                }
+                guard try handle(flag, next) else { throw SoakUsageError(message: "\(flag): unknown option") }
+                i += consumed ? 2 : 1
+            } else {
+                try positional(arg)
+                i += 1
+            }
+        }
+        return false
+    }
+
+    private static func number<T: LosslessStringConvertible & Comparable>(
+        _ flag: String, _ text: String, _ range: ClosedRange<T>, _ what: String
+    ) throws -> T {
+        guard let value = T(text), range.contains(value) else {
+            throw SoakUsageError(message: "\(flag): \"\(text)\" is not \(what)")
+        }
+        return value
+    }
+
+    private static func parseRun(_ args: [String]) throws -> SoakCommand {
+        var options = SoakRunOptions(profilePath: "")
+        var profile: String? = nil
+        let wantsHelp = try walk(args, positional: { arg in
+            guard profile == nil else { throw SoakUsageError(message: "run: unexpected argument \"\(arg)\"") }
+            profile = arg
+        }) { flag, value in
+            switch flag {
+            case "--base-url":
+                let text = try value()
+                guard let url = URL(string: text), let scheme = url.scheme, ["http", "https"].contains(scheme),
+                    url.host != nil
+                else { throw SoakUsageError(message: "--base-url: \"\(text)\" is not an http(s) URL") }
+                options.baseURL = url
+            case "--api-key": options.apiKey = try value()
+            case "--org-key": options.orgKey = try value()
+            case "--devices": options.devices = try number(flag, value(), 1...1_000_000, "a device count (1…1000000)")
+            case "--duration": options.duration = try number(flag, value(), 0.001...604_800.0, "seconds (0.001…604800)")
+            case "--rate": options.rate = try number(flag, value(), 0.0...100_000.0, "journeys/s (0…100000)")
+            case "--seed": options.seed = try number(flag, value(), 0...UInt64.max, "an unsigned integer")
+            case "--out": options.outDirectory = try value()
+            case "--ledger": options.ledgerPath = try value()
+            case "--no-progress": options.progress = false
+            default: return false
+            }
+            return true
+        }
+        if wantsHelp { return .help(runUsage) }
+        guard let profile else { throw SoakUsageError(message: "run: missing PROFILE (a profile JSON file)") }
+        options.profilePath = profile
+        if options.baseURL == nil && (options.apiKey != nil || options.orgKey != nil) {
+            throw SoakUsageError(message: "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)")
+        }
+        if options.baseURL == nil && options.ledgerPath != nil {
+            throw SoakUsageError(message: "--ledger: only with --base-url (the embedded emulator's ledger is read directly)")
+        }
+        return .run(options)
+    }
+
+    private static func parseServe(_ args: [String]) throws -> SoakCommand {
+        var options = SoakCommand.ServeOptions()
+        let wantsHelp = try walk(args, positional: { throw SoakUsageError(message: "serve: unexpected argument \"\($0)\"") }) {
+            flag, value in
+            switch flag {
+            case "--port": options.port = try number(flag, value(), 0...65535, "a port (0…65535)")
+            case "--host": options.host = try value()
+            case "--config": options.configPath = try value()
+            case "--trust-forwarded-for": options.trustForwardedFor = true
+            default: return false
+            }
+            return true
+        }
+        return wantsHelp ? .help(serveUsage) : .serve(options)
+    }
+
+    private static func parseBench(_ args: [String]) throws -> SoakCommand {
+        var options = SoakCommand.BenchOptions()
+        let wantsHelp = try walk(args, positional: { throw SoakUsageError(message: "bench: unexpected argument \"\($0)\"") }) {
+            flag, value in
+            switch flag {
+            case "--out": options.outPath = try value()
+            case "--devices":
+                let text = try value()
+                let counts = text.split(separator: ",").compactMap { Int($0) }
+                guard counts.count == 2, counts.allSatisfy({ (1...200_000).contains($0) }), counts[0] < counts[1] else {
+                    throw SoakUsageError(message: "--devices: \"\(text)\" is not two increasing counts like 1000,10000")
+                }
+                options.deviceCounts = counts
+            case "--rate": options.lagRate = try number(flag, value(), 1.0...100_000.0, "journeys/s (1…100000)")
+            case "--seconds": options.seconds = try number(flag, value(), 0.5...600.0, "seconds (0.5…600)")
+            default: return false
+            }
+            return true
+        }
+        return wantsHelp ? .help(benchUsage) : .bench(options)
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import OptoLink
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Executes journeys on virtual devices: each step drives a real SDK instance (or, for a
+/// click, a browser request) and reports to the recorder.
+///
+/// Times: a journey's first step is due at the journey's intended start; every later step
+/// is due when the previous one ended (plus the think time of a `wait`). The first SDK call
+/// of a step is measured from the step's due time.
+public struct JourneyRunner: Sendable {
+    public let recorder: SoakRecorder
+    /// The one transport every SDK instance shares.
+    public let transport: any OptoLinkTransport
+    /// The one URLSession (browser clicks use it directly).
+    public let session: URLSession
+    public let clock: any Clock<Duration>
+    public let control: RunControl
+    public let baseURL: URL
+    public let sdk: SDKSettings
+    public let runId: String
+    /// Short code (`org/code`) → link id, resolved before the run (for attribution).
+    public let linkIds: [String: String]
+    /// Retry policy of every instance (the contract's by default; tests inject misbehaving ones).
+    public let retryPolicy: any OptoLinkRetryPolicy
+    /// How long to wait for the deferred link after `start()` returned (seconds).
+    public var deferredLinkWait = 0.05
+
+    public init(
+        recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
+        control: RunControl, baseURL: URL, sdk: SDKSettings, runId: String, linkIds: [String: String],
+        retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    ) {
+        self.recorder = recorder
+        self.transport = transport
+        self.session = session
+        self.clock = clock
+        self.control = control
+        self.baseURL = baseURL
+        self.sdk = sdk
+        self.runId = runId
+        self.linkIds = linkIds
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Runs `journey` on `device`; returns `false` when the run stopped before its last step.
+    public func run(_ journey: Journey, on device: VirtualDevice, intendedStart: Double, rng: inout SeededRandom)
+        async -> Bool
+    {
+        var due = intendedStart
+        for step in journey.steps {
+            if control.isStopped || Task.isCancelled { return false }
+            if case .wait(let seconds, let jitter) = step {
+                due += seconds + (jitter > 0 ? rng.unit() * jitter : 0)
+                guard await sleep(until: due) else { return false }
+                continue
+            }
+            await perform(step, on: device, due: due)
+            due = recorder.timeline.now()
+        }
+        return true
+    }
+
+    /// Sleeps on the injected clock until run time `target`, waking early when the run stops.
+    /// Returns `false` when the run stopped or the task was cancelled.
+    func sleep(until target: Double) async -> Bool {
+        while true {
+            if control.isStopped || Task.isCancelled { return false }
+            let remaining = target - recorder.timeline.now()
+            if remaining <= 0 { return true }
+            do {
+                try await clock.sleep(for: .nanoseconds(Int64(Swift.min(remaining, 0.25) * 1e9)), tolerance: nil)
+            } catch {
+                return false
+            }
+        }
+    }
+
+    func perform(_ step: JourneyStep, on device: VirtualDevice, due: Double) async {
+        switch step {
+        case .click(let link, let org):
+            await click(link: link, org: org ?? sdk.orgKey, device: device)
+        case .firstLaunch:
+            await launch(device, fresh: true, due: due)
+        case .relaunch:
+            await launch(device, fresh: false, due: due)
+        case .open(let link, let style, let timeout):
+            await open(link: link, style: style, timeout: timeout, device: device, due: due)
+        case .event(let name, let properties, let count):
+            for index in 0..<count {
+                if control.isStopped { return }
+                let sequence = device.nextSequence()
+                var props = properties.mapValues { expand($0, device: device, sequence: sequence) }
+                props["opl_corr"] = "\(runId):\(device.id):\(sequence)"
+                let eventName = expand(name, device: device, sequence: sequence)
+                let sent = props
+                await call(device, due: index == 0 ? due : nil) { try await $0.trackEvent(name: eventName, properties: sent) }
+            }
+        case .identify(let externalId):
+            let id = expand(externalId, device: device, sequence: device.nextSequence())
+            await call(device, due: due) { try await $0.setIdentity(externalId: id) }
+        case .clearIdentity:
+            await call(device, due: due) { try await $0.clearIdentity() }
+        case .wait:
+            break
+        }
+    }
+
+    /// Replaces `{device}`, `{seq}`, `{run}`, `{org}` in profile strings.
+    func expand(_ text: String, device: VirtualDevice, sequence: Int) -> String {
+        guard text.contains("{") else { return text }
+        return text.replacingOccurrences(of: "{device}", with: device.id)
+            .replacingOccurrences(of: "{seq}", with: String(sequence))
+            .replacingOccurrences(of: "{run}", with: runId)
+            .replacingOccurrences(of: "{org}", with: sdk.orgKey)
+    }
+
+    // MARK: Steps
+
+    func click(link: String, org: String, device: VirtualDevice) async {
+        let url = baseURL.appendingPathComponent(org).appendingPathComponent(link)
+        var request = URLRequest(url: url)
+        request.setValue(device.userAgent, forHTTPHeaderField: "User-Agent")
+        request.setValue("\(device.info.language),en;q=0.8", forHTTPHeaderField: "Accept-Language")
+        request.setValue("text/html", forHTTPHeaderField: "Accept")
+        request.setValue(device.clientIP, forHTTPHeaderField: "X-Forwarded-For")
+        request.timeoutInterval = Swift.max(1, sdk.timeout.rounded(.up))
+        let start = recorder.timeline.now()
+        var status: Int?
+        var placed = false
+        if let (data, response) = try? await session.shieldedData(for: request) {
+            status = (response as? HTTPURLResponse)?.statusCode
+            if status == 200, let payload = ClickPage.clipboardPayload(in: String(decoding: data, as: UTF8.self)) {
+                device.state.withLock { $0.clickedLinkId = linkIds["\(org)/\(link)"] ?? link }
+                if device.clipboardSurvives {
+                    device.pasteboard.set(payload)
+                    placed = true
+                }
+            }
+        }
+        recorder.clickRecorded(status: status, latency: recorder.timeline.now() - start, clipboardPlaced: placed)
+    }
+
+    func launch(_ device: VirtualDevice, fresh: Bool, due: Double) async {
+        let (previousLabel, previous, launch) = device.state.withLock { s -> (String, OptoLink?, Int) in
+            let old = (device.id + "#\(s.launch)", s.instance)
+            s.launch += 1
+            s.instance = nil
+            s.lastLink = nil
+            return (old.0, old.1, s.launch)
+        }
+        if let previous {
+            previous.dispose()
+            recorder.closeCalls(label: previousLabel, callIds: nil, outcome: nil)
+        }
+        if fresh { device.store.removeAll() }
+        let label = "\(device.id)#\(launch)"
+        var config = OptoLinkConfig(apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL)
+        config.timeout = sdk.timeout
+        config.maxRetries = sdk.maxRetries
+        let environment = OptoLinkEnvironment(
+            store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
+            middlewares: [ForwardedForMiddleware(clientIP: device.clientIP), recorder], clock: clock,
+            retryPolicy: retryPolicy, label: label)
+        let instance = OptoLink(config: config, environment: environment)
+        device.state.withLock { $0.instance = instance }
+        recorder.deviceIdRecorded(device: device.id, deviceId: instance.deviceId)
+        let context = StepContext(label: label, intendedStart: due)
+        await StepContext.$current.withValue(context) { await instance.start() }
+        recorder.closeCalls(label: label, callIds: context.callIds, outcome: nil)
+        guard fresh else { return }
+        let deferred = await firstLink(of: instance.links, within: deferredLinkWait, skipFirst: false)
+        let clicked = device.state.withLock { s -> String? in
+            s.lastLink = deferred
+            defer { s.clickedLinkId = nil }
+            return s.clickedLinkId
+        }
+        recorder.deferredMatchRecorded(
+            AttributionRecord(
+                device: device.id, clickedLinkId: clicked, emittedLinkId: deferred?.linkId,
+                matchMethod: deferred?.matchMethod.rawValue, sharedNAT: device.sharedNAT))
+    }
+
+    func open(link: String, style: JourneyStep.OpenStyle, timeout: Double, device: VirtualDevice, due: Double) async {
+        let (instance, hadLink) = device.state.withLock { ($0.instance, $0.lastLink != nil) }
+        guard let instance else { return }
+        let url: URL?
+        switch style {
+        case .universal:
+            var components = URLComponents()
+            components.scheme = "https"
+            components.host = sdk.universalLinkHost ?? baseURL.host
+            if sdk.universalLinkHost == nil { components.port = baseURL.port }
+            components.path = "/\(sdk.orgKey)/\(link)"
+            url = components.url
+        case .custom:
+            url = URL(string: "\(sdk.customScheme)://\(link)")
+        }
+        guard let url else { return }
+        let stream = instance.links
+        let label = device.state.withLock { "\(device.id)#\($0.launch)" }
+        let context = StepContext(label: label, intendedStart: due)
+        let start = recorder.timeline.now()
+        StepContext.$current.withValue(context) { instance.handle(url: url) }
+        let emitted = await firstLink(of: stream, within: timeout, skipFirst: hadLink)
+        recorder.openRecorded(emitted: emitted != nil, latency: recorder.timeline.now() - start)
+        if let emitted { device.state.withLock { $0.lastLink = emitted } }
+    }
+
+    /// Runs one public telemetry call inside a step context and closes its calls with the
+    /// outcome the public API reported.
+    func call(_ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void) async {
+        let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
+        guard let instance else { return }
+        let context = StepContext(label: label, intendedStart: due)
+        let outcome: String = await StepContext.$current.withValue(context) {
+            do {
+                try await body(instance)
+                return "ok"
+            } catch is OptoLinkApiError {
+                return "api_error"
+            } catch is OptoLinkConnectionError {
+                return "connection_error"
+            } catch {
+                return "other_error"
+            }
+        }
+        recorder.closeCalls(label: label, callIds: context.callIds, outcome: outcome)
+    }
+
+    /// The first link `stream` yields within `seconds` (after skipping the replayed one when
+    /// `skipFirst`), or `nil`.
+    func firstLink(of stream: AsyncStream<OptoLinkData>, within seconds: Double, skipFirst: Bool) async
+        -> OptoLinkData?
+    {
+        let clock = self.clock
+        return await withTaskGroup(of: OptoLinkData?.self) { group in
+            group.addTask {
+                var skip = skipFirst
+                for await link in stream {
+                    if skip {
+                        skip = false
+                        continue
+                    }
+                    return link
+                }
+                return nil
+            }
+            group.addTask {
+                try? await clock.sleep(for: .nanoseconds(Int64(seconds * 1e9)), tolerance: nil)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Ends a device's current launch (disposes the instance, closes its calls).
+    public func endLaunch(of device: VirtualDevice) {
+        let (label, instance) = device.state.withLock { s -> (String, OptoLink?) in
+            defer { s.instance = nil }
+            return ("\(device.id)#\(s.launch)", s.instance)
+        }
+        guard let instance else { return }
+        instance.dispose()
+        recorder.closeCalls(label: label, callIds: nil, outcome: nil)
+    }
+}

@@ -1,0 +1,112 @@
+/// An HDR-style log-linear latency histogram with bounded memory and a stated relative precision.
+///
+/// Values are durations in **seconds**, stored as whole nanoseconds. Values below 128 ns get
+/// one bucket each; above that every power-of-two octave is split into 128 equal linear
+/// sub-buckets, so a bucket is at most 1/128 of its lower bound wide. A percentile reports
+/// its bucket's midpoint (clamped to the exact min/max), so it is within **0.4 %** of the
+/// true order statistic — the documented precision is "≤ 1 %" (`relativePrecision`).
+///
+/// Memory is fixed: `bucketCount` counters (≈ 40 KB) whatever the number of samples, so an
+/// hour-long soak does not grow. Values above `maxTrackable` (≈ 9.7 h) land in the top
+/// bucket; `max` still records them exactly. Two histograms merge by adding counters.
+public struct LatencyHistogram: Sendable, Equatable {
+    /// Linear sub-buckets per octave (2⁷).
+    static let subBuckets = 128
+    static let subBucketBits = 7
+    /// Highest tracked octave: values up to 2⁴⁵ ns (≈ 9.7 h).
+    static let maxBit = 44
+    /// Number of counters: the exact range plus one block of 128 per octave 7…44.
+    public static let bucketCount = subBuckets + (maxBit - subBucketBits + 1) * subBuckets
+    /// The stated bound on |percentile − exact order statistic| / exact (1 %).
+    public static let relativePrecision = 0.01
+    /// The largest value (seconds) with full precision.
+    public static let maxTrackable = Double(UInt64(1) << UInt64(maxBit + 1)) / 1e9
+
+    private(set) var counts: [UInt64]
+    /// Number of recorded values.
+    public private(set) var count: UInt64 = 0
+    /// Exact smallest and largest recorded values in seconds (0 when empty).
+    public private(set) var min: Double = 0
+    public private(set) var max: Double = 0
+    /// Sum of recorded values in seconds (for the mean).
+    public private(set) var sum: Double = 0
+
+    public init() {
+        counts = [UInt64](repeating: 0, count: Self.bucketCount)
+    }
+
+    /// Records one duration in seconds. Negative values and NaN count as 0.
+    public mutating func record(_ seconds: Double) {
+        let value = seconds.isFinite && seconds > 0 ? seconds : 0
+        let nanos = value >= Self.maxTrackable ? (UInt64(1) << UInt64(Self.maxBit + 1)) - 1 : UInt64(value * 1e9)
+        counts[Self.index(of: nanos)] += 1
+        if count == 0 {
+            min = value
+            max = value
+        } else {
+            min = Swift.min(min, value)
+            max = Swift.max(max, value)
+        }
+        count += 1
+        sum += value
+    }
+
+    /// Adds every count of `other` into this histogram.
+    public mutating func merge(_ other: LatencyHistogram) {
+        guard other.count > 0 else { return }
+        for i in 0..<counts.count where other.counts[i] != 0 {
+            counts[i] += other.counts[i]
+        }
+        min = count == 0 ? other.min : Swift.min(min, other.min)
+        max = count == 0 ? other.max : Swift.max(max, other.max)
+        count += other.count
+        sum += other.sum
+    }
+
+    /// Mean in seconds (0 when empty).
+    public var mean: Double { count == 0 ? 0 : sum / Double(count) }
+
+    /// The nearest-rank percentile in seconds: the value at rank ⌈p/100 · count⌉ (at least 1),
+    /// within ``relativePrecision``. `p` in 0…100; 100 returns the exact max. 0 when empty.
+    public func percentile(_ p: Double) -> Double {
+        guard count > 0 else { return 0 }
+        if p >= 100 { return max }
+        let rank = Swift.max(UInt64(1), UInt64((p / 100 * Double(count)).rounded(.up)))
+        var seen: UInt64 = 0
+        for (i, c) in counts.enumerated() where c != 0 {
+            seen += c
+            if seen >= rank {
+                let (low, width) = Self.bounds(of: i)
+                let mid = (Double(low) + Double(width - 1) / 2) / 1e9
+                return Swift.min(Swift.max(mid, min), max)
+            }
+        }
+        return max
+    }
+
+    /// Bucket index of a value in nanoseconds.
+    static func index(of nanos: UInt64) -> Int {
+        if nanos < UInt64(subBuckets) { return Int(nanos) }
+        let msb = 63 - nanos.leadingZeroBitCount
+        let shift = msb - subBucketBits
+        let sub = Int(nanos >> UInt64(shift)) - subBuckets
+        return subBuckets + shift * subBuckets + sub
+    }
+
+    /// Lowest value (ns) and width (ns) of bucket `index`.
+    static func bounds(of index: Int) -> (low: UInt64, width: UInt64) {
+        if index < subBuckets { return (UInt64(index), 1) }
+        let shift = (index - subBuckets) / subBuckets
+        let sub = (index - subBuckets) % subBuckets
+        let low = UInt64(subBuckets + sub) << UInt64(shift)
+        return (low, UInt64(1) << UInt64(shift))
+    }
+
+    /// The non-empty buckets as (lowest value in seconds, count), ascending — the sparse
+    /// form `summary.json` stores so histograms from several runs can be merged offline.
+    public var nonEmptyBuckets: [(low: Double, count: UInt64)] {
+        counts.enumerated().compactMap { i, c in
+            c == 0 ? nil : (Double(Self.bounds(of: i).low) / 1e9, c)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Any JSON value, kept verbatim (the profile's `backend` section is decoded into the
+/// emulator's own configuration type only when an embedded run needs it).
+public indirect enum JSONValue: Sendable, Equatable, Codable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value):
+            if value.rounded() == value, abs(value) < 9e15 {
+                try container.encode(Int64(value))
+            } else {
+                try container.encode(value)
+            }
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// Decodes this value as `T` (round-trips through JSON).
+    /// - Throws: `SoakProfileError` naming `prefix` plus the inner field path.
+    public func decode<T: Decodable>(_ type: T.Type, fieldPrefix prefix: String) throws -> T {
+        let data = try JSONEncoder().encode(self)
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            let inner = describeDecodingError(error)
+            throw SoakProfileError(message: inner.hasPrefix("not valid JSON") ? "\(prefix): \(inner)" : "\(prefix).\(inner)")
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// How journeys arrive: the open model (an arrival rate with ramp stages) or the closed
+/// model (a fixed number of devices looping). A run always stops by itself: at `duration`
+/// seconds, after `iterations` journeys, or at the end of the open model's stages.
+public struct LoadSettings: Sendable, Equatable, Codable {
+    /// `open` or `closed`.
+    public enum Model: String, Sendable, Codable, CaseIterable { case open, closed }
+
+    /// One ramp stage of the open model: over `duration` seconds the arrival rate moves
+    /// linearly from the previous stage's `target` (or `startRate`) to this `target` (journeys/s).
+    public struct Stage: Sendable, Equatable, Codable {
+        public var duration: Double
+        public var target: Double
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case duration, target }
+
+        public init(duration: Double, target: Double) {
+            self.duration = duration
+            self.target = target
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.rejectUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            duration = try c.decodeRequired(Double.self, forKey: .duration, "must be 0.001…604800 seconds") {
+                (0.001...604_800).contains($0)
+            }
+            target = try c.decodeRequired(Double.self, forKey: .target, "must be 0…100000 journeys/s") {
+                (0...100_000).contains($0)
+            }
+        }
+    }
+
+    public var model: Model
+    /// Open model: the arrival rate (journeys/s) at time 0.
+    public var startRate: Double
+    /// Open model: ramp stages, in order.
+    public var stages: [Stage]
+    /// Closed model: concurrent devices looping journeys (default: the population count).
+    public var concurrency: Int?
+    /// Open model: most journeys in flight at once (one in per one out beyond it).
+    public var maxInFlight: Int
+    /// Hard bound on the run in seconds (open model default: the stages' total).
+    public var duration: Double?
+    /// Most journeys started in total (`nil` = unbounded within `duration`).
+    public var iterations: Int?
+    /// Seconds in-flight work may take to finish after the run stops or is interrupted.
+    public var grace: Double
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case model, startRate, stages, concurrency, maxInFlight, duration, iterations, grace
+    }
+
+    public init(
+        model: Model, startRate: Double = 0, stages: [Stage] = [], concurrency: Int? = nil, maxInFlight: Int = 1000,
+        duration: Double? = nil, iterations: Int? = nil, grace: Double = 15
+    ) {
+        self.model = model
+        self.startRate = startRate
+        self.stages = stages
+        self.concurrency = concurrency
+        self.maxInFlight = maxInFlight
+        self.duration = duration
+        self.iterations = iterations
+        self.grace = grace
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let modelText = try c.decode(String.self, forKey: .model)
+        guard let model = Model(rawValue: modelText) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .model, in: c, debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"
+            )
+        }
+        self.model = model
+        startRate = try c.decodeChecked(Double.self, forKey: .startRate, default: 0, "must be 0…100000 journeys/s") {
+            (0...100_000).contains($0)
+        }
+        stages = try c.decodeIfPresent([Stage].self, forKey: .stages) ?? []
+        concurrency = try c.decodeIfPresent(Int.self, forKey: .concurrency)
+        if let concurrency, !(1...1_000_000).contains(concurrency) {
+            throw DecodingError.dataCorruptedError(forKey: .concurrency, in: c, debugDescription: "must be 1…1000000")
+        }
+        maxInFlight = try c.decodeChecked(Int.self, forKey: .maxInFlight, default: 1000, "must be 1…1000000") {
+            (1...1_000_000).contains($0)
+        }
+        duration = try c.decodeIfPresent(Double.self, forKey: .duration)
+        if let duration, !(0.001...604_800).contains(duration) {
+            throw DecodingError.dataCorruptedError(forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds")
+        }
+        iterations = try c.decodeIfPresent(Int.self, forKey: .iterations)
+        if let iterations, iterations < 1 {
+            throw DecodingError.dataCorruptedError(forKey: .iterations, in: c, debugDescription: "must be ≥ 1")
+        }
+        grace = try c.decodeChecked(Double.self, forKey: .grace, default: 15, "must be 0…600 seconds") { (0...600).contains($0) }
+        if model == .open && stages.isEmpty {
+            throw DecodingError.dataCorruptedError(
+                forKey: .stages, in: c, debugDescription: "the open model needs at least one stage")
+        }
+        if model == .closed && duration == nil && iterations == nil {
+            throw DecodingError.dataCorruptedError(
+                forKey: .duration, in: c, debugDescription: "the closed model needs duration or iterations (a run must stop)")
+        }
+    }
+
+    /// The effective hard bound in seconds: `duration`, else the open model's stage total.
+    public var effectiveDuration: Double {
+        if let duration { return duration }
+        return stages.reduce(0) { $0 + $1.duration }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+
+/// A soak test profile: who the virtual devices are, what they do, how fast, against
+/// which backend configuration, and what the run expects. Decoded strictly from
+/// `Profiles/*.json` (unknown fields and out-of-range values are errors naming the field);
+/// every field is documented in `Profiles/README.md`.
+public struct SoakProfile: Sendable, Equatable {
+    /// Short name, used in the default report directory.
+    public var name: String
+    public var description: String?
+    /// Seeds every random choice (fingerprints, journey picks, IPs), so runs repeat.
+    public var seed: UInt64
+    public var devices: DevicePopulation
+    public var journeys: [Journey]
+    public var load: LoadSettings
+    public var sdk: SDKSettings
+    /// The embedded emulator's configuration (limits, windows, faults), kept verbatim and
+    /// decoded into `StagingConfiguration` for embedded runs only.
+    public var backend: JSONValue?
+    /// The verdicts' inputs: declared limits, tolerances, thresholds (verdicts' own type).
+    public var expect: VerdictsConfiguration
+
+    /// Loads and validates a profile file.
+    /// - Throws: ``SoakProfileError`` naming the file, or the field path and the problem.
+    public static func load(contentsOf url: URL) throws -> SoakProfile {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw SoakProfileError(message: "\(url.path): cannot read profile (\(error.localizedDescription))")
+        }
+        do {
+            return try decode(data)
+        } catch let error as SoakProfileError {
+            throw SoakProfileError(message: "\(url.lastPathComponent): \(error.message)")
+        }
+    }
+
+    /// Decodes and validates a profile from JSON bytes.
+    /// - Throws: ``SoakProfileError`` `"<field path>: <problem>"`.
+    public static func decode(_ data: Data) throws -> SoakProfile {
+        do {
+            return try JSONDecoder().decode(SoakProfile.self, from: data)
+        } catch let error as DecodingError {
+            throw SoakProfileError(message: describeDecodingError(error))
+        }
+    }
+}
+
+extension SoakProfile: Codable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case name, description, seed, devices, journeys, load, sdk, backend, expect
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeRequired(String.self, forKey: .name, "must be 1–64 letters, digits, '-' or '_'") {
+            !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        }
+        description = try c.decodeIfPresent(String.self, forKey: .description)
+        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 1
+        devices = try c.decode(DevicePopulation.self, forKey: .devices)
+        journeys = try c.decodeRequired([Journey].self, forKey: .journeys, "needs at least one journey") { !$0.isEmpty }
+        load = try c.decode(LoadSettings.self, forKey: .load)
+        sdk = try c.decodeIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
+        backend = try c.decodeIfPresent(JSONValue.self, forKey: .backend)
+        expect = try c.decodeIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
+    }
+}
+
+/// The virtual-device population and its fingerprint mix.
+public struct DevicePopulation: Sendable, Equatable, Codable {
+    /// Number of virtual devices (each its own store, pasteboard and fingerprint).
+    public var count: Int
+    /// iOS major.minor version → weight.
+    public var osVersions: [String: Double]
+    /// `iPhone` / `iPad` → weight.
+    public var models: [String: Double]
+    /// BCP-47 language → weight.
+    public var languages: [String: Double]
+    /// Share (0…1) of clicking devices whose clipboard survives the App Store hop.
+    public var clipboardSurvives: Double
+    /// Share (0…1) of devices behind the one shared NAT IP.
+    public var sharedNAT: Double
+    /// The shared NAT's IP address.
+    public var sharedNATAddress: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case count, osVersions, models, languages, clipboardSurvives, sharedNAT, sharedNATAddress
+    }
+
+    public init(
+        count: Int, osVersions: [String: Double] = ["18.1": 1], models: [String: Double] = ["iPhone": 1],
+        languages: [String: Double] = ["en-US": 1], clipboardSurvives: Double = 0, sharedNAT: Double = 0,
+        sharedNATAddress: String = "198.51.100.1"
+    ) {
+        self.count = count
+        self.osVersions = osVersions
+        self.models = models
+        self.languages = languages
+        self.clipboardSurvives = clipboardSurvives
+        self.sharedNAT = sharedNAT
+        self.sharedNATAddress = sharedNATAddress
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        count = try c.decodeRequired(Int.self, forKey: .count, "must be 1…1000000") { (1...1_000_000).contains($0) }
+        let weights = "must be a non-empty object of positive weights"
+        let validWeights: ([String: Double]) -> Bool = { !$0.isEmpty && $0.values.allSatisfy { $0 > 0 && $0.isFinite } }
+        osVersions = try c.decodeChecked([String: Double].self, forKey: .osVersions, default: ["18.1": 1], weights) {
+            validWeights($0)
+                && $0.keys.allSatisfy { key in
+                    let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+                    return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+                }
+        }
+        models = try c.decodeChecked([String: Double].self, forKey: .models, default: ["iPhone": 1], weights + " with keys iPhone/iPad") {
+            validWeights($0) && $0.keys.allSatisfy { $0 == "iPhone" || $0 == "iPad" }
+        }
+        languages = try c.decodeChecked([String: Double].self, forKey: .languages, default: ["en-US": 1], weights) {
+            validWeights($0)
+        }
+        clipboardSurvives = try c.decodeChecked(Double.self, forKey: .clipboardSurvives, default: 0, "must be 0…1") {
+            (0...1).contains($0)
+        }
+        sharedNAT = try c.decodeChecked(Double.self, forKey: .sharedNAT, default: 0, "must be 0…1") { (0...1).contains($0) }
+        sharedNATAddress = try c.decodeChecked(String.self, forKey: .sharedNATAddress, default: "198.51.100.1", "must be an IPv4 address") {
+            isIPv4($0)
+        }
+    }
+}
+
+func isIPv4(_ text: String) -> Bool {
+    let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
+}
+
+/// A weighted sequence of steps one virtual device performs.
+public struct Journey: Sendable, Equatable, Codable {
+    public var name: String
+    /// Relative weight when a journey is picked at random.
+    public var weight: Double
+    public var steps: [JourneyStep]
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case name, weight, steps }
+
+    public init(name: String, weight: Double = 1, steps: [JourneyStep]) {
+        self.name = name
+        self.weight = weight
+        self.steps = steps
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decodeRequired(String.self, forKey: .name, "must not be empty") { !$0.isEmpty }
+        weight = try c.decodeChecked(Double.self, forKey: .weight, default: 1, "must be > 0") { $0 > 0 && $0.isFinite }
+        steps = try c.decodeRequired([JourneyStep].self, forKey: .steps, "needs at least one step") { !$0.isEmpty }
+        var launched = false
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .firstLaunch, .relaunch:
+                launched = true
+            case .open, .event, .identify, .clearIdentity:
+                guard !launched else { continue }
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [CodingKeys.steps, AnyCodingKey(intValue: index)],
+                        debugDescription: "a \"\(step.kind)\" step needs a firstLaunch or relaunch step before it"
+                    )
+                )
+            default:
+                break
+            }
+        }
+    }
+}
+
+/// SDK settings every virtual device's `OptoLinkConfig` gets.
+public struct SDKSettings: Sendable, Equatable, Codable {
+    /// CLIENT API key (default: the emulator's fixture key).
+    public var apiKey: String
+    /// Org key (default `acme`).
+    public var orgKey: String
+    /// Per-attempt timeout in seconds.
+    public var timeout: Double
+    /// Retries per call after the first attempt.
+    public var maxRetries: Int
+    /// The app's custom URL scheme for `open` steps with `style: custom`.
+    public var customScheme: String
+    /// The verified Universal Link host; `null` = the backend's own host.
+    public var universalLinkHost: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case apiKey, orgKey, timeout, maxRetries, customScheme, universalLinkHost
+    }
+
+    public init(
+        apiKey: String = "opl_sdk_test_acme_client", orgKey: String = "acme", timeout: Double = 10,
+        maxRetries: Int = 2, customScheme: String = "acme", universalLinkHost: String? = nil
+    ) {
+        self.apiKey = apiKey
+        self.orgKey = orgKey
+        self.timeout = timeout
+        self.maxRetries = maxRetries
+        self.customScheme = customScheme
+        self.universalLinkHost = universalLinkHost
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.rejectUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = SDKSettings()
+        apiKey = try c.decodeChecked(String.self, forKey: .apiKey, default: defaults.apiKey, "must not be empty") { !$0.isEmpty }
+        orgKey = try c.decodeChecked(String.self, forKey: .orgKey, default: defaults.orgKey, "must not be empty") { !$0.isEmpty }
+        timeout = try c.decodeChecked(Double.self, forKey: .timeout, default: 10, "must be 0.1…600 seconds") {
+            (0.1...600).contains($0)
+        }
+        maxRetries = try c.decodeChecked(Int.self, forKey: .maxRetries, default: 2, "must be 0…10") { (0...10).contains($0) }
+        customScheme = try c.decodeChecked(String.self, forKey: .customScheme, default: "acme", "must be a URL scheme") {
+            !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
+        }
+        universalLinkHost = try c.decodeIfPresent(String.self, forKey: .universalLinkHost)
+    }
+}

@@ -1,0 +1,36 @@
+/// What the progress line shows at one moment.
+public struct ProgressSnapshot: Sendable, Equatable {
+    /// Seconds since run start.
+    public var elapsed: Double
+    public var scheduled: Int
+    public var done: Int
+    public var inFlight: Int
+    public var requests: Int
+    /// Requests per second since the previous snapshot.
+    public var requestRate: Double
+    public var status429: Int
+    public var errors: Int
+    /// p99 attempt latency so far, seconds.
+    public var p99: Double
+
+    /// The one-line rendering, e.g.
+    /// `[  12.0s] journeys 240/238 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms`.
+    public var line: String {
+        func fixed(_ value: Double, _ digits: Int) -> String {
+            let scale = Double([1, 10, 100, 1000][digits])
+            let rounded = (value * scale).rounded() / scale
+            var text = String(rounded)
+            if let dot = text.firstIndex(of: ".") {
+                let decimals = text.distance(from: dot, to: text.endIndex) - 1
+                if decimals < digits { text += String(repeating: "0", count: digits - decimals) }
+            } else if digits > 0 {
+                text += "." + String(repeating: "0", count: digits)
+            }
+            return text
+        }
+        let time = fixed(elapsed, 1)
+        let padded = String(repeating: " ", count: Swift.max(0, 6 - time.count)) + time
+        return "[\(padded)s] journeys \(done)/\(scheduled) done · \(inFlight) in flight · \(requests) req "
+            + "(\(Int(requestRate.rounded()))/s) · 429s \(status429) · errors \(errors) · p99 \(fixed(p99 * 1000, 1))ms"
+    }
+}

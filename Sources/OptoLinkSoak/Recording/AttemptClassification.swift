@@ -1,0 +1,90 @@
+import Foundation
+import OptoLink
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Pure helpers the recorder uses to describe an attempt without keeping its bytes.
+enum AttemptClassification {
+    /// A short, value-free error kind for an attempt with no response (`timed_out`, …).
+    /// A cancellation after at least the per-attempt timeout counts as `timed_out` (the
+    /// SDK enforces its deadline by cancelling the transport call).
+    static func errorKind(_ error: any Error, elapsed: Double, timeout: Duration) -> String {
+        let timeoutSeconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        if let urlError = error as? URLError {
+            switch urlError.code {
+            case .timedOut: return "timed_out"
+            case .networkConnectionLost: return "connection_lost"
+            case .cannotConnectToHost, .cannotFindHost: return "cannot_connect"
+            case .badServerResponse: return "bad_response"
+            case .cancelled: return elapsed >= timeoutSeconds * 0.999 ? "timed_out" : "cancelled"
+            default: return "other"
+            }
+        }
+        if error is CancellationError { return elapsed >= timeoutSeconds * 0.999 ? "timed_out" : "cancelled" }
+        return "other"
+    }
+
+    /// `N` from a 429 body `Retry after N second(s)`, else `nil`.
+    static func retryAfterSeconds(status: Int, body: Data) -> Int? {
+        guard status == 429 else { return nil }
+        let needle = Array("Retry after ".utf8)
+        let bytes = [UInt8](body.prefix(4096))
+        guard bytes.count >= needle.count else { return nil }
+        var i = 0
+        while i + needle.count <= bytes.count {
+            if Array(bytes[i..<(i + needle.count)]) == needle {
+                var j = i + needle.count
+                var value = 0
+                var digits = 0
+                while j < bytes.count, bytes[j] >= 0x30, bytes[j] <= 0x39, digits < 9 {
+                    value = value * 10 + Int(bytes[j] - 0x30)
+                    j += 1
+                    digits += 1
+                }
+                let rest = String(decoding: bytes[j..<min(j + 7, bytes.count)], as: UTF8.self)
+                if digits > 0 && rest.hasPrefix(" second") { return value }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The `opl_corr` property of an events body, else `nil`. Scans the bytes for
+    /// `"opl_corr":"…"` (the SDK's compact JSON) and falls back to a full parse otherwise.
+    static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
+        guard endpoint == .events, let body else { return nil }
+        let needle = Array(#""opl_corr":""#.utf8)
+        let found: String? = body.withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard bytes.count > needle.count else { return nil }
+            var i = 0
+            while i + needle.count <= bytes.count {
+                if bytes[i] == 0x22, bytes[i + 1] == 0x6F, Array(bytes[i..<(i + needle.count)]) == needle {
+                    let start = i + needle.count
+                    var end = start
+                    while end < bytes.count, bytes[end] != 0x22, bytes[end] != 0x5C { end += 1 }
+                    guard end < bytes.count, bytes[end] == 0x22 else { return nil }
+                    return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+                }
+                i += 1
+            }
+            return nil
+        }
+        if let found { return found }
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+            let properties = object["properties"] as? [String: Any]
+        else { return nil }
+        return properties["opl_corr"] as? String
+    }
+
+    /// Splits an instance label `<device>#<launch>` (launch 0 when absent).
+    static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
+        guard let label else { return ("?", 0) }
+        guard let hash = label.lastIndex(of: "#"), let launch = Int(label[label.index(after: hash)...]) else {
+            return (label, 0)
+        }
+        return (String(label[..<hash]), launch)
+    }
+}

@@ -1,0 +1,43 @@
+extension SoakRecorder {
+    /// Counters for the progress line.
+    public func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
+        state.withLock { s in
+            (s.attempts, s.status429, s.errors, s.journeysCompleted + s.journeysUnfinished, s.allAttempts.percentile(99))
+        }
+    }
+
+    /// The recorder's part of `summary.json` (everything measured on the client side).
+    func summaryParts(activeSeconds: Double) -> (
+        journeys: SoakSummary.JourneySummary, endpoints: [String: SoakSummary.EndpointSummary],
+        totals: SoakSummary.Totals, deferred: SoakSummary.DeferredMatchSummary, clicks: SoakSummary.ClickSummary,
+        opens: SoakSummary.OpenSummary
+    ) {
+        state.withLock { s in
+            let journeys = SoakSummary.JourneySummary(
+                scheduled: 0, started: s.journeysStarted, completed: s.journeysCompleted,
+                unfinished: s.journeysUnfinished, lateStarts: s.lateStarts, lateThresholdSeconds: lateThreshold,
+                startLag: HistogramSummary(s.startLag), byName: s.journeysByName)
+            var endpoints: [String: SoakSummary.EndpointSummary] = [:]
+            for (endpoint, e) in s.endpoints {
+                endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(
+                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: e.callOutcomes,
+                    attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
+                    attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
+                    callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,
+                    responseBytes: e.responseBytes)
+            }
+            let totals = SoakSummary.Totals(
+                attempts: s.attempts, calls: s.calls, status429: s.status429, errors: s.errors,
+                attemptsPerSecond: activeSeconds > 0 ? Double(s.attempts) / activeSeconds : 0)
+            let deferred = SoakSummary.DeferredMatchSummary(
+                firstLaunches: s.firstLaunches, byMethod: s.deferredByMethod, clicked: s.clickedFirstLaunches)
+            let clicks = SoakSummary.ClickSummary(
+                count: s.clicks, byStatus: s.clicksByStatus, clipboardPlaced: s.clipboardPlaced,
+                latency: HistogramSummary(s.clickLatency))
+            let opens = SoakSummary.OpenSummary(
+                count: s.opens, emitted: s.opensEmitted, timedOut: s.opens - s.opensEmitted,
+                latency: HistogramSummary(s.openLatency))
+            return (journeys, endpoints, totals, deferred, clicks, opens)
+        }
+    }
+}

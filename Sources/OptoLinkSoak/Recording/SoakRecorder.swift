@@ -1,0 +1,258 @@
+import Foundation
+import OptoLink
+import Synchronization
+
+/// Records every HTTP attempt and public call of a run: streams rows to `attempts.csv` and
+/// `calls.csv` and keeps bounded aggregates (HDR histograms, counts) for `summary.json`.
+///
+/// One recorder per run, shared by every virtual device (it is also the recording
+/// middleware, see `SoakRecorder+Middleware.swift`). Memory stays bounded: rows go to disk,
+/// only calls still open are kept, histograms have a fixed size.
+public final class SoakRecorder: Sendable {
+    struct CallKey: Hashable {
+        var label: String
+        var callId: UInt64
+    }
+
+    struct OpenCall {
+        var device: String
+        var launch: Int
+        var endpoint: OptoLinkEndpoint
+        var attempts = 0
+        var inFlight = 0
+        var intendedStart: Double
+        var start: Double
+        var end: Double
+        var lastStatus: Int?
+        var closeRequested = false
+        var thrownOutcome: String?
+        var correlationId: String?
+    }
+
+    struct EndpointStats {
+        var attempts = 0
+        var calls = 0
+        var byStatus: [String: Int] = [:]
+        var callOutcomes: [String: Int] = [:]
+        var attemptsPerCall: [String: Int] = [:]
+        var attemptLatency = LatencyHistogram()
+        var attemptLatencyFromIntended = LatencyHistogram()
+        var callLatency = LatencyHistogram()
+        var requestBytes = 0
+        var responseBytes = 0
+    }
+
+    struct State {
+        var openCalls: [CallKey: OpenCall] = [:]
+        var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
+        var allAttempts = LatencyHistogram()
+        var attempts = 0
+        var calls = 0
+        var status429 = 0
+        var errors = 0
+        var firstAttemptStart: Double?
+        var lastAttemptEnd: Double = 0
+        var journeysStarted = 0
+        var journeysCompleted = 0
+        var journeysUnfinished = 0
+        var journeysByName: [String: Int] = [:]
+        var lateStarts = 0
+        var startLag = LatencyHistogram()
+        var firstLaunches = 0
+        var clickedFirstLaunches = 0
+        var deferredByMethod: [String: Int] = [:]
+        var attribution: [AttributionRecord] = []
+        var deviceIds: [String: String] = [:]
+        var clicks = 0
+        var clicksByStatus: [String: Int] = [:]
+        var clipboardPlaced = 0
+        var clickLatency = LatencyHistogram()
+        var opens = 0
+        var opensEmitted = 0
+        var openLatency = LatencyHistogram()
+    }
+
+    public let timeline: RunTimeline
+    /// A journey starting later than this after its intended start counts as a late start.
+    public let lateThreshold: Double
+    let attemptsCSV: CSVStreamWriter
+    let callsCSV: CSVStreamWriter
+    let state = Mutex(State())
+
+    /// Creates `attempts.csv` and `calls.csv` in `directory`.
+    /// - Throws: when the files cannot be created.
+    public init(directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010) throws {
+        self.timeline = timeline
+        self.lateThreshold = lateThreshold
+        attemptsCSV = try CSVStreamWriter(
+            url: directory.appendingPathComponent("attempts.csv"), header: AttemptRecord.csvHeader)
+        callsCSV = try CSVStreamWriter(url: directory.appendingPathComponent("calls.csv"), header: CallRecord.csvHeader)
+    }
+
+    // MARK: Attempts and calls
+
+    /// Notes the start of an attempt; returns its intended start.
+    func beginAttempt(label: String, context: OptoLinkRequestContext, actualStart: Double) -> Double {
+        let claimed = context.attempt == 1 ? StepContext.current?.claim(callId: context.callId) : nil
+        let intended = Swift.min(claimed ?? actualStart, actualStart)
+        let key = CallKey(label: label, callId: context.callId)
+        state.withLock { s in
+            if s.openCalls[key] == nil {
+                let (device, launch) = AttemptClassification.splitLabel(label)
+                s.openCalls[key] = OpenCall(
+                    device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
+                    start: actualStart, end: actualStart)
+            }
+            s.openCalls[key]?.attempts += 1
+            s.openCalls[key]?.inFlight += 1
+            if s.firstAttemptStart == nil { s.firstAttemptStart = actualStart }
+        }
+        return intended
+    }
+
+    /// Records a finished attempt (writes its CSV row, updates aggregates, closes its call if due).
+    func endAttempt(label: String, record: AttemptRecord) {
+        attemptsCSV.append(record.csvFields)
+        let finished: CallRecord? = state.withLock { s in
+            var stats = s.endpoints[record.endpoint] ?? EndpointStats()
+            stats.attempts += 1
+            stats.byStatus[record.status.map(String.init) ?? record.errorKind ?? "other", default: 0] += 1
+            stats.attemptLatency.record(record.end - record.actualStart)
+            stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
+            stats.requestBytes += record.requestBytes
+            stats.responseBytes += record.responseBytes
+            s.endpoints[record.endpoint] = stats
+            s.allAttempts.record(record.end - record.actualStart)
+            s.attempts += 1
+            if record.status == 429 { s.status429 += 1 }
+            if record.status.map({ $0 >= 500 }) ?? true { s.errors += 1 }
+            s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
+            let key = CallKey(label: label, callId: record.callId)
+            guard var call = s.openCalls[key] else { return nil }
+            call.inFlight -= 1
+            call.end = Swift.max(call.end, record.end)
+            call.lastStatus = record.status
+            if call.correlationId == nil { call.correlationId = record.correlationId }
+            s.openCalls[key] = call
+            return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
+        }
+        if let finished { callsCSV.append(finished.csvFields) }
+    }
+
+    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
+    /// public call's outcome, `nil` = derive from the last attempt), or every open call of
+    /// the label when `callIds` is `nil` (the launch is over).
+    public func closeCalls(label: String, callIds: [UInt64]?, outcome: String?) {
+        let finished: [CallRecord] = state.withLock { s in
+            let keys = callIds.map { $0.map { CallKey(label: label, callId: $0) } }
+                ?? s.openCalls.keys.filter { $0.label == label }
+            var done: [CallRecord] = []
+            for key in keys {
+                guard s.openCalls[key] != nil else { continue }
+                s.openCalls[key]?.closeRequested = true
+                if let outcome { s.openCalls[key]?.thrownOutcome = outcome }
+                if s.openCalls[key]?.inFlight == 0, let record = Self.close(key, in: &s) { done.append(record) }
+            }
+            return done
+        }
+        for record in finished { callsCSV.append(record.csvFields) }
+    }
+
+    /// Emits every call still open (calls with attempts in flight get outcome `unfinished`),
+    /// then flushes and closes both CSV files.
+    public func finish() {
+        let finished: [CallRecord] = state.withLock { s in
+            let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
+            return keys.compactMap { key in
+                if (s.openCalls[key]?.inFlight ?? 0) > 0 { s.openCalls[key]?.thrownOutcome = "unfinished" }
+                return Self.close(key, in: &s)
+            }
+        }
+        for record in finished { callsCSV.append(record.csvFields) }
+        attemptsCSV.close()
+        callsCSV.close()
+    }
+
+    private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
+        guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
+        let derived: String =
+            switch call.lastStatus {
+            case .some(let status) where (200..<300).contains(status): "ok"
+            case .some: "api_error"
+            case .none: "connection_error"
+            }
+        let record = CallRecord(
+            device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
+            attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
+            outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId)
+        var stats = s.endpoints[call.endpoint] ?? EndpointStats()
+        stats.calls += 1
+        stats.callOutcomes[record.outcome, default: 0] += 1
+        stats.attemptsPerCall[String(call.attempts), default: 0] += 1
+        stats.callLatency.record(call.end - call.intendedStart)
+        s.endpoints[call.endpoint] = stats
+        s.calls += 1
+        return record
+    }
+
+    // MARK: Journeys, clicks, opens, deferred matches
+
+    /// Records a journey start: `lag` = actual − intended start in seconds.
+    public func journeyStarted(name: String, lag: Double) {
+        state.withLock { s in
+            s.journeysStarted += 1
+            s.journeysByName[name, default: 0] += 1
+            s.startLag.record(lag)
+            if lag > lateThreshold { s.lateStarts += 1 }
+        }
+    }
+
+    /// Records a journey end (`completed == false`: cut short by the stop deadline).
+    public func journeyEnded(completed: Bool) {
+        state.withLock { s in
+            if completed { s.journeysCompleted += 1 } else { s.journeysUnfinished += 1 }
+        }
+    }
+
+    /// Records one browser click (status `nil` = no response).
+    public func clickRecorded(status: Int?, latency: Double, clipboardPlaced: Bool) {
+        state.withLock { s in
+            s.clicks += 1
+            s.clicksByStatus[status.map(String.init) ?? "error", default: 0] += 1
+            s.clickLatency.record(latency)
+            if clipboardPlaced { s.clipboardPlaced += 1 }
+        }
+    }
+
+    /// Records one `open` step: whether its link was emitted in time, and how long it took.
+    public func openRecorded(emitted: Bool, latency: Double) {
+        state.withLock { s in
+            s.opens += 1
+            if emitted {
+                s.opensEmitted += 1
+                s.openLatency.record(latency)
+            }
+        }
+    }
+
+    /// Records a first launch's deferred-match result (input of the attribution verdict).
+    public func deferredMatchRecorded(_ record: AttributionRecord) {
+        state.withLock { s in
+            s.firstLaunches += 1
+            if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
+            s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
+            s.attribution.append(record)
+        }
+    }
+
+    /// Notes the SDK `deviceId` a virtual device's latest install persisted.
+    public func deviceIdRecorded(device: String, deviceId: String) {
+        state.withLock { $0.deviceIds[device] = deviceId }
+    }
+
+    /// Virtual device → the SDK `deviceId` of its latest install.
+    public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
+
+    /// Every attribution record so far.
+    public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Synchronization
+
+/// What the journey runner tells the recorder about the step being executed, carried to the
+/// recording middleware as a task-local value (it follows the SDK's call into its child tasks).
+///
+/// The first call the step makes claims `intendedStart` (the step's scheduled time, open
+/// model), so latency measured from it includes any lateness of the driver; later calls of
+/// the same step are measured from their actual start. Every call id the step makes is
+/// collected so the runner can close those calls when the public call returns.
+public final class StepContext: Sendable {
+    @TaskLocal public static var current: StepContext?
+
+    private struct State {
+        var intendedStart: Double?
+        var callIds: [UInt64] = []
+    }
+
+    /// The instance label (`<device>#<launch>`) the step drives.
+    public let label: String
+    private let state: Mutex<State>
+
+    public init(label: String, intendedStart: Double?) {
+        self.label = label
+        self.state = Mutex(State(intendedStart: intendedStart))
+    }
+
+    /// Registers `callId` and returns the step's intended start if this is the step's first call.
+    func claim(callId: UInt64) -> Double? {
+        state.withLock { s in
+            guard !s.callIds.contains(callId) else { return nil }
+            s.callIds.append(callId)
+            defer { s.intendedStart = nil }
+            return s.intendedStart
+        }
+    }
+
+    /// The call ids this step made so far.
+    public var callIds: [UInt64] { state.withLock { $0.callIds } }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Writes files atomically: the bytes go to a temporary file in the same directory, which
+/// is then renamed over the destination, so a reader never sees a half-written file.
+public enum AtomicFile {
+    /// Writes `data` to `url` atomically, creating parent directories.
+    /// - Throws: the underlying file-system error.
+    public static func write(_ data: Data, to url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        try data.write(to: temporary)
+        if rename(temporary.path, url.path) != 0 {
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path, "errno": code])
+        }
+    }
+
+    /// Encodes `value` as pretty, key-sorted JSON and writes it atomically.
+    public static func writeJSON<T: Encodable>(_ value: T, to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(value)
+        data.append(0x0A)
+        try write(data, to: url)
+    }
+}

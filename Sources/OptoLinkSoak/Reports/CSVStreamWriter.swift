@@ -1,0 +1,156 @@
+import Foundation
+import Synchronization
+
+/// Streams CSV rows to a file as a run goes, buffered, so an interrupted run keeps every
+/// row it measured up to the last flush (at most `flushBytes` behind, and flushed on close).
+///
+/// The file is written under a `.partial` name and renamed to its final name on ``close()``,
+/// so a complete file never looks partial; an interrupted run's ``close()`` still renames it.
+/// Thread-safe: rows from any task are serialised by a `Mutex`.
+public final class CSVStreamWriter: Sendable {
+    private struct State {
+        var handle: FileHandle?
+        var buffer: [UInt8] = []
+        var rows = 0
+        var failure: String?
+    }
+
+    public let url: URL
+    private let partialURL: URL
+    private let flushBytes: Int
+    private let state: Mutex<State>
+
+    /// Creates the file (and its directory) and writes the header row.
+    /// - Throws: the file-system error when the file cannot be created.
+    public init(url: URL, header: [String], flushBytes: Int = 64 * 1024) throws {
+        self.url = url
+        self.partialURL = url.appendingPathExtension("partial")
+        self.flushBytes = flushBytes
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: partialURL.path, contents: nil) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: partialURL.path])
+        }
+        let handle = try FileHandle(forWritingTo: partialURL)
+        var initial = State(handle: handle)
+        initial.buffer.append(contentsOf: Array(CSV.row(header).utf8))
+        state = Mutex(initial)
+    }
+
+    /// Number of data rows written so far (header excluded).
+    public var rowCount: Int { state.withLock { $0.rows } }
+
+    /// The first write error, if any (later rows are dropped after one).
+    public var failure: String? { state.withLock { $0.failure } }
+
+    /// Appends one row (fields are escaped as needed).
+    public func append(_ fields: [String]) {
+        let line = CSV.row(fields)
+        state.withLock { s in
+            guard s.handle != nil else { return }
+            s.buffer.append(contentsOf: Array(line.utf8))
+            s.rows += 1
+            if s.buffer.count >= flushBytes { Self.flush(&s) }
+        }
+    }
+
+    /// Writes buffered rows to disk.
+    public func flush() {
+        state.withLock { Self.flush(&$0) }
+    }
+
+    /// Flushes, closes and renames the file to its final name. Safe to call twice.
+    public func close() {
+        state.withLock { s in
+            guard let handle = s.handle else { return }
+            Self.flush(&s)
+            try? handle.close()
+            s.handle = nil
+            if rename(partialURL.path, url.path) != 0 { s.failure = s.failure ?? "cannot rename \(partialURL.path)" }
+        }
+    }
+
+    private static func flush(_ s: inout State) {
+        guard let handle = s.handle, !s.buffer.isEmpty else { return }
+        do {
+            try handle.write(contentsOf: s.buffer)
+        } catch {
+            s.failure = s.failure ?? "\(error)"
+        }
+        s.buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// RFC 4180 CSV encoding and decoding.
+public enum CSV {
+    /// One line (with `\n`): fields containing `,`, `"`, CR or LF are quoted, quotes doubled.
+    public static func row(_ fields: [String]) -> String {
+        var line = ""
+        for (i, field) in fields.enumerated() {
+            if i > 0 { line += "," }
+            line += escape(field)
+        }
+        return line + "\n"
+    }
+
+    /// Quotes `field` when it contains a delimiter, a quote or a line break.
+    public static func escape(_ field: String) -> String {
+        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+            return field
+        }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Parses a whole CSV text into rows of fields (quoted fields may span lines).
+    public static func parse(_ text: String) -> [[String]] {
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = ""
+        var quoted = false
+        var iterator = text.unicodeScalars.makeIterator()
+        var pending: Unicode.Scalar? = nil
+        func next() -> Unicode.Scalar? {
+            if let p = pending {
+                pending = nil
+                return p
+            }
+            return iterator.next()
+        }
+        var sawAny = false
+        while let c = next() {
+            sawAny = true
+            if quoted {
+                if c == "\"" {
+                    if let n = next() {
+                        if n == "\"" { field.unicodeScalars.append("\"") } else {
+                            quoted = false
+                            pending = n
+                        }
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.unicodeScalars.append(c)
+                }
+            } else if c == "\"" && field.isEmpty {
+                quoted = true
+            } else if c == "," {
+                row.append(field)
+                field = ""
+            } else if c == "\n" {
+                row.append(field)
+                rows.append(row)
+                row = []
+                field = ""
+                sawAny = false
+            } else if c != "\r" {
+                field.unicodeScalars.append(c)
+            }
+        }
+        if sawAny || !field.isEmpty || !row.isEmpty {
+            row.append(field)
+            rows.append(row)
+        }
+        return rows
+    }
+}

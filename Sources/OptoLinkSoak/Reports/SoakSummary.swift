@@ -1,0 +1,130 @@
+import Foundation
+
+/// The whole `summary.json` (every field documented in `Reports/README.md`).
+/// Times are seconds; latencies are seconds in ``HistogramSummary``.
+public struct SoakSummary: Sendable, Codable {
+    public var schemaVersion = 1
+    public var run: RunMetadata
+    public var journeys: JourneySummary
+    /// Per SDK endpoint (`match`, `session`, `events`, …).
+    public var endpoints: [String: EndpointSummary]
+    public var totals: Totals
+    public var deferredMatch: DeferredMatchSummary
+    public var clicks: ClickSummary
+    public var opens: OpenSummary
+    /// Resident memory of the soak process over time.
+    public var rss: [RSSSample]
+    /// What the backend itself reported (embedded emulator or `--ledger`), when known.
+    public var server: ServerSummary?
+    /// Flat metric name → value (seconds for latencies) that thresholds are evaluated on.
+    public var metrics: [String: Double]
+    /// The verdicts' report (`Verdicts.evaluate`): back-off, retry matrix, reconciliation,
+    /// limit oracle, attribution.
+    public var verdicts: VerdictsReport?
+    /// Each threshold expression with its observed value and pass/fail (`Thresholds.evaluate`).
+    public var thresholds: [ThresholdResult]
+    /// The histogram's stated relative precision of every percentile (0.01 = 1 %).
+    public var histogramPrecision = LatencyHistogram.relativePrecision
+
+    public struct RunMetadata: Sendable, Codable {
+        public var runId: String
+        public var profile: String
+        public var profilePath: String?
+        public var soakVersion: String
+        public var startedAt: String
+        /// Unix epoch seconds of the run's time 0 (CSV times are relative to it).
+        public var startEpoch: Double
+        /// Seconds from time 0 to the end of the grace period.
+        public var durationSeconds: Double
+        public var interrupted: Bool
+        /// `completed`, `duration`, `iterations`, `interrupted`, `deadline`.
+        public var stopReason: String
+        /// `embedded` or `remote`.
+        public var backend: String
+        public var baseURL: String
+        public var loadModel: String
+        public var devices: Int
+        public var seed: UInt64
+    }
+
+    public struct JourneySummary: Sendable, Codable {
+        public var scheduled: Int
+        public var started: Int
+        public var completed: Int
+        /// Journeys cut short by the stop deadline or cancellation.
+        public var unfinished: Int
+        /// Journeys that started later than `lateThresholdSeconds` after their intended start.
+        public var lateStarts: Int
+        public var lateThresholdSeconds: Double
+        /// Actual minus intended start of every journey (open model; 0 in the closed model).
+        public var startLag: HistogramSummary
+        public var byName: [String: Int]
+    }
+
+    public struct EndpointSummary: Sendable, Codable {
+        public var attempts: Int
+        public var calls: Int
+        /// Attempt count by HTTP status (`"201"`) or error kind (`"timed_out"`).
+        public var byStatus: [String: Int]
+        /// Call count by outcome (`ok`, `api_error`, `connection_error`, `unfinished`).
+        public var callOutcomes: [String: Int]
+        /// Number of calls by attempts they took (`"1"`, `"2"`, …).
+        public var attemptsPerCall: [String: Int]
+        /// Attempt service time: end − actual start.
+        public var attemptLatency: HistogramSummary
+        /// End − intended start (first attempts carry the step's scheduled time).
+        public var attemptLatencyFromIntended: HistogramSummary
+        /// Call time from intended start to the last attempt's end, back-off included.
+        public var callLatency: HistogramSummary
+        public var requestBytes: Int
+        public var responseBytes: Int
+    }
+
+    public struct Totals: Sendable, Codable {
+        public var attempts: Int
+        public var calls: Int
+        public var status429: Int
+        /// 5xx responses plus attempts with no response.
+        public var errors: Int
+        /// Attempts per second over the active part of the run.
+        public var attemptsPerSecond: Double
+    }
+
+    public struct DeferredMatchSummary: Sendable, Codable {
+        /// First launches that ran the deferred match.
+        public var firstLaunches: Int
+        /// Emitted deferred links by match method (`CLIPBOARD`, …), plus `NONE` for no link.
+        public var byMethod: [String: Int]
+        /// First launches whose device had clicked a link beforehand.
+        public var clicked: Int
+    }
+
+    public struct ClickSummary: Sendable, Codable {
+        public var count: Int
+        public var byStatus: [String: Int]
+        /// Clicks whose clipboard payload was put on the device's pasteboard.
+        public var clipboardPlaced: Int
+        public var latency: HistogramSummary
+    }
+
+    public struct OpenSummary: Sendable, Codable {
+        public var count: Int
+        /// Opens whose link was emitted on `links` within the step's bound.
+        public var emitted: Int
+        public var timedOut: Int
+        /// `handle(url:)` to emission.
+        public var latency: HistogramSummary
+    }
+
+    public struct RSSSample: Sendable, Codable, Equatable {
+        /// Seconds since run start.
+        public var t: Double
+        public var bytes: Int
+    }
+
+    public struct ServerSummary: Sendable, Codable {
+        /// The emulator's request counters, verbatim.
+        public var counters: JSONValue?
+        public var ledgerEntries: Int?
+    }
+}

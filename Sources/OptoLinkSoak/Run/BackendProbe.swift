@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Checks, before a run, that the backend answers and that the profile's clicked links exist.
+enum BackendProbe {
+    /// Any HTTP response from `GET /.well-known/apple-app-site-association` counts as reachable.
+    /// - Throws: ``SoakProfileError`` "unreachable backend" when no response arrives.
+    static func checkReachable(_ baseURL: URL, session: URLSession) async throws {
+        var request = URLRequest(url: baseURL.appendingPathComponent(".well-known/apple-app-site-association"))
+        request.timeoutInterval = 5
+        do {
+            _ = try await session.shieldedData(for: request)
+        } catch {
+            throw SoakProfileError(
+                message: "unreachable backend \(baseURL.absoluteString): \(error.localizedDescription)")
+        }
+    }
+
+    /// Resolves every clicked short code to its link id with `GET /{org}/{code}/data`.
+    /// Returns `org/code` → linkId.
+    /// - Throws: ``SoakProfileError`` naming the step when the backend says the link does not exist (404/410).
+    static func resolveClickedLinks(_ profile: SoakProfile, baseURL: URL, session: URLSession) async throws
+        -> [String: String]
+    {
+        var result: [String: String] = [:]
+        for (j, journey) in profile.journeys.enumerated() {
+            for (s, step) in journey.steps.enumerated() {
+                guard case .click(let link, let org) = step else { continue }
+                let orgKey = org ?? profile.sdk.orgKey
+                let key = "\(orgKey)/\(link)"
+                if result[key] != nil { continue }
+                var components = URLComponents(
+                    url: baseURL.appendingPathComponent(orgKey).appendingPathComponent(link).appendingPathComponent("data"),
+                    resolvingAgainstBaseURL: false)
+                components?.queryItems = [URLQueryItem(name: "deviceId", value: "soak-probe-00000000")]
+                guard let url = components?.url else { continue }
+                var request = URLRequest(url: url)
+                request.setValue("198.18.0.1", forHTTPHeaderField: "X-Forwarded-For")
+                guard let (data, response) = try? await session.shieldedData(for: request),
+                    let status = (response as? HTTPURLResponse)?.statusCode
+                else { continue }
+                if status == 404 || status == 410 {
+                    throw SoakProfileError(
+                        message: "journeys[\(j)].steps[\(s)].link: link \"\(key)\" does not exist on the backend (\(status))")
+                }
+                if status == 200, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                    let linkId = object["linkId"] as? String
+                {
+                    result[key] = linkId
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import OptoLinkStaging
+
+/// The embedded staging emulator on 127.0.0.1:0, configured from the profile's `backend`
+/// section (a `StagingConfiguration`: limits, windows, faults) with `trustForwardedFor`
+/// forced on, since virtual devices send their simulated IP as `X-Forwarded-For`.
+public struct EmbeddedBackend: SoakBackend {
+    public let server: StagingServer
+    public var baseURL: URL { server.baseURL }
+    public var kind: String { "embedded" }
+
+    /// The emulator configuration a profile asks for.
+    /// - Throws: ``SoakProfileError`` `backend…: <problem>` when the section does not decode or validate.
+    public static func configuration(for profile: SoakProfile) throws -> StagingConfiguration {
+        var configuration = StagingConfiguration()
+        if let section = profile.backend {
+            do {
+                configuration = try StagingConfiguration.decode(JSONEncoder().encode(section), source: "backend")
+            } catch let error as StagingConfigurationError {
+                throw SoakProfileError(message: error.message)
+            }
+        }
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.trustForwardedFor = true
+        return configuration
+    }
+
+    /// Starts the emulator for `profile`.
+    /// - Throws: ``SoakProfileError`` for a bad `backend` section or when the server cannot bind.
+    public static func start(_ profile: SoakProfile) async throws -> EmbeddedBackend {
+        let server = StagingServer(configuration: try configuration(for: profile))
+        do {
+            try await server.start()
+        } catch {
+            throw SoakProfileError(message: "backend: the embedded emulator did not start (\(error))")
+        }
+        return EmbeddedBackend(server: server)
+    }
+
+    public func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
+
+    public func counters() async -> JSONValue? {
+        guard let data = try? JSONEncoder().encode(server.counters()) else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
+    public func stop() async { await server.stop() }
+}

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// Samples the process's resident memory every `every` seconds (bounded: at most 2,000
+/// samples kept; beyond that every other sample is dropped and the interval doubles), so
+/// slow leaks in a long soak are visible in `summary.json`.
+final class RSSSampler: Sendable {
+    private struct State {
+        var samples: [SoakSummary.RSSSample] = []
+        var interval: Double
+    }
+
+    let timeline: RunTimeline
+    private let state: Mutex<State>
+
+    init(timeline: RunTimeline, every seconds: Double) {
+        self.timeline = timeline
+        self.state = Mutex(State(interval: seconds))
+    }
+
+    var samples: [SoakSummary.RSSSample] { state.withLock { $0.samples } }
+
+    func sample() {
+        guard let bytes = ProcessMemory.residentBytes() else { return }
+        let t = timeline.now()
+        state.withLock { s in
+            s.samples.append(.init(t: t, bytes: bytes))
+            if s.samples.count > 2000 {
+                s.samples = s.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+                s.interval *= 2
+            }
+        }
+    }
+
+    /// Samples until cancelled (one sample at start, one at the end).
+    func run(clock: any Clock<Duration>) async {
+        sample()
+        while !Task.isCancelled {
+            let interval = state.withLock { $0.interval }
+            do {
+                try await clock.sleep(for: .nanoseconds(Int64(interval * 1e9)), tolerance: nil)
+            } catch {
+                break
+            }
+            sample()
+        }
+        sample()
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import OptoLinkStaging
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The backend a run drives: the embedded staging emulator or a real staging URL.
+public protocol SoakBackend: Sendable {
+    /// Where the SDK instances send requests.
+    var baseURL: URL { get }
+    /// `embedded` or `remote`.
+    var kind: String { get }
+    /// The server's ledger of accepted writes, when available.
+    func ledger() async throws -> [StagingLedgerEntry]?
+    /// The server's request counters, verbatim, when available.
+    func counters() async -> JSONValue?
+    /// Releases the backend (stops an embedded server).
+    func stop() async
+}
+
+/// A real staging backend at a URL; its ledger comes from `--ledger FILE` if given.
+public struct RemoteBackend: SoakBackend {
+    public let baseURL: URL
+    public let ledgerFile: URL?
+    public var kind: String { "remote" }
+
+    public init(baseURL: URL, ledgerFile: URL?) {
+        self.baseURL = baseURL
+        self.ledgerFile = ledgerFile
+    }
+
+    /// - Throws: ``SoakProfileError`` when the ledger file is unreadable or malformed.
+    public func ledger() async throws -> [StagingLedgerEntry]? {
+        guard let ledgerFile else { return nil }
+        return try Self.readLedger(ledgerFile)
+    }
+
+    public func counters() async -> JSONValue? { nil }
+    public func stop() async {}
+
+    /// Reads a `--ledger` file: a JSON array of `StagingLedgerEntry`.
+    /// - Throws: ``SoakProfileError`` naming the file and the problem.
+    public static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
+        do {
+            return try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))
+        } catch let error as DecodingError {
+            throw SoakProfileError(message: "--ledger \(url.lastPathComponent): \(describeDecodingError(error))")
+        } catch {
+            throw SoakProfileError(message: "--ledger \(url.path): cannot read (\(error.localizedDescription))")
+        }
+    }
+}

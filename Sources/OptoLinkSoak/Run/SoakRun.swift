@@ -1,0 +1,236 @@
+import Foundation
+import OptoLink
+import OptoLinkStaging
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a finished `run` produced.
+public struct SoakRunResult: Sendable {
+    /// 0 = every threshold passed, 1 = a threshold failed, 2 = could not run, 130 = interrupted.
+    public var exitCode: Int32
+    /// The report directory (`nil` when the run could not start).
+    public var directory: URL?
+    public var summary: SoakSummary?
+    /// Why the run could not run (exit code 2), else `nil`.
+    public var error: String?
+}
+
+/// `optolink-soak run`: loads the profile, starts or reaches the backend, drives the virtual
+/// devices, and writes the report (`attempts.csv`, `calls.csv`, `summary.json`, `summary.txt`).
+public struct SoakRun: Sendable {
+    public var options: SoakRunOptions
+    /// Stops the run early (SIGINT sets it to `interrupted`).
+    public var control = RunControl()
+    /// Builds the backend; default: embedded emulator, or ``RemoteBackend`` with `--base-url`.
+    public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = { profile, options in
+        if let url = options.baseURL {
+            return RemoteBackend(baseURL: url, ledgerFile: options.ledgerPath.map { URL(fileURLWithPath: $0) })
+        }
+        return try await EmbeddedBackend.start(profile)
+    }
+    /// Builds the one shared transport over the one URLSession (tests may wrap it).
+    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = {
+        ShieldedTransport(URLSessionTransport(session: $0))
+    }
+    /// The retry policy of every SDK instance (tests inject misbehaving ones).
+    public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
+    /// passes devices it launched beforehand).
+    public var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
+        VirtualDevice.population($0.devices, seed: $0.seed)
+    }
+    public var progress = ProgressReporter()
+    /// Messages for the user (standard error by default).
+    public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+
+    public init(options: SoakRunOptions) { self.options = options }
+
+    /// Runs and returns the exit code and report location; never throws (errors become exit code 2).
+    public func execute() async -> SoakRunResult {
+        let profile: SoakProfile
+        do {
+            profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath))
+        } catch {
+            return fail("\(error)")
+        }
+        return await execute(profile: profile)
+    }
+
+    /// Runs an already decoded profile (flags in ``options`` still override it).
+    public func execute(profile decoded: SoakProfile) async -> SoakRunResult {
+        let profile: SoakProfile
+        do {
+            profile = try options.apply(to: decoded)
+        } catch {
+            return fail("\(error)")
+        }
+        let backend: any SoakBackend
+        do {
+            backend = try await makeBackend(profile, options)
+        } catch {
+            return fail("\(error)")
+        }
+        let result = await run(profile, backend: backend)
+        await backend.stop()
+        return result
+    }
+
+    private func fail(_ message: String) -> SoakRunResult {
+        log("error: \(message)")
+        return SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
+    }
+
+    private func run(_ profile: SoakProfile, backend: any SoakBackend) async -> SoakRunResult {
+        let directory = outputDirectory(for: profile)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 128
+        configuration.timeoutIntervalForRequest = Swift.max(1, profile.sdk.timeout.rounded(.up) + 1)
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+
+        let linkIds: [String: String]
+        do {
+            try await BackendProbe.checkReachable(backend.baseURL, session: session)
+            linkIds = try await BackendProbe.resolveClickedLinks(profile, baseURL: backend.baseURL, session: session)
+        } catch {
+            return fail("\(error)")
+        }
+
+        let timeline = RunTimeline()
+        let recorder: SoakRecorder
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            recorder = try SoakRecorder(directory: directory, timeline: timeline)
+        } catch {
+            return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
+        }
+        let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
+        let clock = ContinuousClock()
+        let runner = JourneyRunner(
+            recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
+            baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
+        let devices = makeDevices(profile)
+        let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
+
+        let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
+        let stopReason: String = await withTaskGroup(of: String?.self) { group in
+            group.addTask { await driver.run() }
+            if options.progress {
+                let progress = self.progress
+                let lastBox = LastSample()
+                group.addTask {
+                    await progress.run(clock: clock) {
+                        let c = recorder.progressCounters()
+                        let now = timeline.now()
+                        let (lastRequests, lastTime) = lastBox.swap(requests: c.requests, time: now)
+                        let rate = now > lastTime ? Double(c.requests - lastRequests) / (now - lastTime) : 0
+                        return ProgressSnapshot(
+                            elapsed: now, scheduled: driver.scheduled.current, done: c.done,
+                            inFlight: driver.inFlight.current, requests: c.requests, requestRate: rate,
+                            status429: c.status429, errors: c.errors, p99: c.p99)
+                    }
+                    return nil
+                }
+            }
+            group.addTask {
+                await rss.run(clock: clock)
+                return nil
+            }
+            var reason = "completed"
+            while let value = await group.next() {
+                if let value {
+                    reason = value
+                    group.cancelAll()
+                }
+            }
+            return reason
+        }
+        let activeSeconds = timeline.now()
+        recorder.finish()
+        return await finishReport(
+            profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
+            stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current)
+    }
+
+    private func finishReport(
+        profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
+        stopReason: String, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
+    ) async -> SoakRunResult {
+        let interrupted = stopReason == "interrupted"
+        var ledger: [StagingLedgerEntry]? = nil
+        var ledgerError: String? = nil
+        do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
+        let counters = await backend.counters()
+        let parts = recorder.summaryParts(activeSeconds: activeSeconds)
+        var journeys = parts.journeys
+        journeys.scheduled = scheduled
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var summary = SoakSummary(
+            run: .init(
+                runId: runId, profile: profile.name, profilePath: options.profilePath, soakVersion: OptoLinkSoak.version,
+                startedAt: formatter.string(from: Date(timeIntervalSince1970: recorder.timeline.originEpoch)),
+                startEpoch: recorder.timeline.originEpoch, durationSeconds: activeSeconds, interrupted: interrupted,
+                stopReason: stopReason, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
+                loadModel: profile.load.model.rawValue, devices: profile.devices.count, seed: profile.seed),
+            journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
+            clicks: parts.clicks, opens: parts.opens, rss: rss,
+            server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
+            metrics: [:], verdicts: nil, thresholds: [])
+        var metrics = SummaryMetrics.build(summary)
+        let attemptsURL = directory.appendingPathComponent("attempts.csv")
+        let callsURL = directory.appendingPathComponent("calls.csv")
+        let attempts = (try? ReportCSVReader.attempts(attemptsURL)) ?? []
+        let calls = (try? ReportCSVReader.calls(callsURL)) ?? []
+        let verdicts = Verdicts.evaluate(
+            VerdictInputs(
+                attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
+                configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
+                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds))
+        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
+        summary.metrics = metrics
+        summary.verdicts = verdicts
+        summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
+        if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
+        do {
+            try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
+            try AtomicFile.write(
+                Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+        } catch {
+            log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+        }
+        log(SummaryText.render(summary))
+        let failed = summary.thresholds.contains { !$0.passed }
+        let code: Int32 = interrupted ? 130 : failed ? 1 : 0
+        return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
+    }
+
+    private func outputDirectory(for profile: SoakProfile) -> URL {
+        if let out = options.outDirectory { return URL(fileURLWithPath: out, isDirectory: true) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return URL(fileURLWithPath: "Reports", isDirectory: true)
+            .appendingPathComponent("\(profile.name)-\(formatter.string(from: Date()))", isDirectory: true)
+    }
+}
+
+/// The previous progress sample (for the request rate).
+private final class LastSample: Sendable {
+    private let value = Mutex<(Int, Double)>((0, 0))
+    /// Stores the new sample and returns the previous one.
+    func swap(requests: Int, time: Double) -> (Int, Double) {
+        value.withLock { v in
+            defer { v = (requests, time) }
+            return v
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The `run` subcommand's inputs: a profile plus flags that override it.
+public struct SoakRunOptions: Sendable, Equatable {
+    public var profilePath: String
+    /// A real staging backend; `nil` = start the embedded emulator.
+    public var baseURL: URL?
+    public var apiKey: String?
+    public var orgKey: String?
+    public var devices: Int?
+    /// Seconds.
+    public var duration: Double?
+    /// Journeys per second (open model: a constant rate replacing the stages).
+    public var rate: Double?
+    public var seed: UInt64?
+    /// Report directory (default `Reports/<profile>-<timestamp>/`).
+    public var outDirectory: String?
+    /// A ledger file exported from the real backend (JSON array of `StagingLedgerEntry`).
+    public var ledgerPath: String?
+    /// Print the progress line.
+    public var progress = true
+
+    public init(profilePath: String) { self.profilePath = profilePath }
+
+    /// `profile` with this run's flag overrides applied.
+    /// - Throws: ``SoakProfileError`` when a flag does not fit the profile (e.g. `--rate` on a closed model).
+    public func apply(to profile: SoakProfile) throws -> SoakProfile {
+        var p = profile
+        if let devices { p.devices.count = devices }
+        if let seed { p.seed = seed }
+        if let apiKey { p.sdk.apiKey = apiKey }
+        if let orgKey { p.sdk.orgKey = orgKey }
+        if let duration { p.load.duration = duration }
+        if let rate {
+            guard p.load.model == .open else {
+                throw SoakProfileError(message: "--rate: applies to the open load model only (profile uses closed)")
+            }
+            p.load.startRate = rate
+            p.load.stages = [.init(duration: p.load.effectiveDuration, target: rate)]
+        }
+        return p
+    }
+}

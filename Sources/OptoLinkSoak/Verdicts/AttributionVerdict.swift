@@ -1,0 +1,83 @@
+/// Attribution accuracy: the link each virtual device clicked before install against the
+/// deferred link its SDK emitted on first launch (CONTRACT §2, "Deferred match").
+///
+/// **Correct**: emitted the clicked link. **Wrong link**: emitted another link. **Missed**:
+/// clicked, nothing emitted. **False positive**: emitted a link without any click. **Organic**:
+/// no click, nothing emitted (correct too, but not in the rate). Broken down by match method
+/// (`NONE` when nothing was emitted) and by whether the device sat behind the shared NAT IP.
+public struct AttributionVerdict: Sendable, Codable, Equatable {
+    /// Outcome counts of one group of devices.
+    public struct Counts: Sendable, Codable, Equatable {
+        public var devices = 0
+        public var correct = 0
+        public var wrongLink = 0
+        public var missed = 0
+        public var falsePositive = 0
+        public var organic = 0
+
+        public init() {}
+
+        /// `correct / devices that clicked`, or `nil` when none clicked.
+        public var correctRate: Double? {
+            let clicked = correct + wrongLink + missed
+            return clicked == 0 ? nil : Double(correct) / Double(clicked)
+        }
+
+        /// `correct / links emitted`, or `nil` when none were emitted.
+        public var precision: Double? {
+            let emitted = correct + wrongLink + falsePositive
+            return emitted == 0 ? nil : Double(correct) / Double(emitted)
+        }
+
+        mutating func record(_ record: AttributionRecord) {
+            devices += 1
+            switch (record.clickedLinkId, record.emittedLinkId) {
+            case (nil, nil): organic += 1
+            case (nil, _?): falsePositive += 1
+            case (_?, nil): missed += 1
+            case (let clicked?, let emitted?): if clicked == emitted { correct += 1 } else { wrongLink += 1 }
+            }
+        }
+
+        func addMetrics(prefix: String, to metrics: inout [String: Double]) {
+            metrics["\(prefix).devices"] = Double(devices)
+            metrics["\(prefix).correct"] = Double(correct)
+            metrics["\(prefix).wrong_link"] = Double(wrongLink)
+            metrics["\(prefix).missed"] = Double(missed)
+            metrics["\(prefix).false_positive"] = Double(falsePositive)
+            metrics["\(prefix).organic"] = Double(organic)
+            if let correctRate { metrics["\(prefix).correct_rate"] = correctRate }
+            if let precision { metrics["\(prefix).precision"] = precision }
+        }
+    }
+
+    public var overall: Counts
+    /// Match method (`CLIPBOARD`, `FINGERPRINT_EXACT`, …, `NONE`) → counts.
+    public var byMethod: [String: Counts]
+    /// Devices behind the shared NAT IP.
+    public var sharedNAT: Counts
+    /// Devices with their own IP.
+    public var ownIP: Counts
+
+    public static func evaluate(_ records: [AttributionRecord]) -> AttributionVerdict {
+        var overall = Counts()
+        var byMethod: [String: Counts] = [:]
+        var shared = Counts()
+        var own = Counts()
+        for record in records {
+            overall.record(record)
+            let method = record.emittedLinkId == nil ? "NONE" : (record.matchMethod ?? "UNKNOWN")
+            byMethod[method, default: Counts()].record(record)
+            if record.sharedNAT { shared.record(record) } else { own.record(record) }
+        }
+        return AttributionVerdict(overall: overall, byMethod: byMethod, sharedNAT: shared, ownIP: own)
+    }
+
+    func addMetrics(to metrics: inout [String: Double]) {
+        guard overall.devices > 0 else { return }
+        overall.addMetrics(prefix: "attribution", to: &metrics)
+        for (method, counts) in byMethod { counts.addMetrics(prefix: "attribution.method.\(method)", to: &metrics) }
+        sharedNAT.addMetrics(prefix: "attribution.shared_nat", to: &metrics)
+        ownIP.addMetrics(prefix: "attribution.own_ip", to: &metrics)
+    }
+}

@@ -1,0 +1,31 @@
+/// Percentiles of a small set of values (nearest rank), for report sections; seconds.
+public struct Distribution: Sendable, Codable, Equatable {
+    public var count: Int
+    public var min: Double?
+    public var p50: Double?
+    public var p90: Double?
+    public var p99: Double?
+    public var max: Double?
+
+    public init(_ values: [Double]) {
+        let sorted = values.filter { $0.isFinite }.sorted()
+        count = sorted.count
+        func rank(_ q: Double) -> Double? {
+            guard !sorted.isEmpty else { return nil }
+            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1))
+            return sorted[index]
+        }
+        min = sorted.first
+        p50 = rank(0.50)
+        p90 = rank(0.90)
+        p99 = rank(0.99)
+        max = sorted.last
+    }
+
+    /// Adds `prefix.p50` … `prefix.max` for the values present.
+    func addMetrics(prefix: String, to metrics: inout [String: Double]) {
+        for (name, value) in [("min", min), ("p50", p50), ("p90", p90), ("p99", p99), ("max", max)] {
+            if let value { metrics["\(prefix).\(name)"] = value }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import OptoLink
+
+/// Limit oracle: replays the attempt timeline against the profile's declared limits and says
+/// where the server was too lenient, too strict, or answered a 429 with a wrong message or `N`
+/// (CONTRACT §1, "Rate limits").
+///
+/// Each attempt that got a response is a hit on its bucket key (the client IP for `per ip`, the
+/// run's one API key for `per key`); a 429 is a rejection, a 2xx or another 4xx passed the limiter.
+/// An attempt without a response, or answered by a 5xx (which a fault or a proxy may have sent
+/// before the limiter ran), is **uncertain**: it may or may not have been counted, so it is only
+/// ever used to excuse a 429. The server's arrival time of a hit lies somewhere in its
+/// `[actualStart, end]`; hits whose window membership that uncertainty (plus the profile's edge
+/// tolerance) leaves open are counted as **ambiguous** rather than judged.
+///
+/// - Fixed window (@nestjs/throttler): a key's window opens at its first hit and lasts the window
+///   length. In each window: **too lenient** = hits that passed beyond the limit; **too strict** =
+///   429s while fewer than `limit` hits could have been counted; **wrong N** = a 429 whose `N`
+///   is outside `ceil(seconds left in the window)` for any admissible arrival time.
+/// - Sliding window: a hit passes when fewer than `limit` passed hits arrived in the preceding
+///   window length; each hit is judged against the passed hits that certainly / possibly fall in
+///   its window; `N` must lie in `1…ceil(window)`.
+/// - **Wrong message**: a 429 whose body gave no parseable `N` (counted in every algorithm).
+public struct LimitOracleVerdict: Sendable, Codable, Equatable {
+    /// The verdict for one declared bucket.
+    public struct Bucket: Sendable, Codable, Equatable {
+        public var declared: DeclaredLimit
+        public var endpoints: [OptoLinkEndpoint]
+        /// Distinct bucket keys seen (client IPs, or 1 for the API key).
+        public var keys = 0
+        /// Fixed windows opened (0 for the sliding window).
+        public var windows = 0
+        public var accepted = 0
+        public var rejected = 0
+        /// Hits without a response or answered 5xx: maybe counted by the server.
+        public var uncertain = 0
+        public var tooLenient = 0
+        public var tooStrict = 0
+        public var wrongMessage = 0
+        public var wrongN = 0
+        public var ambiguous = 0
+        /// At least one 429 was seen, so the limit was actually exercised.
+        public var reachedLimit: Bool { rejected > 0 }
+        /// The limit was exercised and every judged hit matched the declaration.
+        public var enforcedExactly: Bool { reachedLimit && tooLenient + tooStrict + wrongMessage + wrongN == 0 }
+        /// The first findings, at most the profile's offender count.
+        public var examples: [Finding] = []
+
+        init(declared: DeclaredLimit, endpoints: [OptoLinkEndpoint]) {
+            self.declared = declared
+            self.endpoints = endpoints
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case declared, endpoints, keys, windows, accepted, rejected, uncertain, tooLenient, tooStrict
+            case wrongMessage, wrongN, ambiguous, reachedLimit, enforcedExactly, examples
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            declared = try c.decode(DeclaredLimit.self, forKey: .declared)
+            endpoints = try c.decode([OptoLinkEndpoint].self, forKey: .endpoints)
+            keys = try c.decode(Int.self, forKey: .keys)
+            windows = try c.decode(Int.self, forKey: .windows)
+            accepted = try c.decode(Int.self, forKey: .accepted)
+            rejected = try c.decode(Int.self, forKey: .rejected)
+            uncertain = try c.decode(Int.self, forKey: .uncertain)
+            tooLenient = try c.decode(Int.self, forKey: .tooLenient)
+            tooStrict = try c.decode(Int.self, forKey: .tooStrict)
+            wrongMessage = try c.decode(Int.self, forKey: .wrongMessage)
+            wrongN = try c.decode(Int.self, forKey: .wrongN)
+            ambiguous = try c.decode(Int.self, forKey: .ambiguous)
+            examples = try c.decode([Finding].self, forKey: .examples)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(declared, forKey: .declared)
+            try c.encode(endpoints, forKey: .endpoints)
+            try c.encode(keys, forKey: .keys)
+            try c.encode(windows, forKey: .windows)
+            try c.encode(accepted, forKey: .accepted)
+            try c.encode(rejected, forKey: .rejected)
+            try c.encode(uncertain, forKey: .uncertain)
+            try c.encode(tooLenient, forKey: .tooLenient)
+            try c.encode(tooStrict, forKey: .tooStrict)
+            try c.encode(wrongMessage, forKey: .wrongMessage)
+            try c.encode(wrongN, forKey: .wrongN)
+            try c.encode(ambiguous, forKey: .ambiguous)
+            try c.encode(reachedLimit, forKey: .reachedLimit)
+            try c.encode(enforcedExactly, forKey: .enforcedExactly)
+            try c.encode(examples, forKey: .examples)
+        }
+    }
+
+    /// One judged hit that broke the declaration.
+    public struct Finding: Sendable, Codable, Equatable {
+        /// `too_lenient`, `too_strict`, `wrong_message` or `wrong_n`.
+        public var kind: String
+        public var key: String
+        public var device: String
+        public var callId: UInt64
+        public var attempt: Int
+        /// The attempt's actual start, seconds since run start.
+        public var at: Double
+        public var detail: String
+    }
+
+    public var algorithm: VerdictsConfiguration.WindowAlgorithm
+    /// Bucket name → verdict. Empty when the profile declares no limits.
+    public var buckets: [String: Bucket]
+    /// Declared buckets that could not be judged (unknown name), with the reason.
+    public var errors: [String]
+
+    /// Replays `attempts` against every declared limit of `configuration`.
+    public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> LimitOracleVerdict {
+        var buckets: [String: Bucket] = [:]
+        var errors: [String] = []
+        for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
+            let endpoints: [OptoLinkEndpoint]
+            do {
+                endpoints = try LimitBucket.endpoints(of: name)
+            } catch {
+                errors.append(String(describing: error))
+                continue
+            }
+            var replay = LimitReplay(
+                declared: declared, tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
+                maxExamples: max(0, configuration.worstOffenderCount))
+            let members = Set(endpoints)
+            var byKey: [String: [LimitReplay.Hit]] = [:]
+            for attempt in attempts where members.contains(attempt.endpoint) {
+                let key = declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
+                byKey[key, default: []].append(LimitReplay.Hit(attempt))
+            }
+            replay.bucket = Bucket(declared: declared, endpoints: endpoints)
+            replay.bucket.keys = byKey.count
+            for key in byKey.keys.sorted() {
+                let hits = byKey[key, default: []].sorted { ($0.start, $0.end) < ($1.start, $1.end) }
+                switch configuration.algorithm {
+                case .fixedWindow: replay.fixedWindow(hits, key: key)
+                case .slidingWindow: replay.slidingWindow(hits, key: key)
+                }
+            }
+            buckets[name] = replay.bucket
+        }
+        return LimitOracleVerdict(algorithm: configuration.algorithm, buckets: buckets, errors: errors)
+    }
+
+    func addMetrics(to metrics: inout [String: Double]) {
+        var totals: [String: Int] = [:]
+        for (name, bucket) in buckets {
+            let values: [(String, Int)] = [
+                ("accepted", bucket.accepted), ("rejected", bucket.rejected), ("uncertain", bucket.uncertain),
+                ("windows", bucket.windows), ("too_lenient", bucket.tooLenient), ("too_strict", bucket.tooStrict),
+                ("wrong_message", bucket.wrongMessage), ("wrong_n", bucket.wrongN), ("ambiguous", bucket.ambiguous),
+            ]
+            for (metric, value) in values {
+                metrics["limits.\(name).\(metric)"] = Double(value)
+                totals[metric, default: 0] += value
+            }
+            metrics["limits.\(name).exact"] = bucket.enforcedExactly ? 1 : 0
+        }
+        guard !buckets.isEmpty else { return }
+        for metric in ["too_lenient", "too_strict", "wrong_message", "wrong_n", "ambiguous"] {
+            metrics["limits.\(metric)"] = Double(totals[metric] ?? 0)
+        }
+        metrics["limits.declaration_errors"] = Double(errors.count)
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+
+/// The window arithmetic behind ``LimitOracleVerdict`` for one bucket, one key at a time.
+struct LimitReplay {
+    /// One attempt as the limiter saw it: arrival somewhere in `[start, end]`.
+    struct Hit {
+        var start: Double
+        var end: Double
+        var status: Int?
+        var retryAfterSeconds: Int?
+        var device: String
+        var callId: UInt64
+        var attempt: Int
+
+        init(_ record: AttemptRecord) {
+            start = record.actualStart
+            end = max(record.end, record.actualStart)
+            status = record.status
+            retryAfterSeconds = record.retryAfterSeconds
+            device = record.device
+            callId = record.callId
+            attempt = record.attempt
+        }
+
+        var isRejected: Bool { status == 429 }
+        /// Passed the limiter for sure: any answer but a 429 or a 5xx.
+        var isAccepted: Bool { status.map { $0 != 429 && !(500..<600).contains($0) } ?? false }
+        /// No response, or a 5xx that may have come from before the limiter (a fault, a proxy).
+        var isUncertain: Bool { status.map { (500..<600).contains($0) } ?? true }
+    }
+
+    let declared: DeclaredLimit
+    let tolerance: Double
+    let maxExamples: Int
+    var bucket: LimitOracleVerdict.Bucket
+
+    init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int) {
+        self.declared = declared
+        self.tolerance = tolerance
+        self.maxExamples = maxExamples
+        bucket = LimitOracleVerdict.Bucket(declared: declared, endpoints: [])
+    }
+
+    private mutating func tally(_ hits: [Hit]) {
+        for hit in hits {
+            if hit.isRejected { bucket.rejected += 1 } else if hit.isAccepted { bucket.accepted += 1 } else { bucket.uncertain += 1 }
+        }
+    }
+
+    private mutating func finding(_ kind: String, _ hit: Hit, key: String, _ detail: String) {
+        guard bucket.examples.count < maxExamples else { return }
+        bucket.examples.append(
+            .init(
+                kind: kind, key: key, device: hit.device, callId: hit.callId, attempt: hit.attempt, at: hit.start,
+                detail: detail))
+    }
+
+    /// Checks a 429's `N` against the admissible seconds-left range; counts a missing `N`.
+    private mutating func checkN(_ hit: Hit, key: String, secondsLeft: ClosedRange<Double>) {
+        guard let n = hit.retryAfterSeconds else {
+            bucket.wrongMessage += 1
+            finding("wrong_message", hit, key: key, "429 without a parseable 'Retry after N second(s)'")
+            return
+        }
+        let low = max(1, Int((secondsLeft.lowerBound - tolerance).rounded(.up)))
+        let high = max(1, Int((secondsLeft.upperBound + tolerance).rounded(.up)))
+        if n < low || n > high {
+            bucket.wrongN += 1
+            finding("wrong_n", hit, key: key, "N = \(n), expected \(low)…\(high)")
+        }
+    }
+
+    /// Fixed window: windows open at the first hit after the previous window closed.
+    ///
+    /// Hits near a window's close are ambiguous, except passes after a window already full of
+    /// certain passes or after a certain 429: a correct server cannot have let them through in
+    /// that window, so they open (or belong to) the next one and are judged there.
+    mutating func fixedWindow(_ hits: [Hit], key: String) {
+        tally(hits)
+        let ttl = declared.windowSeconds
+        let limit = declared.limit
+        var index = 0
+        var openLow = hits.first?.start ?? 0  // earliest admissible opening of the current window
+        var carried = 0  // edge hits of the previous window that may count in this one
+        var promoted: [Hit] = []  // edge passes of the previous window that belong to this one
+        while index < hits.count || !promoted.isEmpty {
+            let openHigh = promoted.map(\.end).min() ?? hits[index].end
+            let closeLow = openLow + ttl
+            let closeHigh = openHigh + ttl
+            var clear = promoted
+            var edge: [Hit] = []
+            var next = index
+            while next < hits.count {
+                let hit = hits[next]
+                if hit.end + tolerance <= closeLow {
+                    clear.append(hit)
+                } else if hit.start - tolerance >= closeHigh {
+                    break
+                } else {
+                    edge.append(hit)
+                }
+                next += 1
+            }
+            bucket.windows += 1
+
+            let passes = clear.filter(\.isAccepted)
+            if passes.count > limit {
+                bucket.tooLenient += passes.count - limit
+                for hit in passes.dropFirst(limit) {
+                    finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
+                }
+            }
+            // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
+            // counts rejected hits too) can have reached the server before it in this window.
+            let rejected = clear.filter(\.isRejected)
+            let starts = (clear + edge).map(\.start).sorted()
+            for hit in rejected {
+                let before = carried + Self.count(of: starts, below: hit.end) - (hit.start < hit.end ? 1 : 0)
+                if before < limit {
+                    bucket.tooStrict += 1
+                    finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
+                }
+            }
+            for hit in rejected {
+                checkN(hit, key: key, secondsLeft: max(0, closeLow - hit.end)...max(0, closeHigh - hit.start))
+            }
+            // An edge 429 may belong to this window or to the next one.
+            for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
+
+            // After `limit` certain passes, or after a certain 429, a correct server lets nothing
+            // more through in this window: a pass at the edge then belongs to the next one.
+            let full = passes.count >= limit
+            let firstRejectionEnd = rejected.map(\.end).min() ?? .infinity
+            promoted = edge.filter { $0.isAccepted && (full || $0.start > firstRejectionEnd) }
+            let edgeOpeners = edge.filter { !$0.isRejected }
+            // An edge 429 cannot be among the first `limit` hits of the next window, so only
+            // passes and uncertain hits may count there.
+            carried = edgeOpeners.count - promoted.count
+            bucket.ambiguous += edge.count - promoted.count
+            let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
+            openLow = nextStarts.min() ?? openLow
+            index = next
+        }
+    }
+
+    /// How many of the ascending `values` are `< bound` (binary search).
+    static func count(of values: [Double], below bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] < bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Sliding window: each hit against the passed hits in its preceding window.
+    ///
+    /// `possible` counts hits that may have passed (passes and uncertain hits) and may lie in the
+    /// hit's window before it; `definite` counts certain passes certainly there. Both come from
+    /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
+    mutating func slidingWindow(_ hits: [Hit], key: String) {
+        tally(hits)
+        let ttl = declared.windowSeconds
+        let limit = declared.limit
+        let counted = hits.filter { !$0.isRejected }  // passed or uncertain
+        let accepted = hits.filter(\.isAccepted)
+        let countedStarts = counted.map(\.start).sorted()
+        let countedEnds = counted.map(\.end).sorted()
+        let acceptedStarts = accepted.map(\.start).sorted()
+        // `definite` is a two-sided count (started inside the window, ended before the hit):
+        // answered offline, hits in order of start, passes inserted in order of end into a
+        // Fenwick tree indexed by their start's rank.
+        let byEnd = accepted.sorted { $0.end < $1.end }
+        var inserted = FenwickTree(count: acceptedStarts.count)
+        var insertedCount = 0
+        var definiteByHit = [Int](repeating: 0, count: hits.count)
+        for position in hits.indices.sorted(by: { hits[$0].start < hits[$1].start }) {
+            let hit = hits[position]
+            while insertedCount < byEnd.count, byEnd[insertedCount].end <= hit.start {
+                inserted.add(at: Self.count(of: acceptedStarts, below: byEnd[insertedCount].start))
+                insertedCount += 1
+            }
+            let windowOpen = hit.end - ttl + tolerance
+            let selfCounted = hit.isAccepted && hit.end <= hit.start ? 1 : 0
+            definiteByHit[position] =
+                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen)) - selfCounted
+        }
+        for (position, hit) in hits.enumerated() {
+            let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
+            // May have arrived before `hit` and after its window opened.
+            let possible =
+                Self.count(of: countedStarts, below: hit.end)
+                - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
+            // Certainly arrived before `hit` and certainly inside its window.
+            let definite = definiteByHit[position]
+            if hit.isAccepted {
+                if definite >= limit {
+                    bucket.tooLenient += 1
+                    finding("too_lenient", hit, key: key, "passed with \(definite) passes already in the window")
+                } else if possible >= limit {
+                    bucket.ambiguous += 1
+                }
+            } else if hit.isRejected {
+                if possible < limit {
+                    bucket.tooStrict += 1
+                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
+                } else if definite < limit {
+                    bucket.ambiguous += 1
+                }
+                checkN(hit, key: key, secondsLeft: 0...ttl)
+            }
+        }
+    }
+
+    /// How many of the ascending `values` are `<= bound` (binary search).
+    static func count(of values: [Double], atOrBelow bound: Double) -> Int {
+        var low = 0
+        var high = values.count
+        while low < high {
+            let middle = (low + high) / 2
+            if values[middle] <= bound { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// Counts of inserted items over ranks `0..<count`, with prefix sums in O(log n).
+struct FenwickTree {
+    private var tree: [Int]
+
+    init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
+
+    /// Adds one at `rank` (0-based).
+    mutating func add(at rank: Int) {
+        var index = rank + 1
+        while index < tree.count {
+            tree[index] += 1
+            index += index & -index
+        }
+    }
+
+    /// How many were added at ranks `0..<rank`.
+    func prefixSum(_ rank: Int) -> Int {
+        var index = min(rank, tree.count - 1)
+        var sum = 0
+        while index > 0 {
+            sum += tree[index]
+            index -= index & -index
+        }
+        return sum
+    }
+}

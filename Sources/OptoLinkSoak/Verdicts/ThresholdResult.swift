@@ -1,0 +1,37 @@
+/// The outcome of one threshold expression.
+public struct ThresholdResult: Sendable, Codable, Equatable {
+    /// The expression as written in the profile.
+    public var expression: String
+    /// The metric it names, or `nil` when the expression could not be parsed.
+    public var metric: String?
+    /// The metric's value (seconds for latencies), or `nil` when unavailable.
+    public var observed: Double?
+    /// The right-hand side converted to the metric's unit (seconds for `ms`/`s`), or `nil`.
+    public var limit: Double?
+    public var passed: Bool
+    /// Why it failed when the metric is missing or the expression malformed; `nil` otherwise.
+    public var message: String?
+
+    public init(
+        expression: String, metric: String?, observed: Double?, limit: Double?, passed: Bool, message: String?
+    ) {
+        self.expression = expression
+        self.metric = metric
+        self.observed = observed
+        self.limit = limit
+        self.passed = passed
+        self.message = message
+    }
+
+    /// One console line: `✓ backoff.early == 0 (observed 0)`.
+    public var line: String {
+        let mark = passed ? "PASS" : "FAIL"
+        if let observed { return "\(mark) \(expression) (observed \(Self.format(observed)))" }
+        return "\(mark) \(expression) (\(message ?? "no value"))"
+    }
+
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(format: "%.6g", value)
+    }
+}

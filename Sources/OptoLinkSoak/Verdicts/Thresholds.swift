@@ -1,0 +1,104 @@
+import Foundation
+
+/// k6-style pass/fail thresholds over the run's flat metrics.
+///
+/// An expression is `<metric> <op> <value>[unit]` with `op` one of `<`, `<=`, `>`, `>=`, `==`,
+/// `!=`; `unit` is `ms` or `s` (converted to seconds: latency metrics are in seconds) or `%`
+/// (divided by 100). Examples: `"match.call_latency.p95 < 250ms"`, `"backoff.early == 0"`,
+/// `"http.errors.rate < 1%"`. A malformed expression or a metric that is not available is a
+/// failed result with a message — never a crash.
+public enum Thresholds {
+    /// The comparison operators, longest spelling first so `<=` wins over `<`.
+    enum Operator: String, CaseIterable {
+        case lessOrEqual = "<="
+        case greaterOrEqual = ">="
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case greater = ">"
+
+        func holds(_ lhs: Double, _ rhs: Double) -> Bool {
+            let epsilon = 1e-9 * max(1, abs(lhs), abs(rhs))
+            switch self {
+            case .lessOrEqual: return lhs <= rhs + epsilon
+            case .greaterOrEqual: return lhs >= rhs - epsilon
+            case .equal: return abs(lhs - rhs) <= epsilon
+            case .notEqual: return abs(lhs - rhs) > epsilon
+            case .less: return lhs < rhs
+            case .greater: return lhs > rhs
+            }
+        }
+    }
+
+    /// Evaluates each expression against `metrics`, in order.
+    public static func evaluate(_ expressions: [String], metrics: [String: Double]) -> [ThresholdResult] {
+        expressions.map { evaluate($0, metrics: metrics) }
+    }
+
+    static func evaluate(_ expression: String, metrics: [String: Double]) -> ThresholdResult {
+        let parsed: (metric: String, op: Operator, value: Double)
+        switch parse(expression) {
+        case .success(let value): parsed = value
+        case .failure(let error):
+            return ThresholdResult(
+                expression: expression, metric: nil, observed: nil, limit: nil, passed: false,
+                message: error.description)
+        }
+        guard let observed = metrics[parsed.metric] else {
+            return ThresholdResult(
+                expression: expression, metric: parsed.metric, observed: nil, limit: parsed.value, passed: false,
+                message: "metric '\(parsed.metric)' not available in this run")
+        }
+        guard observed.isFinite else {
+            return ThresholdResult(
+                expression: expression, metric: parsed.metric, observed: nil, limit: parsed.value, passed: false,
+                message: "metric '\(parsed.metric)' has no finite value")
+        }
+        return ThresholdResult(
+            expression: expression, metric: parsed.metric, observed: observed, limit: parsed.value,
+            passed: parsed.op.holds(observed, parsed.value), message: nil)
+    }
+
+    /// Why an expression could not be parsed.
+    struct ParseError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func parse(_ expression: String) -> Result<(metric: String, op: Operator, value: Double), ParseError> {
+        let text = expression.trimmingCharacters(in: .whitespaces)
+        let shape = "expected '<metric> <op> <value>' with op one of < <= > >= == !=, e.g. 'backoff.early == 0'"
+        var found: (Operator, Range<String.Index>)?
+        for op in Operator.allCases {
+            if let range = text.range(of: op.rawValue), found.map({ range.lowerBound < $0.1.lowerBound }) ?? true {
+                found = (op, range)
+            }
+        }
+        guard let (op, range) = found else { return .failure(ParseError(description: "no operator: \(shape)")) }
+        let metric = text[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
+        let rawValue = text[range.upperBound...].trimmingCharacters(in: .whitespaces)
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "._-[]()"))
+        guard !metric.isEmpty, metric.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+            return .failure(ParseError(description: "bad metric name '\(metric)': \(shape)"))
+        }
+        guard let value = parseValue(rawValue) else {
+            return .failure(
+                ParseError(description: "bad value '\(rawValue)': a number, optionally with ms, s or %"))
+        }
+        return .success((metric, op, value))
+    }
+
+    /// `"250ms"` → 0.25, `"1.5s"` → 1.5, `"1%"` → 0.01, `"3"` → 3.
+    static func parseValue(_ text: String) -> Double? {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("%", 0.01)]
+        var number = Substring(text)
+        var factor = 1.0
+        for (suffix, unitFactor) in units where text.hasSuffix(suffix) {
+            number = text.dropLast(suffix.count)
+            factor = unitFactor
+            break
+        }
+        let trimmed = number.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, let value = Double(trimmed), value.isFinite else { return nil }
+        return value * factor
+    }
+}

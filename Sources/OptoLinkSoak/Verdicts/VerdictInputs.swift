@@ -1,0 +1,42 @@
+import OptoLinkStaging
+
+/// Everything the verdicts judge: the recorder's rows, the server's ledger (when one is
+/// available), the attribution outcomes and the profile's `expect` section.
+public struct VerdictInputs: Sendable {
+    /// Every HTTP attempt (one row of `attempts.csv` each); times in seconds since run start.
+    public var attempts: [AttemptRecord]
+    /// Every public SDK call (one row of `calls.csv` each).
+    public var calls: [CallRecord]
+    /// The server's ledger of accepted writes, or `nil` when none is available (a real
+    /// backend without `--ledger FILE`): reconciliation then reports "not available".
+    public var ledger: [StagingLedgerEntry]?
+    public var attribution: [AttributionRecord]
+    public var configuration: VerdictsConfiguration
+    /// The SDK's `maxRetries` for the run (CONTRACT §2: default 2, so at most 3 attempts).
+    public var maxRetries: Int
+    /// The run's start as seconds since the Unix epoch (ledger `arrivedAt` minus this is run time).
+    public var runStartEpoch: Double
+    /// Virtual device → the SDK's persisted `deviceId`, when the driver knows it. Used to join
+    /// session/identity writes per device; the verdicts also learn it from event correlation ids.
+    public var deviceIds: [String: String]
+
+    public init(
+        attempts: [AttemptRecord],
+        calls: [CallRecord],
+        ledger: [StagingLedgerEntry]?,
+        attribution: [AttributionRecord] = [],
+        configuration: VerdictsConfiguration = VerdictsConfiguration(),
+        maxRetries: Int = 2,
+        runStartEpoch: Double = 0,
+        deviceIds: [String: String] = [:]
+    ) {
+        self.attempts = attempts
+        self.calls = calls
+        self.ledger = ledger
+        self.attribution = attribution
+        self.configuration = configuration
+        self.maxRetries = maxRetries
+        self.runStartEpoch = runStartEpoch
+        self.deviceIds = deviceIds
+    }
+}

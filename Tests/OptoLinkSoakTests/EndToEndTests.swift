@@ -1,0 +1,132 @@
+import Foundation
+import OptoLink
+import Testing
+
+@testable import OptoLinkSoak
+
+@Suite("End to end against the embedded emulator", .serialized, .timeLimit(.minutes(1)))
+struct EndToEndTests {
+    @Test("N first launches make N first /match attempts, relaunches none; CSV rows equal the emulator's counters")
+    func firstLaunchAndCounters() async throws {
+        let devices = 24
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: devices, rate: 40,
+                steps: """
+                    {"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},
+                    {"kind": "event", "name": "open", "repeat": 2}, {"kind": "identify"},
+                    {"kind": "open", "link": "promo", "style": "universal"},
+                    {"kind": "relaunch"}, {"kind": "event", "name": "again"}, {"kind": "clearIdentity"}
+                    """,
+                thresholds: #"["http.errors.rate == 0", "journeys.completed == 24"]"#))
+        let result = await e2e.makeRun().execute()
+        #expect(result.exitCode == 0, "\(e2e.log)")
+        let attempts = try e2e.attempts()
+        let matches = attempts.filter { $0.endpoint == .match }
+        #expect(matches.filter { $0.attempt == 1 }.count == devices)
+        #expect(matches.allSatisfy { $0.launch == 1 }, "a relaunch sent /match")
+        #expect(Set(matches.map(\.device)).count == devices)
+        // Every event carries a correlation id run:device:seq.
+        let events = attempts.filter { $0.endpoint == .events }
+        #expect(events.count == devices * 3)
+        #expect(events.allSatisfy { $0.correlationId?.split(separator: ":").count == 3 })
+        // Client rows versus the emulator's own counters, per endpoint.
+        let counters = try #require(e2e.server).counters()
+        for endpoint in OptoLinkEndpoint.allCases {
+            let served = counters.endpoints[endpoint.rawValue]?.values.reduce(0, +) ?? 0
+            let probes = endpoint == .data ? 1 : 0  // the pre-run link-id probe for "welcome"
+            #expect(attempts.filter { $0.endpoint == endpoint }.count + probes == served, "\(endpoint)")
+        }
+        #expect(counters.endpoints["click"]?.values.reduce(0, +) == devices)
+        // One call row per (device, launch, callId); attempts add up.
+        let calls = try e2e.calls()
+        #expect(calls.reduce(0) { $0 + $1.attempts } == attempts.count)
+        #expect(Set(calls.map { "\($0.device)#\($0.launch)#\($0.callId)" }).count == calls.count)
+        // Clipboard survives for every device here, so every click is attributed by CLIPBOARD.
+        let summary = try #require(result.summary)
+        #expect(summary.deferredMatch.byMethod["CLIPBOARD"] == devices)
+        #expect(summary.opens.emitted == devices)
+    }
+
+    @Test("summary percentiles agree with percentiles computed from attempts.csv within the stated precision")
+    func percentilesAgree() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: 40, rate: 80,
+                steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e", "repeat": 5}"#))
+        let result = await e2e.makeRun().execute()
+        #expect(result.exitCode == 0, "\(e2e.log)")
+        let attempts = try e2e.attempts()
+        let summary = try #require(result.summary)
+        for endpoint in [OptoLinkEndpoint.match, .session, .events] {
+            let latencies = attempts.filter { $0.endpoint == endpoint }.map { $0.end - $0.actualStart }.sorted()
+            let histogram = try #require(summary.endpoints[endpoint.rawValue]?.attemptLatency)
+            #expect(histogram.count == UInt64(latencies.count))
+            for (p, value) in [(50.0, histogram.p50), (90, histogram.p90), (99, histogram.p99), (99.9, histogram.p999)] {
+                let rank = max(1, Int((p / 100 * Double(latencies.count)).rounded(.up)))
+                let exact = latencies[rank - 1]
+                // Histogram precision, plus 2 µs for the CSV's microsecond rounding of start and end.
+                #expect(abs(value - exact) <= exact * LatencyHistogram.relativePrecision + 2e-6, "\(endpoint) p\(p)")
+            }
+        }
+    }
+
+    @Test("an interrupted run stops new work, still writes a readable report and exits 130")
+    func interrupted() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: 20, rate: 1,
+                steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "tick"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "tock"}"#,
+                load: #"{"model": "closed", "concurrency": 10, "duration": 60, "grace": 3}"#))
+        let run = e2e.makeRun()
+        let control = run.control
+        let started = ContinuousClock.now
+        async let result = run.execute()
+        try await Task.sleep(for: .milliseconds(1500))
+        control.stop("interrupted")
+        let finished = await result
+        #expect(finished.exitCode == 130)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        let json = try e2e.summaryJSON()
+        let runInfo = try #require(json["run"] as? [String: Any])
+        #expect(runInfo["interrupted"] as? Bool == true)
+        let attempts = try e2e.attempts()
+        #expect(attempts.count > 10)
+        #expect(try e2e.calls().count > 0)
+        let late = attempts.filter { $0.actualStart > 1.6 }
+        #expect(late.count < 20, "new work kept starting after the interrupt")
+    }
+
+    @Test("a failed threshold exits 1 and is reported with its observed value")
+    func thresholdFails() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: 5, rate: 20, steps: #"{"kind": "firstLaunch"}"#,
+                thresholds: #"["match.attempts < 1", "match.attempts == 5"]"#))
+        let result = await e2e.makeRun().execute()
+        #expect(result.exitCode == 1)
+        let thresholds = try #require(result.summary?.thresholds)
+        #expect(thresholds.map(\.passed) == [false, true])
+        #expect(thresholds[0].observed == 5)
+    }
+
+    @Test("a bad profile exits 2 naming the field and writes nothing")
+    func badProfile() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(devices: 5, rate: 20, steps: #"{"kind": "firstLaunch"}, {"kind": "evnet", "name": "x"}"#))
+        let result = await e2e.makeRun().execute()
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("journeys[0].steps[1].kind: unknown step \"evnet\"") == true, "\(result.error ?? "")")
+        #expect(!FileManager.default.fileExists(atPath: e2e.reportDirectory.path))
+    }
+
+    @Test("an unreachable backend exits 2")
+    func unreachable() async throws {
+        let e2e = try EndToEndRun(profile: e2eProfile(devices: 2, rate: 20, steps: #"{"kind": "firstLaunch"}"#))
+        var run = e2e.makeRun { $0.baseURL = URL(string: "http://127.0.0.1:1") }
+        run.makeBackend = { _, options in RemoteBackend(baseURL: options.baseURL!, ledgerFile: nil) }
+        let result = await run.execute()
+        #expect(result.exitCode == 2)
+        #expect(result.error?.hasPrefix("unreachable backend") == true)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+@testable import OptoLinkSoak
+
+@Suite("Profile decoding")
+struct ProfileDecodingTests {
+    static let valid = """
+        {"name": "t", "devices": {"count": 3},
+         "journeys": [{"name": "j", "steps": [{"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},
+                                              {"kind": "event", "name": "e", "repeat": 2}]}],
+         "load": {"model": "open", "stages": [{"duration": 1, "target": 5}]}}
+        """
+
+    /// Decodes `json`, returning the error message (or nil when it decodes).
+    static func message(_ json: String) -> String? {
+        do {
+            _ = try SoakProfile.decode(Data(json.utf8))
+            return nil
+        } catch {
+            return (error as? SoakProfileError)?.message ?? "\(error)"
+        }
+    }
+
+    static func replacing(_ old: String, with new: String) -> String {
+        valid.replacingOccurrences(of: old, with: new)
+    }
+
+    @Test("a valid profile decodes with defaults")
+    func valid() throws {
+        let profile = try SoakProfile.decode(Data(Self.valid.utf8))
+        #expect(profile.devices.count == 3)
+        #expect(profile.seed == 1)
+        #expect(profile.sdk.apiKey == "opl_sdk_test_acme_client")
+        #expect(profile.journeys[0].steps[2] == .event(name: "e", properties: [:], repeat: 2))
+        #expect(profile.load.effectiveDuration == 1)
+    }
+
+    @Test(
+        "errors name the field path and the problem",
+        arguments: [
+            (#""kind": "click""#, #""kind": "clik""#,
+             #"journeys[0].steps[0].kind: unknown step "clik" (expected one of click, firstLaunch, relaunch, open, event, identify, clearIdentity, wait)"#),
+            (#""count": 3"#, #""count": 0"#, "devices.count: must be 1…1000000"),
+            (#""count": 3"#, #""count": "3""#, "devices.count: wrong type (expected a number)"),
+            (#""model": "open""#, #""model": "opne""#, #"load.model: unknown load model "opne" (expected one of open, closed)"#),
+            (#""repeat": 2"#, #""repeat": 2, "times": 3"#,
+             #"journeys[0].steps[2].times: unknown field for a "event" step (expected one of kind, name, properties, repeat)"#),
+            (#""name": "t","#, #""name": "t", "sedd": 3,"#,
+             "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, expect)"),
+            (#"{"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},"#, "",
+             #"journeys[0].steps[0]: a "event" step needs a firstLaunch or relaunch step before it"#),
+            (#""stages": [{"duration": 1, "target": 5}]"#, #""stages": [{"duration": 1, "rate": 5}]"#,
+             "load.stages[0].rate: unknown field (expected one of duration, target)"),
+            (#", "link": "welcome""#, "", "journeys[0].steps[0].link: missing required field"),
+        ])
+    func errors(old: String, new: String, expected: String) {
+        #expect(Self.message(Self.replacing(old, with: new)) == expected)
+    }
+
+    @Test("not JSON at all is reported as such")
+    func notJSON() throws {
+        let message = try #require(Self.message("{\"name\": "))
+        #expect(message.hasPrefix("not valid JSON"))
+    }
+
+    @Test("a closed model without duration or iterations is refused (a run must stop)")
+    func closedUnbounded() {
+        let json = Self.replacing(#""model": "open", "stages": [{"duration": 1, "target": 5}]"#, with: #""model": "closed""#)
+        #expect(Self.message(json) == "load.duration: the closed model needs duration or iterations (a run must stop)")
+    }
+
+    @Test("every shipped profile decodes and its backend section is a valid emulator configuration")
+    func shippedProfiles() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Profiles")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
+        #expect(files.count >= 4)
+        for file in files {
+            let profile = try SoakProfile.load(contentsOf: directory.appendingPathComponent(file))
+            _ = try EmbeddedBackend.configuration(for: profile)
+            #expect(file == "\(profile.name).json")
+        }
+    }
+
+    @Test("a bad backend section is named")
+    func badBackend() throws {
+        let json = Self.replacing(#""name": "t","#, with: #""name": "t", "backend": {"limits": {"match": {"limit": 0, "windowSeconds": 1}}},"#)
+        let profile = try SoakProfile.decode(Data(json.utf8))
+        #expect(throws: SoakProfileError.self) { try EmbeddedBackend.configuration(for: profile) }
+        do {
+            _ = try EmbeddedBackend.configuration(for: profile)
+        } catch {
+            #expect("\(error)".contains("limits.match.limit"))
+        }
+    }
+
+    @Test("flag overrides apply; --rate on a closed model is refused")
+    func overrides() throws {
+        var options = SoakRunOptions(profilePath: "x")
+        options.devices = 9
+        options.rate = 40
+        options.duration = 3
+        let profile = try options.apply(to: SoakProfile.decode(Data(Self.valid.utf8)))
+        #expect(profile.devices.count == 9)
+        #expect(profile.load.stages == [.init(duration: 3, target: 40)])
+        #expect(profile.load.startRate == 40)
+        var closed = try SoakProfile.decode(Data(Self.valid.utf8))
+        closed.load.model = .closed
+        #expect(throws: SoakProfileError.self) { try options.apply(to: closed) }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import OptoLink
+import Testing
+
+@testable import OptoLinkSoak
+
+@Suite("Click page, progress line, attempt classification")
+struct SmallPartsTests {
+    @Test("the click page's clipboard payload is found and unescaped")
+    func clickPage() {
+        let html = """
+            <html><body><input type="hidden" id="cbt" value="https://links.acme.test/acme/welcome?opl_click=opl_abc&amp;x=&quot;1&quot;&#x2F;"></body></html>
+            """
+        #expect(ClickPage.clipboardPayload(in: html) == "https://links.acme.test/acme/welcome?opl_click=opl_abc&x=\"1\"/")
+        #expect(ClickPage.clipboardPayload(in: "<input id=\"other\" value=\"x\">") == nil)
+    }
+
+    @Test("Retry-After is parsed from the 429 body only")
+    func retryAfter() {
+        let body = Data(#"{"statusCode":429,"message":"Rate limit exceeded. Retry after 17 seconds."}"#.utf8)
+        #expect(AttemptClassification.retryAfterSeconds(status: 429, body: body) == 17)
+        #expect(AttemptClassification.retryAfterSeconds(status: 429, body: Data("Retry after 1 second(s).".utf8)) == 1)
+        #expect(AttemptClassification.retryAfterSeconds(status: 503, body: body) == nil)
+        #expect(AttemptClassification.retryAfterSeconds(status: 429, body: Data("<html>".utf8)) == nil)
+    }
+
+    @Test("labels split into device and launch")
+    func labels() {
+        #expect(AttemptClassification.splitLabel("d000042#3") == ("d000042", 3))
+        #expect(AttemptClassification.splitLabel(nil) == ("?", 0))
+    }
+
+    @Test("a TTY rewrites one line, a pipe gets plain lines")
+    func progress() {
+        let snapshot = ProgressSnapshot(
+            elapsed: 12.04, scheduled: 240, done: 238, inFlight: 2, requests: 1520, requestRate: 130.2, status429: 3,
+            errors: 0, p99: 0.0041)
+        #expect(
+            snapshot.line
+                == "[  12.0s] journeys 238/240 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms")
+        #expect(ProgressReporter(isTTY: true).render(snapshot).hasPrefix("\r\u{1B}[2K[  12.0s]"))
+        #expect(ProgressReporter(isTTY: false).render(snapshot).hasSuffix("ms\n"))
+        #expect(ProgressReporter(isTTY: false, plainInterval: 10).interval == 10)
+    }
+
+    @Test("the device population is deterministic and honours the shared-NAT share")
+    func population() {
+        let p = DevicePopulation(count: 1000, sharedNAT: 0.3, sharedNATAddress: "198.51.100.9")
+        let a = VirtualDevice.population(p, seed: 5)
+        let b = VirtualDevice.population(p, seed: 5)
+        #expect(a.map(\.clientIP) == b.map(\.clientIP))
+        let nat = a.filter(\.sharedNAT)
+        #expect((250...350).contains(nat.count))
+        #expect(nat.allSatisfy { $0.clientIP == "198.51.100.9" })
+        let own = a.filter { !$0.sharedNAT }.map(\.clientIP)
+        #expect(Set(own).count == own.count)
+        #expect(a[0].id == "d000001")
+        #expect(a[0].userAgent.contains("iPhone OS 18_1"))
+    }
+}
+
+@Suite("Fast formatting and scanning")
+struct FastPathTests {
+    @Test("seconds are written with microsecond resolution", arguments: [
+        (0.0, "0.000000"), (1.5, "1.500000"), (0.0000014, "0.000001"), (12.3456789, "12.345679"), (-0.25, "-0.250000"),
+    ])
+    func seconds(value: Double, text: String) {
+        #expect(formatSeconds(value) == text)
+    }
+
+    @Test("the correlation id is found in compact and spaced JSON, and only on events")
+    func correlation() {
+        let compact = Data(#"{"deviceId":"a","properties":{"x":"1","opl_corr":"r:d000001:3"}}"#.utf8)
+        let spaced = Data(#"{"properties": {"opl_corr": "r:d000002:4"}}"#.utf8)
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: compact) == "r:d000001:3")
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: spaced) == "r:d000002:4")
+        #expect(AttemptClassification.correlationId(endpoint: .identity, body: compact) == nil)
+        #expect(AttemptClassification.correlationId(endpoint: .events, body: Data("{}".utf8)) == nil)
+    }
+}
+
+@Suite("Cancellation shield", .timeLimit(.minutes(1)))
+struct CancellationShieldTests {
+    @Test("cancelling the caller returns URLError(.cancelled) at once; the operation runs to its end")
+    func shield() async throws {
+        let (release, open) = AsyncStream<Void>.makeStream()
+        let (finished, finish) = AsyncStream<Int>.makeStream()
+        let caller = Task {
+            try await CancellationShield.run { () async throws -> Int in
+                for await _ in release {}
+                finish.yield(42)
+                finish.finish()
+                return 42
+            }
+        }
+        caller.cancel()
+        await #expect(throws: URLError.self) { try await caller.value }
+        open.finish()
+        var results: [Int] = []
+        for await value in finished { results.append(value) }
+        #expect(results == [42])
+    }
+
+    @Test("without cancellation the operation's result and errors pass through")
+    func passThrough() async throws {
+        #expect(try await CancellationShield.run { 7 } == 7)
+        await #expect(throws: URLError.self) {
+            try await CancellationShield.run { () async throws -> Int in throw URLError(.timedOut) }
+        }
+    }
+}
