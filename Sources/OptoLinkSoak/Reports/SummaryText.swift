@@ -40,6 +40,7 @@ public enum SummaryText {
         if let peak = s.rss.map(\.bytes).max() {
             lines.append(String(format: "rss peak %.1f MB", Double(peak) / 1_048_576))
         }
+        if let verdicts = s.verdicts { lines += verdicts.summaryLines() }
         for t in s.thresholds { lines.append(t.line) }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -105,7 +105,9 @@ public struct SoakRun: Sendable {
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            recorder = try SoakRecorder(directory: directory, timeline: timeline)
+            let span = profile.load.effectiveDuration + profile.load.grace
+            recorder = try SoakRecorder(
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
@@ -183,6 +185,8 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
+        summary.timeline = recorder.intervalSummary()
+        summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")

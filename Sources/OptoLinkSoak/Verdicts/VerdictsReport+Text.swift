@@ -1,0 +1,77 @@
+import Foundation
+
+extension VerdictsReport {
+    /// The verdicts as a few human-readable lines for the console and `summary.txt`: counts
+    /// first, then the worst offender or the violation kinds where there are any.
+    public func summaryLines() -> [String] {
+        var lines: [String] = []
+        let total = backoff.total
+        var backoffLine =
+            "back-off: \(total.checked) retries judged — \(total.early) early, \(total.onTime) on time, \(total.late) late"
+        if let p50 = backoff.excess.p50, let p99 = backoff.excess.p99, let max = backoff.excess.max {
+            backoffLine += " (gap − expected p50 \(Self.ms(p50)), p99 \(Self.ms(p99)), max \(Self.ms(max)))"
+        }
+        if let worst = backoff.worstEarly.first {
+            backoffLine +=
+                "; worst early: \(worst.device) call \(worst.callId) \(worst.endpoint.rawValue) waited "
+                + "\(Self.ms(worst.gapSeconds)) of \(Self.ms(worst.expectedSeconds))"
+        }
+        lines.append(backoffLine)
+
+        var retryLine = "retry matrix: \(retries.calls) calls, \(retries.violations) violations"
+        if !retries.violationsByKind.isEmpty {
+            retryLine += " (" + retries.violationsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                .joined(separator: ", ") + ")"
+        }
+        if retries.cutShort > 0 { retryLine += ", \(retries.cutShort) cut short by the end of the run" }
+        lines.append(retryLine)
+
+        if reconciliation.available {
+            let parts = reconciliation.endpoints.sorted { $0.key < $1.key }.filter { $0.value.calls > 0 }.map { name, c in
+                "\(name) \(c.deliveredOnce) once, \(c.duplicated) duplicated, \(c.lost) lost, "
+                    + "\(c.landedUnknown) landed unknown, \(c.notDelivered) not delivered"
+                    + (c.unexpected > 0 ? ", \(c.unexpected) unexpected" : "")
+            }
+            lines.append("reconciliation: " + (parts.isEmpty ? "no writes" : parts.joined(separator: " · ")))
+        } else {
+            lines.append("reconciliation: \(reconciliation.note ?? "not available")")
+        }
+
+        if !limits.buckets.isEmpty || !limits.errors.isEmpty {
+            let parts = limits.buckets.sorted { $0.key < $1.key }.map { name, b in
+                let verdict: String
+                if b.enforcedExactly {
+                    verdict = "exact"
+                } else if !b.reachedLimit && b.tooLenient + b.tooStrict + b.wrongN + b.wrongMessage == 0 {
+                    verdict = "not reached"
+                } else {
+                    verdict = [
+                        ("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
+                        ("wrong message", b.wrongMessage),
+                    ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
+                }
+                return "\(name) \(b.declared) — \(verdict) (\(b.windows) windows, \(b.accepted) passed, "
+                    + "\(b.rejected) rejected, \(b.ambiguous) ambiguous)"
+            }
+            lines.append("limits (\(limits.algorithm.rawValue)): " + (parts + limits.errors).joined(separator: " · "))
+        }
+
+        let a = attribution.overall
+        if a.devices > 0 {
+            var line =
+                "attribution: \(a.devices) devices — \(a.correct) correct, \(a.wrongLink) wrong link, \(a.missed) missed, "
+                + "\(a.falsePositive) false positive, \(a.organic) organic"
+            if let rate = a.correctRate { line += String(format: " (correct rate %.1f%%)", rate * 100) }
+            let methods = attribution.byMethod.sorted { $0.key < $1.key }.filter { $0.key != "NONE" }.map { name, c in
+                "\(name) \(c.correct)/\(c.correct + c.wrongLink + c.falsePositive)"
+            }
+            if !methods.isEmpty { line += "; correct/emitted by method: " + methods.joined(separator: ", ") }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    private static func ms(_ seconds: Double) -> String {
+        abs(seconds) >= 1 ? String(format: "%.2f s", seconds) : String(format: "%.1f ms", seconds * 1000)
+    }
+}
