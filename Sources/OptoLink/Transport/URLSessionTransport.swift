@@ -10,6 +10,8 @@ import Foundation
 /// connection pool (on Linux every session also runs on one process-wide queue, so more
 /// sessions do not add throughput). The SDK enforces its own per-attempt deadline on the
 /// injected clock; the request's `timeoutInterval` is only a backstop one second later.
+/// On Linux, requests run behind a cancellation shield, because cancelling a URLSession task
+/// there can deadlock (see `URLSession.optoLinkData(for:)`).
 ///
 /// - Throws: `URLError` when no HTTP response arrived (refused, reset, timed out,
 ///   cancelled); any other failure is reported as `URLError(.unknown)`. Non-2xx statuses
@@ -63,7 +65,7 @@ public final class URLSessionTransport: OptoLinkTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: urlRequest)
+            (data, response) = try await session.optoLinkData(for: urlRequest)
         } catch let error as URLError {
             throw error
         } catch is CancellationError {

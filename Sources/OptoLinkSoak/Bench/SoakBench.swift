@@ -244,7 +244,7 @@ enum SoakBench {
         let timeline = RunTimeline()
         guard let recorder = try? SoakRecorder(directory: scratch, timeline: timeline) else { return }
         var runner = JourneyRunner(
-            recorder: recorder, transport: ShieldedTransport(URLSessionTransport(session: session)), session: session,
+            recorder: recorder, transport: URLSessionTransport(session: session), session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(), runId: "bench",
             linkIds: [:])
         runner.deferredLinkWait = 0.001

@@ -33,7 +33,7 @@ public struct SoakRun: Sendable {
     }
     /// Builds the one shared transport over the one URLSession (tests may wrap it).
     public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = {
-        ShieldedTransport(URLSessionTransport(session: $0))
+        URLSessionTransport(session: $0)
     }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
     public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
