@@ -4,9 +4,14 @@ import PackageDescription
 // Layering (imports point down only):
 //   optolink-soak (CLI) -> OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> CEpoll }
 // The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK.
+//
+// Platform floor: iOS 16, not the contract's iOS 15. The SDK sleeps and enforces its
+// per-attempt deadline on an injected `any Clock<Duration>` (so retry tests run in virtual
+// time), and `Clock`/`Duration` exist from iOS 16 / macOS 13. The soak and emulator targets
+// use `Mutex` (macOS 15); they are Linux/macOS tools, not part of what an app links.
 let package = Package(
     name: "OptoLink",
-    platforms: [.iOS(.v15), .macOS(.v15)],
+    platforms: [.iOS(.v16), .macOS(.v15)],
     products: [
         .library(name: "OptoLink", targets: ["OptoLink"]),
         .library(name: "OptoLinkStaging", targets: ["OptoLinkStaging"]),
