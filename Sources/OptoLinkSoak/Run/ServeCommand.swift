@@ -23,7 +23,9 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("error: serve: \(error)\n".utf8))
             return 2
         }
-        print("optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
+        // Unbuffered, so a script or test reading a pipe sees the bound port at once.
+        FileHandle.standardOutput.write(
+            Data("optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)\n".utf8))
         let (stream, continuation) = AsyncStream<Void>.makeStream()
         let trap = SignalTrap { continuation.finish() }
         for await _ in stream {}
