@@ -46,6 +46,10 @@ struct EndToEndTests {
         let summary = try #require(result.summary)
         #expect(summary.deferredMatch.byMethod["CLIPBOARD"] == devices)
         #expect(summary.opens.emitted == devices)
+        // The per-interval timeline accounts for every attempt and journey.
+        #expect(summary.timeline.reduce(0) { $0 + $1.attempts } == attempts.count)
+        #expect(summary.timeline.reduce(0) { $0 + $1.journeys } == summary.journeys.started)
+        #expect(zip(summary.timeline, summary.timeline.dropFirst()).allSatisfy { $0.t < $1.t })
     }
 
     @Test("summary percentiles agree with percentiles computed from attempts.csv within the stated precision")

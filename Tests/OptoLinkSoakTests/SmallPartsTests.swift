@@ -78,3 +78,34 @@ struct FastPathTests {
         #expect(AttemptClassification.correlationId(endpoint: .events, body: Data("{}".utf8)) == nil)
     }
 }
+
+@Suite("Cancellation shield", .timeLimit(.minutes(1)))
+struct CancellationShieldTests {
+    @Test("cancelling the caller returns URLError(.cancelled) at once; the operation runs to its end")
+    func shield() async throws {
+        let (release, open) = AsyncStream<Void>.makeStream()
+        let (finished, finish) = AsyncStream<Int>.makeStream()
+        let caller = Task {
+            try await CancellationShield.run { () async throws -> Int in
+                for await _ in release {}
+                finish.yield(42)
+                finish.finish()
+                return 42
+            }
+        }
+        caller.cancel()
+        await #expect(throws: URLError.self) { try await caller.value }
+        open.finish()
+        var results: [Int] = []
+        for await value in finished { results.append(value) }
+        #expect(results == [42])
+    }
+
+    @Test("without cancellation the operation's result and errors pass through")
+    func passThrough() async throws {
+        #expect(try await CancellationShield.run { 7 } == 7)
+        await #expect(throws: URLError.self) {
+            try await CancellationShield.run { () async throws -> Int in throw URLError(.timedOut) }
+        }
+    }
+}

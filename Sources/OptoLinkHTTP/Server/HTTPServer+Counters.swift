@@ -83,21 +83,33 @@ extension HTTPServer {
 }
 
 /// Counters one event loop writes (relaxed atomics, one writer) and anyone may read.
+///
+/// Atomics only, no locks: a loop thread never waits for a reader.
 final class LoopCounters: Sendable {
+    /// One count per status the server answers by itself.
+    final class StatusCount: Sendable {
+        let status: Int
+        let count = Atomic<Int>(0)
+        init(status: Int) { self.status = status }
+    }
+
     let accepted = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
     let idleTimeouts = Atomic<Int>(0)
     let requestTimeouts = Atomic<Int>(0)
     let resets = Atomic<Int>(0)
-    let badRequests = Mutex<[Int: Int]>([:])
+    /// Every status ``HTTPParseError`` maps to, plus 408 for slow clients.
+    let badRequests = [400, 408, 411, 413, 431, 501, 505].map(StatusCount.init)
 
     func recordBadRequest(status: Int) {
-        badRequests.withLock { $0[status, default: 0] += 1 }
+        // The statuses come from HTTPParseError and the 408 timeout, all listed above.
+        let counter = badRequests.first { $0.status == status } ?? badRequests[0]
+        counter.count.wrappingAdd(1, ordering: .relaxed)
     }
 }
 
-/// State every loop of one server shares: the shutdown flag, the open-connection count, ids, exit bookkeeping.
+/// State every loop of one server shares: the shutdown flag, the open-connection count, ids, descriptors.
 final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
     /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its eventfd.
@@ -109,16 +121,9 @@ final class ServerShared: Sendable {
     /// check that each is closed exactly once (the count returns to zero, never below).
     let descriptorsHeld = Atomic<Int>(0)
     let loops: [LoopCounters]
-    private let exit: Mutex<ExitState>
-
-    private struct ExitState {
-        var running: Int
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
 
     init(loopCount: Int) {
         loops = (0..<loopCount).map { _ in LoopCounters() }
-        exit = Mutex(ExitState(running: loopCount))
     }
 
     /// Counts a freshly opened descriptor (negative values, i.e. failures, are ignored); returns it.
@@ -134,29 +139,6 @@ final class ServerShared: Sendable {
         close(fd)
     }
 
-    /// Called by each loop thread as its last act.
-    func loopExited() {
-        let waiters = exit.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.running -= 1
-            guard state.running == 0 else { return [] }
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Returns once every loop thread has exited.
-    func waitForLoops() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = exit.withLock { state -> Bool in
-                if state.running == 0 { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
-    }
-
     func counters() -> HTTPServer.Counters {
         var result = HTTPServer.Counters()
         result.connectionsOpen = openConnections.load(ordering: .relaxed)
@@ -167,8 +149,9 @@ final class ServerShared: Sendable {
             result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
             result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)
             result.resets += loop.resets.load(ordering: .relaxed)
-            for (status, count) in loop.badRequests.withLock({ $0 }) {
-                result.badRequestsByStatus[status, default: 0] += count
+            for counter in loop.badRequests {
+                let count = counter.count.load(ordering: .relaxed)
+                if count > 0 { result.badRequestsByStatus[counter.status, default: 0] += count }
             }
         }
         return result

@@ -27,6 +27,8 @@ public final class HTTPServer: Sendable {
         var shared: ServerShared?
         var threads: [pthread_t] = []
         var wakeFDs: [Int32] = []
+        /// The one stop sequence; every shutdown() caller awaits it.
+        var stopping: Task<Void, Never>?
     }
 
     /// A server that will serve `handler`; nothing is bound until ``start()``.
@@ -117,7 +119,6 @@ public final class HTTPServer: Sendable {
                         try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
                             cepoll_set_thread_name(name)
                             EventLoop(setup).run()
-                            shared.loopExited()
                         })
                 } catch {
                     // Stop the loops already running, then release what the others would have owned.
@@ -146,44 +147,52 @@ public final class HTTPServer: Sendable {
     /// whatever remains after ``Timeouts/shutdownGrace``. Safe to call more than once, concurrently,
     /// or before ``start()``.
     public func shutdown() async {
-        enum Step {
-            case nothing
-            case stop(ServerShared, [pthread_t], [Int32])
-            case wait(ServerShared)
-        }
-        let step = state.withLock { state -> Step in
+        let stopping = state.withLock { state -> Task<Void, Never>? in
             switch state.phase {
             case .created:
                 state.phase = .stopped
-                return .nothing
+                return nil
             case .running:
                 state.phase = .stopping
-                guard let shared = state.shared else { return .nothing }
-                return .stop(shared, state.threads, state.wakeFDs)
+                guard let shared = state.shared else { return nil }
+                let threads = state.threads
+                let wakeFDs = state.wakeFDs
+                let task = Task { await Self.stop(shared: shared, threads: threads, wakeFDs: wakeFDs) }
+                state.stopping = task
+                return task
             case .stopping:
-                guard let shared = state.shared else { return .nothing }
-                return .wait(shared)
+                return state.stopping
             case .stopped:
-                return .nothing
+                return nil
             }
         }
-        switch step {
-        case .nothing:
-            return
-        case .wait(let shared):
-            await shared.waitForLoops()
-        case .stop(let shared, let threads, let wakeFDs):
-            shared.shuttingDown.store(true, ordering: .releasing)
-            for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
-            await shared.waitForLoops()
-            for thread in threads { LoopThread.join(thread) }  // each has already signalled its exit
-            for fd in wakeFDs { shared.release(fd) }
-            state.withLock { state in
-                state.phase = .stopped
-                state.threads = []
-                state.wakeFDs = []
+        await stopping?.value
+        state.withLock { state in
+            state.phase = .stopped
+            state.threads = []
+            state.wakeFDs = []
+        }
+    }
+
+    /// Signals every loop to drain, waits for their threads without blocking a cooperative thread,
+    /// then closes the eventfds (no loop uses them any more).
+    private static func stop(shared: ServerShared, threads: [pthread_t], wakeFDs: [Int32]) async {
+        shared.shuttingDown.store(true, ordering: .releasing)
+        for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            do {
+                // Joining may take up to the shutdown grace: a short-lived thread does it.
+                let joiner = try LoopThread.spawn {
+                    for thread in threads { LoopThread.join(thread) }
+                    continuation.resume()
+                }
+                pthread_detach(joiner)
+            } catch {
+                for thread in threads { LoopThread.join(thread) }  // no thread to spare: join here
+                continuation.resume()
             }
         }
+        for fd in wakeFDs { shared.release(fd) }
     }
 }
 

@@ -79,13 +79,16 @@ enum SoakBench {
         func stop() async {}
     }
 
-    static func runProfile(_ profile: SoakProfile, server: StagingServer, out: URL) async -> SoakRunResult {
+    static func runProfile(
+        _ profile: SoakProfile, server: StagingServer, out: URL, devices: [VirtualDevice]? = nil
+    ) async -> SoakRunResult {
         var options = SoakRunOptions(profilePath: "bench")
         options.outDirectory = out.path
         options.progress = false
         var run = SoakRun(options: options)
         run.makeBackend = { _, _ in SharedBackend(server: server) }
         run.log = { _ in }
+        if let devices { run.makeDevices = { _ in devices } }
         return await run.execute(profile: profile)
     }
 
@@ -217,7 +220,12 @@ enum SoakBench {
             load: LoadSettings(
                 model: .open, startRate: rate, stages: [.init(duration: seconds, target: rate)], maxInFlight: 5000,
                 grace: 10))
-        let result = await runProfile(lagProfile, server: server, out: scratch.appendingPathComponent("lag"))
+        // Install every device first, so the measured journeys are the steady state (relaunch
+        // + one event = one request each, 500 req/s) rather than first-launch matches.
+        let devices = VirtualDevice.population(lagProfile.devices, seed: 3)
+        await launchAll(devices, server: server, scratch: scratch.appendingPathComponent("lag-install"))
+        let result = await runProfile(
+            lagProfile, server: server, out: scratch.appendingPathComponent("lag"), devices: devices)
         let journeys = result.summary?.journeys
         let lag = journeys?.startLag
         let p99 = lag?.p99 ?? .infinity
@@ -228,43 +236,48 @@ enum SoakBench {
 
     // MARK: Memory
 
-    static func memory(server: StagingServer, counts: [Int], scratch: URL) async -> BenchResults.Memory {
+    /// Launches (`firstLaunch`) every device in `batch` with 64 in flight; the devices keep
+    /// their live SDK instance.
+    static func launchAll(_ batch: [VirtualDevice], server: StagingServer, scratch: URL) async {
         let session = makeSession()
         defer { session.finishTasksAndInvalidate() }
         let timeline = RunTimeline()
-        guard let recorder = try? SoakRecorder(directory: scratch.appendingPathComponent("memory"), timeline: timeline)
-        else {
-            return .init(devices: counts, rssBytes: [], bytesPerDevice: 0, targetBytesPerDevice: 51_200, pass: false)
-        }
+        guard let recorder = try? SoakRecorder(directory: scratch, timeline: timeline) else { return }
         var runner = JourneyRunner(
-            recorder: recorder, transport: URLSessionTransport(session: session), session: session,
+            recorder: recorder, transport: ShieldedTransport(URLSessionTransport(session: session)), session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(), runId: "bench",
             linkIds: [:])
         runner.deferredLinkWait = 0.001
         let launcher = runner
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for device in batch {
+                if running >= 64 {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { await launcher.launch(device, fresh: true, due: timeline.now()) }
+                running += 1
+            }
+        }
+        recorder.finish()
+    }
+
+    static func memory(server: StagingServer, counts: [Int], scratch: URL) async -> BenchResults.Memory {
         let all = VirtualDevice.population(DevicePopulation(count: counts.max() ?? 0), seed: 9)
         var rss: [Int] = []
         var launched = 0
-        for count in counts.sorted() {
-            let batch = Array(all[launched..<count])
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for device in batch {
-                    if running >= 64 {
-                        await group.next()
-                        running -= 1
-                    }
-                    group.addTask { await launcher.launch(device, fresh: true, due: timeline.now()) }
-                    running += 1
-                }
-            }
+        for (index, count) in counts.sorted().enumerated() {
+            await launchAll(
+                Array(all[launched..<count]), server: server, scratch: scratch.appendingPathComponent("memory-\(index)"))
             launched = count
             rss.append(ProcessMemory.residentBytes() ?? 0)
         }
-        recorder.finish()
-        let slope = rss.count >= 2 ? Double(rss[rss.count - 1] - rss[0]) / Double((counts.max() ?? 0) - (counts.min() ?? 0)) : 0
+        let span = Double((counts.max() ?? 0) - (counts.min() ?? 0))
+        let slope = rss.count >= 2 && span > 0 ? Double(rss[rss.count - 1] - rss[0]) / span : 0
         _ = all.count  // keep every device (and its live SDK instance) alive until measured
-        return .init(devices: counts.sorted(), rssBytes: rss, bytesPerDevice: slope, targetBytesPerDevice: 51_200,
+        return .init(
+            devices: counts.sorted(), rssBytes: rss, bytesPerDevice: slope, targetBytesPerDevice: 51_200,
             pass: slope <= 51_200)
     }
 }

@@ -131,7 +131,7 @@ public struct JourneyRunner: Sendable {
         let start = recorder.timeline.now()
         var status: Int?
         var placed = false
-        if let (data, response) = try? await session.data(for: request) {
+        if let (data, response) = try? await session.shieldedData(for: request) {
             status = (response as? HTTPURLResponse)?.statusCode
             if status == 200, let payload = ClickPage.clipboardPayload(in: String(decoding: data, as: UTF8.self)) {
                 device.state.withLock { $0.clickedLinkId = linkIds["\(org)/\(link)"] ?? link }

@@ -6,6 +6,20 @@ extension SoakRecorder {
         }
     }
 
+    /// The per-interval counters, in time order.
+    func intervalSummary() -> [SoakSummary.Interval] {
+        state.withLock { s in
+            s.intervals.keys.sorted().compactMap { slot in
+                guard let b = s.intervals[slot] else { return nil }
+                return SoakSummary.Interval(
+                    t: Double(slot) * interval, journeys: b.journeys, lateStarts: b.lateStarts, attempts: b.attempts,
+                    status429: b.status429, errors: b.errors,
+                    meanLatencyFromIntended: b.attempts > 0 ? b.latencySum / Double(b.attempts) : 0,
+                    maxLatencyFromIntended: b.latencyMax)
+            }
+        }
+    }
+
     /// The recorder's part of `summary.json` (everything measured on the client side).
     func summaryParts(activeSeconds: Double) -> (
         journeys: SoakSummary.JourneySummary, endpoints: [String: SoakSummary.EndpointSummary],

@@ -42,7 +42,19 @@ public final class SoakRecorder: Sendable {
         var responseBytes = 0
     }
 
+    /// Counters of one interval of the run (the `timeline` of `summary.json`).
+    struct IntervalStats {
+        var journeys = 0
+        var lateStarts = 0
+        var attempts = 0
+        var status429 = 0
+        var errors = 0
+        var latencySum = 0.0
+        var latencyMax = 0.0
+    }
+
     struct State {
+        var intervals: [Int: IntervalStats] = [:]
         var openCalls: [CallKey: OpenCall] = [:]
         var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
         var allAttempts = LatencyHistogram()
@@ -81,9 +93,14 @@ public final class SoakRecorder: Sendable {
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.
-    public init(directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010) throws {
+    /// Seconds per `timeline` interval in `summary.json`.
+    public let interval: Double
+
+    /// - Parameter interval: seconds per timeline interval (choose so a run has ≤ ~600).
+    public init(directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1) throws {
         self.timeline = timeline
         self.lateThreshold = lateThreshold
+        self.interval = max(0.001, interval)
         attemptsCSV = try CSVStreamWriter(
             url: directory.appendingPathComponent("attempts.csv"), header: AttemptRecord.csvHeader)
         callsCSV = try CSVStreamWriter(url: directory.appendingPathComponent("calls.csv"), header: CallRecord.csvHeader)
@@ -123,6 +140,15 @@ public final class SoakRecorder: Sendable {
             stats.responseBytes += record.responseBytes
             s.endpoints[record.endpoint] = stats
             s.allAttempts.record(record.end - record.actualStart)
+            let slot = Int(record.actualStart / interval)
+            var bucket = s.intervals[slot] ?? IntervalStats()
+            let fromIntended = record.end - record.intendedStart
+            bucket.attempts += 1
+            if record.status == 429 { bucket.status429 += 1 }
+            if record.status.map({ $0 >= 500 }) ?? true { bucket.errors += 1 }
+            bucket.latencySum += fromIntended
+            bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            s.intervals[slot] = bucket
             s.attempts += 1
             if record.status == 429 { s.status429 += 1 }
             if record.status.map({ $0 >= 500 }) ?? true { s.errors += 1 }
@@ -199,7 +225,10 @@ public final class SoakRecorder: Sendable {
 
     /// Records a journey start: `lag` = actual − intended start in seconds.
     public func journeyStarted(name: String, lag: Double) {
+        let slot = Int(timeline.now() / interval)
         state.withLock { s in
+            s.intervals[slot, default: IntervalStats()].journeys += 1
+            if lag > lateThreshold { s.intervals[slot, default: IntervalStats()].lateStarts += 1 }
             s.journeysStarted += 1
             s.journeysByName[name, default: 0] += 1
             s.startLag.record(lag)

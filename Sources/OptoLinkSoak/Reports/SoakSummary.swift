@@ -14,6 +14,9 @@ public struct SoakSummary: Sendable, Codable {
     public var opens: OpenSummary
     /// Resident memory of the soak process over time.
     public var rss: [RSSSample]
+    /// Per interval of `intervalSeconds`: what started and what came back (the knee of a ramp).
+    public var timeline: [Interval] = []
+    public var intervalSeconds: Double = 1
     /// What the backend itself reported (embedded emulator or `--ledger`), when known.
     public var server: ServerSummary?
     /// Flat metric name → value (seconds for latencies) that thresholds are evaluated on.
@@ -114,6 +117,21 @@ public struct SoakSummary: Sendable, Codable {
         public var timedOut: Int
         /// `handle(url:)` to emission.
         public var latency: HistogramSummary
+    }
+
+    public struct Interval: Sendable, Codable, Equatable {
+        /// Interval start, seconds since run start.
+        public var t: Double
+        /// Journeys started in the interval, and those started late.
+        public var journeys: Int
+        public var lateStarts: Int
+        /// Attempts that started in the interval, their 429s and errors (5xx + no response).
+        public var attempts: Int
+        public var status429: Int
+        public var errors: Int
+        /// Mean and max of `end − intended_start` of those attempts, seconds.
+        public var meanLatencyFromIntended: Double
+        public var maxLatencyFromIntended: Double
     }
 
     public struct RSSSample: Sendable, Codable, Equatable {

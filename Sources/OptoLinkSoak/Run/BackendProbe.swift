@@ -12,7 +12,7 @@ enum BackendProbe {
         var request = URLRequest(url: baseURL.appendingPathComponent(".well-known/apple-app-site-association"))
         request.timeoutInterval = 5
         do {
-            _ = try await session.data(for: request)
+            _ = try await session.shieldedData(for: request)
         } catch {
             throw SoakProfileError(
                 message: "unreachable backend \(baseURL.absoluteString): \(error.localizedDescription)")
@@ -39,7 +39,7 @@ enum BackendProbe {
                 guard let url = components?.url else { continue }
                 var request = URLRequest(url: url)
                 request.setValue("198.18.0.1", forHTTPHeaderField: "X-Forwarded-For")
-                guard let (data, response) = try? await session.data(for: request),
+                guard let (data, response) = try? await session.shieldedData(for: request),
                     let status = (response as? HTTPURLResponse)?.statusCode
                 else { continue }
                 if status == 404 || status == 410 {

@@ -32,9 +32,16 @@ public struct SoakRun: Sendable {
         return try await EmbeddedBackend.start(profile)
     }
     /// Builds the one shared transport over the one URLSession (tests may wrap it).
-    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = { URLSessionTransport(session: $0) }
+    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = {
+        ShieldedTransport(URLSessionTransport(session: $0))
+    }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
     public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
+    /// passes devices it launched beforehand).
+    public var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
+        VirtualDevice.population($0.devices, seed: $0.seed)
+    }
     public var progress = ProgressReporter()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
@@ -98,7 +105,9 @@ public struct SoakRun: Sendable {
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            recorder = try SoakRecorder(directory: directory, timeline: timeline)
+            let span = profile.load.effectiveDuration + profile.load.grace
+            recorder = try SoakRecorder(
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
@@ -107,7 +116,7 @@ public struct SoakRun: Sendable {
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
-        let devices = VirtualDevice.population(profile.devices, seed: profile.seed)
+        let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
@@ -176,6 +185,8 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
+        summary.timeline = recorder.intervalSummary()
+        summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
