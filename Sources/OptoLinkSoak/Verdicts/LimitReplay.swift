@@ -132,7 +132,7 @@ struct LimitReplay {
             let rejected = clear.filter(\.isRejected)
             let starts = (clear + edge + floating).map(\.start).sorted()
             for hit in rejected {
-                let before = Self.count(of: starts, below: hit.end) - (hit.start < hit.end ? 1 : 0)
+                let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
                 if before < limit {
                     bucket.tooStrict += 1
                     finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
@@ -199,21 +199,19 @@ struct LimitReplay {
         var definiteByHit = [Int](repeating: 0, count: hits.count)
         for position in hits.indices.sorted(by: { hits[$0].start < hits[$1].start }) {
             let hit = hits[position]
-            while insertedCount < byEnd.count, byEnd[insertedCount].end <= hit.start {
+            while insertedCount < byEnd.count, byEnd[insertedCount].end < hit.start {
                 inserted.add(at: Self.count(of: acceptedStarts, below: byEnd[insertedCount].start))
                 insertedCount += 1
             }
             let windowOpen = hit.end - ttl + tolerance
-            let selfCounted = hit.isAccepted && hit.end <= hit.start ? 1 : 0
-            definiteByHit[position] =
-                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen)) - selfCounted
+            definiteByHit[position] = insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen))
         }
         for (position, hit) in hits.enumerated() {
-            let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
-            // May have arrived before `hit` and after its window opened.
+            let own = hit.isRejected ? 0 : 1
+            // May have arrived before `hit` (or at the same instant) and after its window opened.
             let possible =
-                Self.count(of: countedStarts, below: hit.end)
-                - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
+                Self.count(of: countedStarts, atOrBelow: hit.end)
+                - Self.count(of: countedEnds, below: hit.start - ttl - tolerance) - own
             // Certainly arrived before `hit` and certainly inside its window.
             let definite = definiteByHit[position]
             if hit.isAccepted {
