@@ -40,14 +40,7 @@ public enum SummaryText {
         if let peak = s.rss.map(\.bytes).max() {
             lines.append(String(format: "rss peak %.1f MB", Double(peak) / 1_048_576))
         }
-        let verdictKeys = [
-            "backoff.early", "backoff.late", "retry.violations", "events.duplicated", "events.lost",
-            "events.landed_unknown", "limits.too_lenient", "limits.too_strict", "attribution.correct_rate",
-        ]
-        let verdicts = verdictKeys.compactMap { key in
-            s.metrics[key].map { "\(key) \($0 == $0.rounded() ? String(Int($0)) : String(format: "%.3f", $0))" }
-        }
-        if !verdicts.isEmpty { lines.append("verdicts: " + verdicts.joined(separator: " · ")) }
+        if let verdicts = s.verdicts { lines += verdicts.summaryLines() }
         for t in s.thresholds { lines.append(t.line) }
         return lines.joined(separator: "\n") + "\n"
     }
