@@ -15,7 +15,7 @@ struct VerdictEndToEndTests {
             .appendingPathComponent("Profiles/verdicts/rate-limits-short.json")
         var text = try String(contentsOf: url, encoding: .utf8)
         // Scale the emulator's limits (not the declared ones) for the lenient variant.
-        for (limit, window) in [(10, 2), (20, 2), (100, 2)] {
+        for (limit, window) in [(10, 2), (20, 2), (40, 2)] {
             text = text.replacingOccurrences(
                 of: #""limit": \#(limit), "windowSeconds": \#(window) }"#,
                 with: #""limit": \#(Int((Double(limit) * factor).rounded())), "windowSeconds": \#(window) }"#)
@@ -52,7 +52,7 @@ struct VerdictEndToEndTests {
         let verdicts = try #require(summary.verdicts)
         let counters = try #require(run.server?.counters())
         // Each bucket's count lies between one and the emulator's own excess over the declared limit.
-        for (name, bucket, declared) in [("match", StagingBucketClass.match, 10), ("events", .events, 100)] {
+        for (name, bucket, declared) in [("match", StagingBucketClass.match, 10), ("events", .events, 40)] {
             let truth = counters.buckets.filter { $0.bucket == bucket }.flatMap(\.windows)
                 .reduce(0) { $0 + max(0, $1.accepted - declared) }
             let judged = try #require(verdicts.limits.buckets[name])

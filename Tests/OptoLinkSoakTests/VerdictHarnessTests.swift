@@ -103,6 +103,53 @@ struct Rewrites429Middleware: OptoLinkMiddleware {
     }
 }
 
+/// A test-controlled clock shared by the emulator and the recorder (seconds since run start).
+final class VirtualRunTime: Sendable {
+    private let seconds = Mutex(0.0)
+    static let epoch = 1_800_000_000.0
+
+    var now: Double { seconds.withLock { $0 } }
+    func set(_ value: Double) { seconds.withLock { $0 = value } }
+    var stagingClock: StagingClock { StagingClock { [self] in Self.epoch + now } }
+}
+
+/// Records each attempt at the virtual time it happened (zero duration: the in-process
+/// emulator answers within the same instant), so the limit oracle sees exact arrivals.
+final class VirtualTimeRecorder: OptoLinkMiddleware, Sendable {
+    let time: VirtualRunTime
+    private let rows = Mutex<[AttemptRecord]>([])
+
+    init(time: VirtualRunTime) { self.time = time }
+
+    var attempts: [AttemptRecord] { rows.withLock { $0 } }
+
+    func intercept(
+        _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+    ) async throws -> OptoLinkHTTPResponse {
+        let start = time.now
+        let label = context.instanceLabel ?? "?"
+        var record = AttemptRecord(
+            device: String(label.prefix { $0 != "#" }), launch: 1, callId: context.callId, endpoint: context.endpoint,
+            attempt: context.attempt, intendedStart: start, actualStart: start, end: start, status: nil,
+            errorKind: "other", retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
+            clientIP: request.headers["X-Forwarded-For"])
+        do {
+            let response = try await next(request, context)
+            record.end = time.now
+            record.status = response.status
+            record.errorKind = nil
+            record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(status: response.status, body: response.body)
+            rows.withLock { $0.append(record) }
+            return response
+        } catch {
+            record.end = time.now
+            rows.withLock { $0.append(record) }
+            throw error
+        }
+    }
+}
+
 /// One short run against an in-process emulator: real SDK instances (one per virtual device),
 /// the soak recorder as their recording middleware, then the verdicts over what it wrote.
 final class VerdictRun: Sendable {
@@ -112,10 +159,18 @@ final class VerdictRun: Sendable {
     let directory: URL
     let maxRetries: Int
 
+    /// With virtual time, the emulator and the attempt rows run on `virtualTime` (set by the test).
+    let virtualRecorder: VirtualTimeRecorder?
+
     /// `limits`: the emulator's; everything not given is far out of reach.
-    init(limits: StagingLimits = VerdictRun.relaxedLimits, faults: StagingFaults = .none, maxRetries: Int = 2) throws {
+    init(
+        limits: StagingLimits = VerdictRun.relaxedLimits, faults: StagingFaults = .none, maxRetries: Int = 2,
+        virtualTime: VirtualRunTime? = nil
+    ) throws {
         backend = StagingBackend(
-            configuration: StagingConfiguration(trustForwardedFor: true, limits: limits, faults: faults))
+            configuration: StagingConfiguration(trustForwardedFor: true, limits: limits, faults: faults),
+            clock: virtualTime?.stagingClock ?? .system)
+        virtualRecorder = virtualTime.map(VirtualTimeRecorder.init(time:))
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verdicts-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         recorder = try SoakRecorder(directory: directory, timeline: RunTimeline())
@@ -142,7 +197,8 @@ final class VerdictRun: Sendable {
         let environment = OptoLinkEnvironment(
             store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
             transport: InProcessBackendTransport(backend: backend),
-            middlewares: ipMiddleware + [recorder] + middlewares, clock: ContinuousClock(), retryPolicy: policy,
+            middlewares: ipMiddleware + [virtualRecorder ?? recorder] + middlewares, clock: ContinuousClock(),
+            retryPolicy: policy,
             label: "\(Self.deviceName(index))#1")
         return OptoLink(config: config, environment: environment)
     }
@@ -204,8 +260,12 @@ final class VerdictRun: Sendable {
         report: VerdictsReport, metrics: [String: Double], attempts: [AttemptRecord]
     ) {
         recorder.finish()
-        let attempts = try ReportCSVReader.attempts(directory.appendingPathComponent("attempts.csv"))
-        let calls = try ReportCSVReader.calls(directory.appendingPathComponent("calls.csv"))
+        var attempts = try ReportCSVReader.attempts(directory.appendingPathComponent("attempts.csv"))
+        var calls = try ReportCSVReader.calls(directory.appendingPathComponent("calls.csv"))
+        if let virtualRecorder {
+            attempts = virtualRecorder.attempts
+            calls = []
+        }
         let report = Verdicts.evaluate(
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: backend.ledger(), attribution: recorder.attribution,

@@ -5,10 +5,12 @@ import Testing
 
 @testable import OptoLinkSoak
 
-/// The limit oracle against the emulator: paced streams drive each bucket past its limit
-/// (/match from two IPs, events per key, the shared session + identity bucket). An emulator
-/// enforcing the declared limits is reported exact; one configured 10% too lenient is caught,
-/// and the count of passes beyond the limit equals the emulator's own window counters.
+/// The limit oracle against the emulator's limiter, with real SDK instances, in virtual time
+/// (the emulator's clock and the attempt rows share a test-controlled clock, so the result does
+/// not depend on machine load; the real-time path is covered by `VerdictEndToEndTests`). Paced
+/// streams drive each bucket past its limit (/match from two IPs, events per key, the shared
+/// session + identity bucket). An emulator enforcing the declared limits is reported exact; one
+/// configured 10% too lenient, or one too strict, is caught with exactly its own window counts.
 @Suite(.timeLimit(.minutes(1)))
 struct VerdictLimitOracleIntegrationTests {
     static let declared = VerdictsConfiguration(limits: [
@@ -22,18 +24,6 @@ struct VerdictLimitOracleIntegrationTests {
         return StagingLimits(match: rule, data: .init(limit: 100_000, windowSeconds: 1), sdk: rule, events: rule)
     }
 
-    /// Calls `body` every `interval` seconds, `count` times, without waiting for earlier calls (open model).
-    static func paced(count: Int, interval: Double, _ body: @escaping @Sendable (Int) async -> Void) async {
-        let clock = ContinuousClock()
-        let start = clock.now
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<count {
-                try? await clock.sleep(until: start.advanced(by: .seconds(interval * Double(index))))
-                group.addTask { await body(index) }
-            }
-        }
-    }
-
     /// Per declared bucket name, `perWindow` summed over the emulator's own window counters.
     static func serverTruth(_ run: VerdictRun, _ perWindow: (StagingWindowCounter) -> Int) -> [String: Int] {
         let counters = run.backend.counters().buckets
@@ -43,36 +33,35 @@ struct VerdictLimitOracleIntegrationTests {
         })
     }
 
-    /// Drives all four streams for 2.5 s at 20 calls/s each, no retries (maxRetries 0).
-    static func driveBuckets(_ run: VerdictRun) async {
+    /// Drives four streams in virtual time, 36 calls each, one every 70 ms from 0.668 s (chosen
+    /// so no call falls within 18 ms of a 1 s window's close, beyond the oracle's edge tolerance,
+    /// counting the devices' first /match and session at 0 s), no retries: /match from two IPs,
+    /// events per key, identity/clear in the shared bucket.
+    static func driveBuckets(_ run: VerdictRun, time: VirtualRunTime) async {
         let devices = await startDevices(run, count: 4, ip: { "10.1.0.\($0)" })
-        let match1 = devices[0]
-        let match2 = devices[1]
-        let events = devices[2]
-        let identity = devices[3]
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await paced(count: 50, interval: 0.05) { _ in _ = try? await match1.resolveDeferredLink() } }
-            group.addTask { await paced(count: 50, interval: 0.05) { _ in _ = try? await match2.resolveDeferredLink() } }
-            group.addTask {
-                await paced(count: 50, interval: 0.05) { index in
-                    await VerdictRun.trackEvent(events, device: 3, sequence: index)
-                }
-            }
-            group.addTask {
-                await paced(count: 50, interval: 0.05) { index in
-                    if index.isMultiple(of: 2) {
-                        try? await identity.setIdentity(externalId: "user-\(index)")
-                    } else {
-                        try? await identity.clearIdentity()
-                    }
+        var steps: [(at: Double, stream: Int, index: Int)] = []
+        for stream in 0..<4 {
+            for index in 0..<36 { steps.append((0.668 + Double(stream) * 0.011 + Double(index) * 0.07, stream, index)) }
+        }
+        for step in steps.sorted(by: { $0.at < $1.at }) {
+            time.set(step.at)
+            switch step.stream {
+            case 0, 1: _ = try? await devices[step.stream].resolveDeferredLink()
+            case 2: await VerdictRun.trackEvent(devices[2], device: 3, sequence: step.index)
+            default:
+                if step.index.isMultiple(of: 2) {
+                    try? await devices[3].setIdentity(externalId: "user-\(step.index)")
+                } else {
+                    try? await devices[3].clearIdentity()
                 }
             }
         }
     }
 
     @Test func exactEnforcementIsReportedExact() async throws {
-        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0)
-        await Self.driveBuckets(run)
+        let time = VirtualRunTime()
+        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0, virtualTime: time)
+        await Self.driveBuckets(run, time: time)
         let (report, metrics, _) = try run.verdicts(Self.declared)
         for name in ["match", "events", "session_identity"] {
             let bucket = try #require(report.limits.buckets[name])
@@ -89,8 +78,9 @@ struct VerdictLimitOracleIntegrationTests {
     }
 
     @Test func anEmulatorTenPercentTooLenientIsCaught() async throws {
-        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0)
-        await Self.driveBuckets(run)
+        let time = VirtualRunTime()
+        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0, virtualTime: time)
+        await Self.driveBuckets(run, time: time)
         let (report, metrics, _) = try run.verdicts(Self.declared)
         // The emulator's own windows say how many hits passed beyond the declared 10.
         let expected = Self.serverTruth(run) { max(0, $0.accepted - 10) }
@@ -107,8 +97,9 @@ struct VerdictLimitOracleIntegrationTests {
     @Test func anEmulatorTooStrictIsCaught() async throws {
         // The emulator allows 9 per window where 10 are declared: in every window it exercised,
         // exactly one 429 (the 10th hit) came before the declared limit.
-        let run = try VerdictRun(limits: Self.limits(9), maxRetries: 0)
-        await Self.driveBuckets(run)
+        let time = VirtualRunTime()
+        let run = try VerdictRun(limits: Self.limits(9), maxRetries: 0, virtualTime: time)
+        await Self.driveBuckets(run, time: time)
         let (report, metrics, _) = try run.verdicts(Self.declared)
         let truth = Self.serverTruth(run) { $0.rejected > 0 ? 1 : 0 }
         for (name, windows) in truth {
@@ -121,7 +112,7 @@ struct VerdictLimitOracleIntegrationTests {
     }
 }
 
-/// The same streams against the emulator's sliding log.
+/// The same streams (virtual time) against the emulator's sliding log.
 @Suite(.timeLimit(.minutes(1)))
 struct VerdictSlidingWindowIntegrationTests {
     static func limits(_ limit: Int) -> StagingLimits {
@@ -137,8 +128,9 @@ struct VerdictSlidingWindowIntegrationTests {
     }
 
     @Test func exactSlidingLogIsReportedExact() async throws {
-        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0)
-        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let time = VirtualRunTime()
+        let run = try VerdictRun(limits: Self.limits(10), maxRetries: 0, virtualTime: time)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run, time: time)
         let (report, _, _) = try run.verdicts(Self.declared)
         for name in ["match", "events", "session_identity"] {
             let bucket = try #require(report.limits.buckets[name])
@@ -147,8 +139,9 @@ struct VerdictSlidingWindowIntegrationTests {
     }
 
     @Test func aSlidingLogTenPercentTooLenientIsCaught() async throws {
-        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0)
-        await VerdictLimitOracleIntegrationTests.driveBuckets(run)
+        let time = VirtualRunTime()
+        let run = try VerdictRun(limits: Self.limits(11), maxRetries: 0, virtualTime: time)
+        await VerdictLimitOracleIntegrationTests.driveBuckets(run, time: time)
         let (report, _, _) = try run.verdicts(Self.declared)
         // Truth from the ledger's server-side arrival times of the accepted events: passes with
         // 10 or more passes in the preceding second.
@@ -159,7 +152,7 @@ struct VerdictSlidingWindowIntegrationTests {
         let events = try #require(report.limits.buckets["events"])
         #expect(truth >= 2)
         #expect(events.tooLenient >= 1)
-        #expect(events.tooLenient <= truth)
+        #expect(events.tooLenient == truth)
         #expect(events.tooStrict == 0)
         for name in ["match", "session_identity"] {
             #expect((report.limits.buckets[name]?.tooLenient ?? 0) >= 1, "\(name)")

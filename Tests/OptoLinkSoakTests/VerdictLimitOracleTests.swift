@@ -106,6 +106,16 @@ import Testing
         #expect(excused.tooStrict == 0)
     }
 
+    @Test func anUncertainHitDoesNotOpenAWindowForCertain() throws {
+        // The 503 at 0 s may never have reached the limiter: the window may have opened at 0.5 s,
+        // so the 429 at 1.2 s is no evidence of a window held too long.
+        let list: [(Double, Int?, Int?)] = [(0, 503, nil), (0.5, 201, nil), (0.6, 201, nil), (0.9, 429, 1), (1.2, 429, 1)]
+        let bucket = try oracle(Self.hits(list), "2/1s per ip")
+        #expect(bucket.tooStrict == 0)
+        #expect(bucket.wrongN == 0)
+        #expect(bucket.tooLenient == 0)
+    }
+
     @Test func wrongAndMissingNAreCounted() throws {
         var list = Self.exactWindow(start: 0, rejected: 0)
         list += [(0.5, 429, 2), (0.6, 429, 5), (0.7, 429, nil), (1.9, 429, 2)]

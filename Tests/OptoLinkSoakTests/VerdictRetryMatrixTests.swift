@@ -108,3 +108,28 @@ import Testing
         #expect(metrics["retry.retried_calls"] == 1)
     }
 }
+
+@Suite struct VerdictHostileInputTests {
+    @Test func nonFiniteTimesAreIgnoredAndCountedNeverTrapped() {
+        var attempts = Fixture.call(.events, [.init(status: 429, retryAfter: 1, gapAfter: 1), .init(status: 200)])
+        attempts.append(Fixture.attempt(.events, call: 2, start: .nan, end: .infinity, status: 429, retryAfter: 1))
+        attempts.append(Fixture.attempt(.events, call: 3, attempt: 0, start: 5, status: 200))
+        let configuration = VerdictsConfiguration(
+            limits: ["events": DeclaredLimit(limit: 1, windowSeconds: 1e300, scope: .key)], algorithm: .fixedWindow)
+        let report = Verdicts.evaluate(VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: configuration))
+        #expect(report.ignoredAttempts == 2)
+        #expect(report.metrics()["verdicts.ignored_attempts"] == 2)
+        #expect(report.backoff.total.checked == 1)
+        var sliding = configuration
+        sliding.algorithm = .slidingWindow
+        _ = Verdicts.evaluate(VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: sliding)).summaryLines()
+    }
+
+    @Test func aNegativeRetryBudgetCountsAsNone() {
+        let attempts = Fixture.call(.events, [.init(status: nil, gapAfter: 0.5), .init(status: 200)])
+            + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])
+        let verdict = RetryMatrixVerdict.evaluate(
+            attempts: attempts, calls: [], maxRetries: -3, configuration: VerdictsConfiguration())
+        #expect(verdict.violationsByKind == ["over_budget": 1])
+    }
+}

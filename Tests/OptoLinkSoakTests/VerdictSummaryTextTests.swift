@@ -1,3 +1,4 @@
+import Foundation
 import OptoLink
 import OptoLinkStaging
 import Testing
@@ -33,5 +34,29 @@ import Testing
         let lines = Verdicts.evaluate(VerdictInputs(attempts: [], calls: [], ledger: nil)).summaryLines()
         #expect(lines.count == 3)
         #expect(lines[2].contains("not available"))
+    }
+}
+
+@Suite struct VerdictReportCodingTests {
+    @Test func reportRoundTripsThroughJSON() throws {
+        let attempts =
+            Fixture.call(.events, call: 1, [.init(status: 429, retryAfter: 2, gapAfter: 0.05), .init(status: 200)])
+            + Fixture.call(.match, call: 2, start: 3, [.init(status: 503, gapAfter: 0.5), .init(status: 201)])
+        let configuration = VerdictsConfiguration(limits: ["events": try DeclaredLimit(parsing: "1/10s per key")])
+        let report = Verdicts.evaluate(
+            VerdictInputs(
+                attempts: attempts, calls: [Fixture.callRecord(.events, corr: "r:d1:1")],
+                ledger: [Fixture.ledger("events", deviceId: "u", corr: "r:d1:1")],
+                attribution: [AttributionRecord(device: "d1", clickedLinkId: "a", emittedLinkId: nil, matchMethod: nil, sharedNAT: true)],
+                configuration: configuration))
+        let data = try JSONEncoder().encode(report)
+        let decoded = try JSONDecoder().decode(VerdictsReport.self, from: data)
+        #expect(decoded == report)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let limits = try #require(object["limits"] as? [String: Any])
+        let buckets = try #require(limits["buckets"] as? [String: Any])
+        let events = try #require(buckets["events"] as? [String: Any])
+        #expect(events["declared"] as? String == "1/10s per key")
+        #expect(events["enforcedExactly"] as? Bool == false)
     }
 }

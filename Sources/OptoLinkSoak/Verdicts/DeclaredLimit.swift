@@ -72,7 +72,8 @@ public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertib
 
     public var description: String {
         let window =
-            windowSeconds == windowSeconds.rounded() ? "\(Int(windowSeconds))s" : "\(windowSeconds)s"
+            windowSeconds == windowSeconds.rounded() && abs(windowSeconds) < 1e15
+            ? "\(Int(windowSeconds))s" : "\(windowSeconds)s"
         return "\(limit)/\(window) per \(scope.rawValue)" + (shared ? " shared" : "")
     }
 

@@ -55,40 +55,56 @@ struct LimitReplay {
                 detail: detail))
     }
 
-    /// Checks a 429's `N` against the admissible seconds-left range; counts a missing `N`.
-    private mutating func checkN(_ hit: Hit, key: String, secondsLeft: ClosedRange<Double>) {
+    /// Checks a 429's `N` against the admissible seconds left in its window (`least`…`most`,
+    /// seconds); counts a missing `N`.
+    private mutating func checkN(_ hit: Hit, key: String, least: Double, most: Double) {
         guard let n = hit.retryAfterSeconds else {
             bucket.wrongMessage += 1
             finding("wrong_message", hit, key: key, "429 without a parseable 'Retry after N second(s)'")
             return
         }
-        let low = max(1, Int((secondsLeft.lowerBound - tolerance).rounded(.up)))
-        let high = max(1, Int((secondsLeft.upperBound + tolerance).rounded(.up)))
+        let low = max(1, Self.wholeSecondsUp(min(least, most) - tolerance))
+        let high = max(low, Self.wholeSecondsUp(max(least, most) + tolerance))
         if n < low || n > high {
             bucket.wrongN += 1
             finding("wrong_n", hit, key: key, "N = \(n), expected \(low)…\(high)")
         }
     }
 
-    /// Fixed window: windows open at the first hit after the previous window closed.
+    /// Fixed window: windows open at the first counted hit after the previous window closed.
     ///
-    /// Hits near a window's close are ambiguous, except passes after a window already full of
-    /// certain passes or after a certain 429: a correct server cannot have let them through in
-    /// that window, so they open (or belong to) the next one and are judged there.
+    /// Per window, `openLow…openHigh` bounds when it opened (hence when it closed). A hit is
+    /// **clear** in the window when it certainly arrived after the previous window closed and
+    /// before this one closes; hits straddling the close are **edge** hits. An edge pass after a
+    /// window already full of certain passes, or after a certain 429, cannot be in that window
+    /// for a correct server: it moves on and is judged in the next one. Other edge passes and
+    /// uncertain hits float: they may count in any later window their interval reaches, so they
+    /// excuse 429s there but never count as certain.
     mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
         let ttl = declared.windowSeconds
         let limit = declared.limit
-        var index = 0
-        var openLow = hits.first?.start ?? 0  // earliest admissible opening of the current window
-        var carried = 0  // edge hits of the previous window that may count in this one
-        var promoted: [Hit] = []  // edge passes of the previous window that belong to this one
-        while index < hits.count || !promoted.isEmpty {
-            let openHigh = promoted.map(\.end).min() ?? hits[index].end
+        var index = 0  // next hit (in start order) certainly after the previous window closed
+        var openLow = hits.first?.start ?? 0
+        var moved: [Hit] = []  // edge passes certainly in a later window than the one they straddled
+        var floating: [Hit] = []  // edge passes and uncertain hits of earlier windows, maybe counted later
+        while index < hits.count || !moved.isEmpty {
+            // The window opened no later than its first certainly counted hit (an uncertain hit
+            // may never have reached the limiter).
+            var openHigh = moved.filter { !$0.isUncertain }.map(\.end).min() ?? .infinity
+            var scan = index
+            while scan < hits.count, hits[scan].start <= openHigh {
+                if !hits[scan].isUncertain { openHigh = min(openHigh, hits[scan].end) }
+                scan += 1
+            }
+            openLow = min(openLow, openHigh)
             let closeLow = openLow + ttl
             let closeHigh = openHigh + ttl
-            var clear = promoted
+            var clear: [Hit] = []
             var edge: [Hit] = []
+            for hit in moved {
+                if hit.end + tolerance <= closeLow { clear.append(hit) } else { edge.append(hit) }
+            }
             var next = index
             while next < hits.count {
                 let hit = hits[next]
@@ -101,6 +117,7 @@ struct LimitReplay {
                 }
                 next += 1
             }
+            floating.removeAll { $0.end + tolerance < openLow }
             bucket.windows += 1
 
             let passes = clear.filter(\.isAccepted)
@@ -113,34 +130,39 @@ struct LimitReplay {
             // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
             // counts rejected hits too) can have reached the server before it in this window.
             let rejected = clear.filter(\.isRejected)
-            let starts = (clear + edge).map(\.start).sorted()
+            let starts = (clear + edge + floating).map(\.start).sorted()
             for hit in rejected {
-                let before = carried + Self.count(of: starts, below: hit.end) - (hit.start < hit.end ? 1 : 0)
+                let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
                 if before < limit {
                     bucket.tooStrict += 1
                     finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
                 }
+                checkN(hit, key: key, least: closeLow - hit.end, most: closeHigh - hit.start)
             }
-            for hit in rejected {
-                checkN(hit, key: key, secondsLeft: max(0, closeLow - hit.end)...max(0, closeHigh - hit.start))
-            }
-            // An edge 429 may belong to this window or to the next one.
-            for hit in edge where hit.isRejected { checkN(hit, key: key, secondsLeft: 0...ttl) }
+            // An edge 429 may belong to this window or to a later one.
+            for hit in edge where hit.isRejected { checkN(hit, key: key, least: 0, most: ttl) }
 
             // After `limit` certain passes, or after a certain 429, a correct server lets nothing
-            // more through in this window: a pass at the edge then belongs to the next one.
+            // more through in this window: a pass at the edge then belongs to a later one.
             let full = passes.count >= limit
             let firstRejectionEnd = rejected.map(\.end).min() ?? .infinity
-            promoted = edge.filter { $0.isAccepted && (full || $0.start > firstRejectionEnd) }
-            let edgeOpeners = edge.filter { !$0.isRejected }
-            // An edge 429 cannot be among the first `limit` hits of the next window, so only
-            // passes and uncertain hits may count there.
-            carried = edgeOpeners.count - promoted.count
-            bucket.ambiguous += edge.count - promoted.count
-            let nextStarts = edgeOpeners.map(\.start) + (next < hits.count ? [hits[next].start] : [])
-            openLow = nextStarts.min() ?? openLow
+            moved = edge.filter { $0.isAccepted && (full || $0.start > firstRejectionEnd) }
+            // An edge 429 cannot be among the first `limit` hits of a later window, and a later
+            // 429 that follows it is excused by those hits anyway: only passes and uncertain hits float.
+            let floats = edge.filter { !$0.isRejected && !($0.isAccepted && (full || $0.start > firstRejectionEnd)) }
+            floating += floats
+            bucket.ambiguous += edge.count - moved.count
+            // The next window opens after this one closed, so never before `closeLow`.
+            let nextStarts = (floating + moved).map(\.start) + (next < hits.count ? [hits[next].start] : [])
+            openLow = max(closeLow, nextStarts.min() ?? closeLow)
             index = next
         }
+    }
+
+    /// `ceil(seconds)` as an integer, clamped to ±10⁹ (never traps on infinities or NaN).
+    static func wholeSecondsUp(_ seconds: Double) -> Int {
+        guard !seconds.isNaN else { return 0 }
+        return Int(min(max(seconds.rounded(.up), -1e9), 1e9))
     }
 
     /// How many of the ascending `values` are `< bound` (binary search).
@@ -177,21 +199,19 @@ struct LimitReplay {
         var definiteByHit = [Int](repeating: 0, count: hits.count)
         for position in hits.indices.sorted(by: { hits[$0].start < hits[$1].start }) {
             let hit = hits[position]
-            while insertedCount < byEnd.count, byEnd[insertedCount].end <= hit.start {
+            while insertedCount < byEnd.count, byEnd[insertedCount].end < hit.start {
                 inserted.add(at: Self.count(of: acceptedStarts, below: byEnd[insertedCount].start))
                 insertedCount += 1
             }
             let windowOpen = hit.end - ttl + tolerance
-            let selfCounted = hit.isAccepted && hit.end <= hit.start ? 1 : 0
-            definiteByHit[position] =
-                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen)) - selfCounted
+            definiteByHit[position] = insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen))
         }
         for (position, hit) in hits.enumerated() {
-            let own = (!hit.isRejected && hit.start < hit.end) ? 1 : 0
-            // May have arrived before `hit` and after its window opened.
+            let own = hit.isRejected ? 0 : 1
+            // May have arrived before `hit` (or at the same instant) and after its window opened.
             let possible =
-                Self.count(of: countedStarts, below: hit.end)
-                - Self.count(of: countedEnds, atOrBelow: hit.start - ttl - tolerance) - own
+                Self.count(of: countedStarts, atOrBelow: hit.end)
+                - Self.count(of: countedEnds, below: hit.start - ttl - tolerance) - own
             // Certainly arrived before `hit` and certainly inside its window.
             let definite = definiteByHit[position]
             if hit.isAccepted {
@@ -208,7 +228,7 @@ struct LimitReplay {
                 } else if definite < limit {
                     bucket.ambiguous += 1
                 }
-                checkN(hit, key: key, secondsLeft: 0...ttl)
+                checkN(hit, key: key, least: 0, most: ttl)
             }
         }
     }

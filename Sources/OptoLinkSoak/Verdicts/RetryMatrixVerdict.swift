@@ -57,7 +57,7 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
     static func evaluate(
         groups: [CallKey.Group], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
     ) -> RetryMatrixVerdict {
-        let budget = maxRetries + 1
+        let budget = max(0, maxRetries) + 1
         let runEnd = groups.lazy.flatMap(\.attempts).map(\.end).max() ?? 0
         var histogram: [String: [String: Int]] = [:]
         var found: [Violation] = []

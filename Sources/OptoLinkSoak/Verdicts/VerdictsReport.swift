@@ -5,6 +5,20 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
     public var reconciliation: ReconciliationVerdict
     public var limits: LimitOracleVerdict
     public var attribution: AttributionVerdict
+    /// Attempt rows left out because their times were not finite numbers.
+    public var ignoredAttempts: Int = 0
+
+    public init(
+        backoff: BackoffVerdict, retries: RetryMatrixVerdict, reconciliation: ReconciliationVerdict,
+        limits: LimitOracleVerdict, attribution: AttributionVerdict, ignoredAttempts: Int = 0
+    ) {
+        self.backoff = backoff
+        self.retries = retries
+        self.reconciliation = reconciliation
+        self.limits = limits
+        self.attribution = attribution
+        self.ignoredAttempts = ignoredAttempts
+    }
 
     /// Flat metric name → value, for thresholds (`backoff.early`, `retry.violations`,
     /// `events.duplicated`, `limits.match.too_lenient`, `attribution.correct_rate`, …).
@@ -17,6 +31,7 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
         reconciliation.addMetrics(to: &metrics)
         limits.addMetrics(to: &metrics)
         attribution.addMetrics(to: &metrics)
+        metrics["verdicts.ignored_attempts"] = Double(ignoredAttempts)
         return metrics
     }
 }
