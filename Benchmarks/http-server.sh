@@ -11,8 +11,8 @@
 # visits them in turn, round after round, so background load on this shared machine hits every
 # target alike; the medians' ratio is the figure to read, the absolute numbers are noisy.
 #
-# Adding a row (e.g. the emulator's /match through `optolink-soak serve`): start the server in
-# the "extra targets" section below, then
+# The staging emulator's POST /match (through `optolink-soak serve`, limits off) is a row too,
+# against nginx's fixed body. Adding a row: start the server in the "extra targets" section, then
 #   add_target NAME URL BASELINE [METHOD] [BODY] [CONTENT_TYPE]
 # http-server.lua shapes the request from METHOD/BODY/CONTENT_TYPE. Everything binds 127.0.0.1;
 # the processes this script starts are stopped on exit.
@@ -119,7 +119,18 @@ for w in 1 2; do
     add_target "optolink-http/$w-loop" "http://127.0.0.1:$port/" "nginx/$w-worker"
 done
 
-# --- extra targets (e.g. `optolink-soak serve` and its /match route) go here ---
+# --- extra targets: the staging emulator's /match through `optolink-soak serve` ---
+# Rate limits off (the limiter would answer 429 after 30 hits), so wrk measures the route:
+# JSON body parsing, validation, the match ladder over an empty click store, the miss body.
+echo "building optolink-soak (release)" >&2
+(cd "$ROOT" && swift build -c release --product optolink-soak >&2)
+printf '{"limits":{"enabled":false}}\n' >"$WORK/staging.json"
+port="$(free_port)"
+"$ROOT/.build/release/optolink-soak" serve --port "$port" --config "$WORK/staging.json" >"$WORK/staging.log" 2>&1 &
+PIDS+=($!)
+wait_listening "$port"
+MATCH_BODY='{"platform":"iOS","osVersion":"18.1","deviceModel":"iPhone","language":"en-US","deviceId":"wrk-device-0001"}'
+add_target "staging/match" "http://127.0.0.1:$port/match" "nginx/2-worker" POST "$MATCH_BODY" "application/json"
 
 wrk_once() {  # INDEX CONNECTIONS DURATION [--latency]
     local i="$1"
