@@ -155,4 +155,15 @@ import Testing
             "PUT", "/__admin/limits", rawBody: Array(#"{"match":{"limit":1,"windowSeconds":1e300}}"#.utf8))
         #expect(put.status == 400)
     }
+
+    @Test func adminBodiesAreStrictAndNameTheUnknownKey() throws {
+        let h = BackendHarness()
+        let put = try h.respond("PUT", "/__admin/limits", rawBody: Array(#"{"mtch":{"limit":1,"windowSeconds":1}}"#.utf8))
+        #expect(put.status == 400)
+        #expect(put.text.contains("body is not a valid StagingLimits: mtch: unknown field (expected one of match,"))
+        let faults = try h.respond(
+            "PUT", "/__admin/faults", rawBody: Array(#"{"endpoints":{"events":[{"kind":"html_502","rat":1}]}}"#.utf8))
+        #expect(faults.status == 400)
+        #expect(faults.text.contains("endpoints.events[0].rat: unknown field"))
+    }
 }
