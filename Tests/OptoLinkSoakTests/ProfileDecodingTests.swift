@@ -83,15 +83,27 @@ struct ProfileDecodingTests {
         }
     }
 
-    @Test("a bad backend section is named")
-    func badBackend() throws {
-        let json = Self.replacing(#""name": "t","#, with: #""name": "t", "backend": {"limits": {"match": {"limit": 0, "windowSeconds": 1}}},"#)
-        let profile = try SoakProfile.decode(Data(json.utf8))
-        #expect(throws: SoakProfileError.self) { try EmbeddedBackend.configuration(for: profile) }
-        do {
-            _ = try EmbeddedBackend.configuration(for: profile)
-        } catch {
-            #expect("\(error)".contains("limits.match.limit"))
+    @Test(
+        "a bad backend section fails at load, its path prefixed backend.",
+        arguments: [
+            (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "backend: limits.match.limit must be at least 1"),
+            (#"{"limts": {}}"#,
+             "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
+            (#"{"limits": {"evnts": {}}}"#,
+             "backend.limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)"),
+            (#"{"limits": {"events": {"limt": 5}}}"#,
+             "backend.limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
+            (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
+             "backend.limits.events.limit: wrong type (expected a number)"),
+        ])
+    func badBackend(section: String, expected: String) throws {
+        let json = Self.replacing(#""name": "t","#, with: #""name": "t", "backend": \#(section),"#)
+        #expect(Self.message(json) == expected)
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("smoke-\(UUID().uuidString).json")
+        try Data(json.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(throws: SoakProfileError(message: "\(url.lastPathComponent): \(expected)")) {
+            try SoakProfile.load(contentsOf: url)
         }
     }
 

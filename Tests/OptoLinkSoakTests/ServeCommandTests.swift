@@ -69,4 +69,130 @@ struct ServeCommandTests {
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
     }
+
+    /// Starts `serve` with `arguments`; returns the process and its stdout / stderr pipes.
+    static func launch(_ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = ["serve"] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Reads stdout until a line satisfying `last` has arrived; returns every line so far.
+    static func lines(_ pipe: Pipe, until last: (Substring) -> Bool) throws -> [Substring] {
+        var buffer = Data()
+        while true {
+            let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n")
+            if buffer.last == UInt8(ascii: "\n"), lines.contains(where: last) { return lines }
+            let chunk = pipe.fileHandleForReading.availableData
+            try #require(!chunk.isEmpty, "serve exited early; printed: \(String(decoding: buffer, as: UTF8.self))")
+            buffer.append(chunk)
+        }
+    }
+
+    /// Writes `json` to a temporary `name` and returns its path.
+    static func configFile(_ name: String, _ json: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent(name)
+        try Data(json.utf8).write(to: url)
+        return url.path
+    }
+
+    /// Runs serve expecting it to refuse: returns (exit status, stderr).
+    static func refusal(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+        let (process, _, err) = try launch(arguments)
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test("the banner shows keys, links, limits, X-Forwarded-For trust and a curl example that works as pasted")
+    func bannerTellsHowToUseIt() async throws {
+        let (process, out, _) = try Self.launch(["--port", "0"])
+        defer { if process.isRunning { process.terminate() } }
+        let lines = try Self.lines(out) { $0.contains("curl ") }
+        let first = try #require(lines.first)
+        #expect(first.hasPrefix("optolink-soak serve: staging emulator on http://127.0.0.1:"))
+        #expect(first.hasSuffix(" (Ctrl-C to stop)"))
+        let text = lines.joined(separator: "\n")
+        for needle in [
+            "org acme", "org globex", "Authorization: Bearer opl_sdk_test_acme_client", "welcome", "promo", "hello",
+            "match 30/60s, data 500/1s, sdk 60/60s, events 600/60s", "X-Forwarded-For not trusted",
+        ] {
+            #expect(text.contains(needle), "banner lacks \(needle)")
+        }
+        let curlLine = try #require(lines.first { $0.contains("curl ") })
+        let command = "curl " + (curlLine.components(separatedBy: "curl ").dropFirst().joined(separator: "curl "))
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", command + " -w ' %{http_code}' --max-time 5"]
+        let answer = Pipe()
+        shell.standardOutput = answer
+        try shell.run()
+        let body = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(body.hasSuffix(" 201"), "the pasted curl answered: \(body)")
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("--config's port and host are used unless --port/--host are given")
+    func configPortIsUsed() async throws {
+        // Port 0 in the file: a free port, not the 8080 default; trustForwardedFor from the file shows in the banner.
+        let path = try Self.configFile("staging.json", #"{"port": 0, "host": "127.0.0.1", "trustForwardedFor": true}"#)
+        let (process, out, _) = try Self.launch(["--config", path])
+        defer { if process.isRunning { process.terminate() } }
+        let lines = try Self.lines(out) { $0.contains("curl ") }
+        #expect(lines[0].hasPrefix("optolink-soak serve: staging emulator on http://127.0.0.1:"))
+        #expect(!lines[0].contains(":8080 "))
+        #expect(lines.contains { $0.contains("X-Forwarded-For trusted") })
+        process.interrupt()
+        process.waitUntilExit()
+
+        // A file port that cannot be bound (1 is privileged) is overridden by --port 0.
+        let privileged = try Self.configFile("staging.json", #"{"port": 1}"#)
+        let (second, secondOut, _) = try Self.launch(["--config", privileged, "--port", "0"])
+        defer { if second.isRunning { second.terminate() } }
+        let banner = try Self.lines(secondOut) { $0.contains("curl ") }
+        #expect(!banner[0].contains(":1 "))
+        second.interrupt()
+        second.waitUntilExit()
+        #expect(second.terminationStatus == 0)
+    }
+
+    @Test("a typo or wrong type in --config is refused with the file name and field path, exit 2")
+    func badConfigIsRefused() throws {
+        let typo = try Self.configFile("typo.json", #"{"limits": {"evnts": {"limit": 5, "windowSeconds": 1}}}"#)
+        let refused = try Self.refusal(["--config", typo, "--port", "0"])
+        #expect(refused.status == 2)
+        #expect(
+            refused.stderr
+                == "error: serve: \(typo): limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)\n"
+        )
+        let wrongType = try Self.configFile("type.json", #"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#)
+        let typeRefused = try Self.refusal(["--config", wrongType, "--port", "0"])
+        #expect(typeRefused.status == 2)
+        #expect(typeRefused.stderr == "error: serve: \(wrongType): limits.events.limit: wrong type (expected a number)\n")
+    }
+
+    @Test("a port already in use is named in the error, exit 2")
+    func bindFailureNamesTheAddress() throws {
+        let (process, out, _) = try Self.launch(["--port", "0"])
+        defer { if process.isRunning { process.terminate() } }
+        let lines = try Self.lines(out) { $0.contains("Ctrl-C") }
+        let url = try #require(lines[0].split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") })
+        let port = try #require(url.split(separator: ":").last)
+        let refused = try Self.refusal(["--port", String(port)])
+        #expect(refused.status == 2)
+        #expect(refused.stderr == "error: serve: cannot listen on 127.0.0.1:\(port): Address already in use\n")
+        process.interrupt()
+        process.waitUntilExit()
+    }
 }

@@ -9,10 +9,11 @@ public enum SoakCommand: Sendable, Equatable {
     case help(String)
     case version
 
-    /// Options of `serve`: the emulator on `host:port`.
+    /// Options of `serve`: the emulator on `host:port`. `nil` host/port: the `--config` file's
+    /// value when it has one, else `127.0.0.1` / `8080`.
     public struct ServeOptions: Sendable, Equatable {
-        public var host = "127.0.0.1"
-        public var port = 8080
+        public var host: String?
+        public var port: Int?
         public var configPath: String?
         public var trustForwardedFor = false
         public init() {}

@@ -49,9 +49,10 @@ public enum SoakCommandLine {
         Runs the staging emulator until Ctrl-C (default fixtures: org acme, key opl_sdk_test_acme_client).
 
         OPTIONS:
-          --port N               port (default 8080; 0 = any free port)
-          --host H               address to bind (default 127.0.0.1)
-          --config FILE          StagingConfiguration JSON (limits, windows, faults)
+          --port N               port (default: the config's port, else 8080; 0 = any free port)
+          --host H               address to bind (default: the config's host, else 127.0.0.1)
+          --config FILE          StagingConfiguration JSON (port, limits, windows, faults, fixtures;
+                                 see Profiles/staging/README.md); unknown keys are errors
           --trust-forwarded-for  take the client IP from X-Forwarded-For
           -h, --help             this help
         """

@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkStaging
 
 /// A soak test profile: who the virtual devices are, what they do, how fast, against
 /// which backend configuration, and what the run expects. Decoded strictly from
@@ -65,6 +66,11 @@ extension SoakProfile: Codable {
         load = try c.decode(LoadSettings.self, forKey: .load)
         sdk = try c.decodeIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
         backend = try c.decodeIfPresent(JSONValue.self, forKey: .backend)
+        // The emulator section is checked at load (strictly: typos are `backend.<path>: unknown field`).
+        if let staging = try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend), !staging.problems().isEmpty {
+            let problems = staging.problems().joined(separator: "; ")
+            throw DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems)
+        }
         expect = try c.decodeIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
     }
 }

@@ -1,36 +1,64 @@
 import Foundation
+import OptoLinkHTTP
 import OptoLinkStaging
 
 /// `optolink-soak serve`: the staging emulator in the foreground until Ctrl-C.
 enum ServeCommand {
     static func run(_ options: SoakCommand.ServeOptions) async -> Int32 {
-        var configuration = StagingConfiguration()
-        if let path = options.configPath {
-            do {
-                configuration = try StagingConfiguration.load(from: URL(fileURLWithPath: path))
-            } catch {
-                FileHandle.standardError.write(Data("error: --config: \(error.localizedDescription)\n".utf8))
-                return 2
-            }
+        let configuration: StagingConfiguration
+        do {
+            configuration = try resolve(options)
+        } catch {
+            FileHandle.standardError.write(Data("error: serve: \(error.localizedDescription)\n".utf8))
+            return 2
         }
-        configuration.host = options.host
-        configuration.port = options.port
-        if options.trustForwardedFor { configuration.trustForwardedFor = true }
         let server = StagingServer(configuration: configuration)
         do {
             try await server.start()
+        } catch let error as HTTPServerError {
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            let cause: String
+            if case .systemCall(_, let code) = error { cause = String(cString: strerror(code)) } else { cause = "\(error)" }
+            FileHandle.standardError.write(
+                Data("error: serve: cannot listen on \(host):\(configuration.port): \(cause)\n".utf8))
+            return 2
         } catch {
-            FileHandle.standardError.write(Data("error: serve: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("error: serve: \(error.localizedDescription)\n".utf8))
             return 2
         }
-        // Unbuffered, so a script or test reading a pipe sees the bound port at once.
-        FileHandle.standardOutput.write(
-            Data("optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)\n".utf8))
+        // The trap goes in before the banner, so a Ctrl-C sent as soon as the URL shows stops gracefully.
         let (stream, continuation) = AsyncStream<Void>.makeStream()
         let trap = SignalTrap { continuation.finish() }
+        // Unbuffered, so a script or test reading a pipe sees the bound port at once; the URL line stays first.
+        let banner =
+            ["optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)"]
+            + server.summary().dropFirst().map { "  " + $0 }
+        FileHandle.standardOutput.write(Data((banner.joined(separator: "\n") + "\n").utf8))
         for await _ in stream {}
         trap.cancel()
         await server.stop()
         return 0
+    }
+
+    /// The configuration to serve: the `--config` file (strictly decoded), then `--host`,
+    /// `--port` and `--trust-forwarded-for` when given; host and port not set anywhere are
+    /// `127.0.0.1` and `8080`.
+    ///
+    /// - Throws: ``StagingConfigurationError`` `<file>: <field path>: <problem>`.
+    static func resolve(_ options: SoakCommand.ServeOptions) throws -> StagingConfiguration {
+        var configuration = StagingConfiguration(port: 8080)
+        if let path = options.configPath {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw StagingConfigurationError(message: "\(path): cannot read (\(error.localizedDescription))")
+            }
+            configuration = try StagingConfiguration.decode(data, source: path)
+            let keys = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+            if keys["port"] == nil { configuration.port = 8080 }
+        }
+        if let host = options.host { configuration.host = host }
+        if let port = options.port { configuration.port = port }
+        if options.trustForwardedFor { configuration.trustForwardedFor = true }
+        return configuration
     }
 }

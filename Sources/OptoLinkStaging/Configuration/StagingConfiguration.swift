@@ -1,7 +1,8 @@
 import Foundation
 
 /// Everything the emulator needs to start: bind address, rate limits, faults, fixtures and
-/// match tunables. Every key of the JSON form is optional; missing keys take the defaults.
+/// match tunables. Every key of the JSON form is optional; missing keys take the defaults;
+/// an unknown key anywhere is an error naming its path and the allowed keys.
 ///
 /// JSON example: `{"port": 8080, "trustForwardedFor": true, "limits": {"match": {"limit": 5,
 /// "windowSeconds": 2}}, "faults": {"seed": 7, "endpoints": {"events": [{"kind": "html_502", "rate": 0.05}]}}}`.
@@ -40,8 +41,12 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         self.rotationGraceSeconds = rotationGraceSeconds
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds
+    }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         let d = StagingConfiguration()
         host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
         port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
@@ -74,7 +79,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error
             as DecodingError
         {
-            throw StagingConfigurationError(message: "\(source): \(Self.describe(error))")
+            throw StagingConfigurationError(message: "\(source): \(error.configurationDescription)")
         } catch {
             throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
         }
@@ -115,20 +120,6 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         if rotationGraceSeconds < 0 { problems.append("rotationGraceSeconds must not be negative") }
         return problems
     }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let p = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return p.isEmpty ? "(top level)" : p
-        }
-        switch error {
-        case .typeMismatch(_, let c): return "wrong type at \(path(c)): \(c.debugDescription)"
-        case .valueNotFound(_, let c): return "missing value at \(path(c))"
-        case .keyNotFound(let key, let c): return "missing key '\(key.stringValue)' at \(path(c))"
-        case .dataCorrupted(let c): return "invalid JSON at \(path(c)): \(c.debugDescription)"
-        @unknown default: return "\(error)"
-        }
-    }
 }
 
 /// A configuration that cannot be used; `message` names the file and the problem.
@@ -136,4 +127,6 @@ public struct StagingConfigurationError: Error, LocalizedError, Sendable, Equata
     /// `<source>: <problem>; <problem>…`.
     public var message: String
     public var errorDescription: String? { message }
+    /// An error carrying `message` as is.
+    public init(message: String) { self.message = message }
 }

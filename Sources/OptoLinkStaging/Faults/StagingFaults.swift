@@ -1,5 +1,7 @@
 /// The kinds of injected failure (CONTRACT §4, "Fault injection").
 public enum StagingFaultKind: String, Sendable, Codable, CaseIterable {
+    public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }
+
     /// A JSON 5xx envelope before anything is written (default status 503).
     case errorBeforeCommit = "error_before_commit"
     /// The write commits, then a JSON 5xx envelope answers (default status 500).
@@ -48,6 +50,17 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
         self.afterCommit = afterCommit
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case kind, rate, status, delaySeconds, afterCommit }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        kind = try c.decode(StagingFaultKind.self, forKey: .kind)
+        rate = try c.decode(Double.self, forKey: .rate)
+        status = try c.decodeIfPresent(Int.self, forKey: .status)
+        delaySeconds = try c.decodeIfPresent(Double.self, forKey: .delaySeconds)
+        afterCommit = try c.decodeIfPresent(Bool.self, forKey: .afterCommit)
+    }
+
     /// Whether the write commits before this fault answers.
     public var commitsWrite: Bool { kind == .errorBeforeCommit ? false : (afterCommit ?? kind.defaultAfterCommit) }
 }
@@ -69,8 +82,10 @@ public struct StagingFaults: Sendable, Codable, Equatable {
         self.endpoints = endpoints
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case seed, endpoints }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 1
         endpoints = try c.decodeIfPresent([String: [StagingFaultRule]].self, forKey: .endpoints) ?? [:]
     }

@@ -9,6 +9,12 @@ public struct StagingFixtures: Sendable, Codable, Equatable {
     /// Fixtures made of `orgs`.
     public init(orgs: [StagingOrg]) { self.orgs = orgs }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case orgs }
+
+    public init(from decoder: any Decoder) throws {
+        orgs = try decoder.strictContainer(keyedBy: CodingKeys.self).decode([StagingOrg].self, forKey: .orgs)
+    }
+
     /// The built-in fixtures: orgs `acme` and `globex` with their keys and links.
     public static let `default` = StagingFixtures(orgs: [
         StagingOrg(
@@ -61,8 +67,10 @@ public struct StagingOrg: Sendable, Codable, Equatable {
         self.links = links
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case orgKey, active, apiKeys, ios, links }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         orgKey = try c.decode(String.self, forKey: .orgKey)
         active = try c.decodeIfPresent(Bool.self, forKey: .active) ?? true
         apiKeys = try c.decodeIfPresent([StagingAPIKey].self, forKey: .apiKeys) ?? []
@@ -72,9 +80,11 @@ public struct StagingOrg: Sendable, Codable, Equatable {
 }
 
 /// The tier of an API key: the SDK needs `CLIENT`; `SERVER` keys get 403 on `/sdk/*`.
-public enum StagingKeyTier: String, Sendable, Codable {
+public enum StagingKeyTier: String, Sendable, Codable, CaseIterable {
     case client = "CLIENT"
     case server = "SERVER"
+
+    public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }
 }
 
 /// One API key of an org.
@@ -103,8 +113,10 @@ public struct StagingAPIKey: Sendable, Codable, Equatable {
         self.rotatedAgoSeconds = rotatedAgoSeconds
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case key, tier, revoked, rotatedAt, rotatedAgoSeconds }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         key = try c.decode(String.self, forKey: .key)
         tier = try c.decodeIfPresent(StagingKeyTier.self, forKey: .tier) ?? .client
         revoked = try c.decodeIfPresent(Bool.self, forKey: .revoked) ?? false
@@ -129,8 +141,10 @@ public struct StagingIOSApp: Sendable, Codable, Equatable {
         self.customHosts = customHosts
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case teamId, bundleId, customHosts }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         teamId = try c.decodeIfPresent(String.self, forKey: .teamId)
         bundleId = try c.decode(String.self, forKey: .bundleId)
         customHosts = try c.decodeIfPresent([String].self, forKey: .customHosts) ?? []
@@ -159,8 +173,10 @@ public struct StagingLink: Sendable, Codable, Equatable {
         self.active = active
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case shortCode, linkId, path, params, active }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         shortCode = try c.decode(String.self, forKey: .shortCode)
         linkId = try c.decode(String.self, forKey: .linkId)
         path = try c.decode(String.self, forKey: .path)

@@ -1,11 +1,13 @@
 /// The rate-limit algorithm the emulator enforces (CONTRACT §1, "Rate limits").
-public enum StagingRateLimitAlgorithm: String, Sendable, Codable {
+public enum StagingRateLimitAlgorithm: String, Sendable, Codable, CaseIterable {
     /// `@nestjs/throttler`'s fixed window: a key's window opens at its first hit and lasts
     /// the window length; at most `limit` hits are accepted inside it.
     case fixedWindow = "fixed_window"
     /// A sliding log: a hit is accepted while fewer than `limit` accepted hits lie within
     /// the last window length.
     case slidingLog = "sliding_log"
+
+    public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }
 }
 
 /// A limit: `limit` requests per `windowSeconds` seconds.
@@ -19,6 +21,14 @@ public struct StagingRateLimitRule: Sendable, Codable, Equatable {
     public init(limit: Int, windowSeconds: Double) {
         self.limit = limit
         self.windowSeconds = windowSeconds
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case limit, windowSeconds }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
+        limit = try c.decode(Int.self, forKey: .limit)
+        windowSeconds = try c.decode(Double.self, forKey: .windowSeconds)
     }
 }
 
@@ -66,8 +76,10 @@ public struct StagingLimits: Sendable, Codable, Equatable {
         self.events = events
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable { case match, data, sdk, events, enabled, algorithm }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         let d = StagingLimits()
         enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
         algorithm = try c.decodeIfPresent(StagingRateLimitAlgorithm.self, forKey: .algorithm) ?? d.algorithm

@@ -33,8 +33,13 @@ public struct StagingMatchSettings: Sendable, Codable, Equatable {
         self.timezoneWeight = timezoneWeight
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case clickTTLSeconds, ipFuzzyWindowSeconds, scoredThreshold, platformWeight, ipWeight, osVersionWeight
+        case languageWeight, timezoneWeight
+    }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         let d = StagingMatchSettings()
         clickTTLSeconds = try c.decodeIfPresent(Double.self, forKey: .clickTTLSeconds) ?? d.clickTTLSeconds
         ipFuzzyWindowSeconds =

@@ -78,7 +78,10 @@ public final class StagingServer: Sendable {
         value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))s" : "\(value)s"
     }
 
-    /// A few lines for a console banner: where it listens, the keys and links it serves.
+    /// Lines for a console banner: where it listens, the rate limits in force, whether
+    /// `X-Forwarded-For` is trusted, the org keys, API keys and link short codes it serves,
+    /// the CLIENT key the `/sdk/*` routes take, the admin routes and a ready-to-paste curl
+    /// example (`POST /match`).
     public func summary() -> [String] {
         var lines = ["OptoLink staging emulator on \(baseURL.absoluteString)"]
         let limits = configuration.limits
@@ -89,7 +92,10 @@ public final class StagingServer: Sendable {
                         "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
                     }.joined(separator: ", ")
                 : "rate limits: off")
-        if configuration.trustForwardedFor { lines.append("client IP: first X-Forwarded-For address (trusted)") }
+        lines.append(
+            configuration.trustForwardedFor
+                ? "client IP: first X-Forwarded-For address (X-Forwarded-For trusted)"
+                : "client IP: socket peer (X-Forwarded-For not trusted; --trust-forwarded-for to change)")
         for org in configuration.fixtures.orgs {
             let keys = org.apiKeys.map { key in
                 key.key + " (" + key.tier.rawValue + (key.revoked ? ", revoked" : "")
@@ -100,12 +106,26 @@ public final class StagingServer: Sendable {
                 "org \(org.orgKey)\(org.active ? "" : " (suspended)"): keys \(keys.joined(separator: ", ")); links \(links.joined(separator: ", "))"
             )
         }
+        let usable = configuration.fixtures.orgs.lazy.filter(\.active).flatMap { org in
+            org.apiKeys.lazy.filter { $0.tier == .client && !$0.revoked && $0.rotatedAt == nil && $0.rotatedAgoSeconds == nil }
+                .map { (org, $0) }
+        }.first
+        if let (org, key) = usable {
+            lines.append("/sdk/* need: Authorization: Bearer \(key.key)  (CLIENT key of org \(org.orgKey))")
+            if let link = org.links.first(where: \.active) {
+                lines.append("click a link: \(baseURL.absoluteString)/\(org.orgKey)/\(link.shortCode)")
+            }
+        }
         let faulted = configuration.faults.endpoints.filter { !$0.value.isEmpty }.keys.sorted()
         if !faulted.isEmpty {
             lines.append("faults on: \(faulted.joined(separator: ", ")) (seed \(configuration.faults.seed))")
         }
         lines.append(
             "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"
+        )
+        lines.append(
+            "try: curl -s -X POST \(baseURL.absoluteString)/match -H 'Content-Type: application/json' -d "
+                + #"'{"platform":"iOS","osVersion":"18.1","deviceModel":"iPhone","language":"en-US","deviceId":"curl-device-1"}'"#
         )
         return lines
     }
