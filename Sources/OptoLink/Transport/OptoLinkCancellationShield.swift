@@ -87,39 +87,10 @@ extension URLSession {
     /// - Throws: `URLError` when no response arrived, including `.cancelled`.
     public func optoLinkData(for request: URLRequest) async throws -> (Data, URLResponse) {
         #if canImport(FoundationNetworking)
-            // The shield without its detached task: a completion-handler data task is never
-            // cancelled (so the deadlock cannot happen), and its handler resumes the caller
-            // directly — one hop fewer per request than shielding `data(for:)`.
-            let once = OptoLinkCancellationShield.Once<(Data, URLResponse)>()
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                    once.attach(continuation)
-                    dataTask(with: request) { data, response, error in
-                        if let error {
-                            once.finish(.failure(Self.optoLinkURLError(error)))
-                        } else if let response {
-                            once.finish(.success((data ?? Data(), response)))
-                        } else {
-                            once.finish(.failure(URLError(.badServerResponse)))
-                        }
-                    }.resume()
-                }
-            } onCancel: {
-                // Never resume under the runtime's cancellation lock: hop to a queue first.
-                DispatchQueue.global().async { once.finish(.failure(URLError(.cancelled))) }
-            }
+            let session = self
+            return try await OptoLinkCancellationShield.run { try await session.data(for: request) }
         #else
             return try await data(for: request)
         #endif
     }
-
-    #if canImport(FoundationNetworking)
-        /// A data task's error as the `URLError` that `data(for:)` would throw.
-        private static func optoLinkURLError(_ error: any Error) -> any Error {
-            if let error = error as? URLError { return error }
-            let ns = error as NSError
-            guard ns.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: ns.code) else { return error }
-            return URLError(code, userInfo: ns.userInfo)
-        }
-    #endif
 }
