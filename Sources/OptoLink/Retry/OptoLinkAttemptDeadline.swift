@@ -47,14 +47,19 @@ enum OptoLinkAttemptDeadline {
     ) async throws -> OptoLinkHTTPResponse {
         let attempt = Task { try await operation() }
         let fired = LockedBox(false)
-        let timer = DispatchWorkItem {
+        // A timer source rather than `asyncAfter`: cancelling it removes it (and the attempt
+        // it holds, with its response) at once, where a cancelled `asyncAfter` item stays
+        // queued until its deadline.
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.setEventHandler {
             fired.withLock { $0 = true }
             attempt.cancel()
         }
         let (seconds, attoseconds) = timeout.components
         // The retry loop caps deadlines at one year, far below `Int.max` nanoseconds.
         let nanoseconds = Int(min(seconds, 316_000_000)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds)), execute: timer)
+        timer.schedule(deadline: .now() + .nanoseconds(max(0, nanoseconds)), leeway: .milliseconds(1))
+        timer.activate()
         defer { timer.cancel() }
         do {
             return try await withTaskCancellationHandler {
