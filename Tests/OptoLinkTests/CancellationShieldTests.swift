@@ -36,4 +36,18 @@ struct CancellationShieldTests {
             try await OptoLinkCancellationShield.run { () async throws -> Int in throw URLError(.timedOut) }
         }
     }
+
+    @Test("optoLinkData throws the same URLError as data(for:) when no response arrives")
+    func sameErrorAsDataFor() async throws {
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        // Port 1 on loopback: nothing listens there, so the connection is refused.
+        let request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:1/")), timeoutInterval: 5)
+        var expected: URLError.Code?
+        do { _ = try await session.data(for: request) } catch let error as URLError { expected = error.code }
+        var actual: URLError.Code?
+        do { _ = try await session.optoLinkData(for: request) } catch let error as URLError { actual = error.code }
+        #expect(expected != nil)
+        #expect(actual == expected)
+    }
 }

@@ -43,7 +43,9 @@ struct OptoLinkRequestFactory: Sendable {
     /// A `POST` with a JSON body to a fixed endpoint.
     func post(_ endpoint: OptoLinkEndpoint, body: [String: Any]) throws(OptoLinkConnectionError) -> OptoLinkHTTPRequest
     {
-        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data =
+            OptoLinkJSONBody.encode(body)
+            ?? (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
         var request = try make(
             method: "POST", path: Self.path(of: endpoint), sdkAuth: endpoint.retryClass != .repeatSafe)
         request.headers["Content-Type"] = "application/json"

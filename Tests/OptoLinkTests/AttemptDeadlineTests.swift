@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import OptoLink
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// CONTRACT §2, timeout per attempt, on the real `ContinuousClock` (the dispatch-timer path;
+/// the virtual-time path is covered by the retry-matrix tests). Real time here is a few
+/// tens of milliseconds per test.
+@Suite(.timeLimit(.minutes(1)))
+struct AttemptDeadlineTests {
+    static let ok = OptoLinkHTTPResponse(status: 200, headers: [:], body: Data("{}".utf8))
+
+    /// An operation that never answers and reports whether it saw cancellation.
+    static func hang(_ sawCancel: LockedBox<Bool>) async throws -> OptoLinkHTTPResponse {
+        do {
+            try await Task.sleep(for: .seconds(30))
+        } catch {
+            sawCancel.withLock { $0 = true }
+            throw URLError(.cancelled)
+        }
+        return ok
+    }
+
+    @Test func aResponseBeforeTheDeadlineIsReturned() async throws {
+        let response = try await OptoLinkAttemptDeadline.race(.seconds(5), on: ContinuousClock()) { Self.ok }
+        #expect(response.status == 200)
+    }
+
+    @Test func aTransportErrorBeforeTheDeadlineIsRethrownAsIs() async throws {
+        await #expect(throws: URLError(.cannotConnectToHost)) {
+            try await OptoLinkAttemptDeadline.race(.seconds(5), on: ContinuousClock()) {
+                throw URLError(.cannotConnectToHost)
+            }
+        }
+    }
+
+    @Test func theDeadlineCancelsTheAttemptAndThrowsTimedOut() async throws {
+        let sawCancel = LockedBox(false)
+        let started = ContinuousClock.now
+        await #expect(throws: URLError(.timedOut)) {
+            try await OptoLinkAttemptDeadline.race(.milliseconds(50), on: ContinuousClock()) {
+                try await Self.hang(sawCancel)
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(50))
+        #expect(elapsed < .seconds(10))
+        #expect(sawCancel.withLock { $0 })
+    }
+
+    @Test func cancellingTheCallerCancelsTheAttemptWithoutATimeout() async throws {
+        let sawCancel = LockedBox(false)
+        let call = Task {
+            try await OptoLinkAttemptDeadline.race(.seconds(20), on: ContinuousClock()) {
+                try await Self.hang(sawCancel)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        call.cancel()
+        let result = await call.result
+        #expect(throws: URLError(.cancelled)) { try result.get() }
+        #expect(sawCancel.withLock { $0 })
+    }
+}

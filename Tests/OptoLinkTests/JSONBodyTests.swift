@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import OptoLink
+
+/// The SDK's own body writer must produce exactly what `JSONSerialization` with sorted keys
+/// produces for every shape it accepts, and decline every shape it does not handle.
+@Suite(.timeLimit(.minutes(1)))
+struct JSONBodyTests {
+    static func reference(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    static var bodies: [[String: Any]] { [
+        [:],
+        ["deviceId": "d-1", "eventName": "purchase", "properties": ["opl_corr": "run:dev-1:3", "k": "v"]],
+        ["deviceId": "x", "eventName": "e", "properties": [String: String]()],
+        ["_x": "1", "A_": "2", "a_b": "3", "aab": "4", "ab": "5", "Zz": "6", "z_": "7", "Z": "8", "abd": "9"],
+        ["s": #"slash/ quote" back\ é ünïcødé 😀 \#u{7f} \#u{2028}"#, "t": ""],
+        ["outer": ["inner": ["leaf": "v"] as [String: Any], "b": "c"] as [String: Any]],
+        [
+            "platform": "iOS", "osVersion": "18.1", "deviceModel": "iPhone16,2", "language": "en-GB",
+            "deviceId": "b3b1c7de-0000-4000-8000-00000000be0c", "clipboardToken": "opl_abc/def",
+        ],
+    ] }
+
+    @Test(arguments: 0..<7)
+    func matchesJSONSerialization(index: Int) throws {
+        let body = Self.bodies[index]
+        let data = try #require(OptoLinkJSONBody.encode(body))
+        #expect(String(decoding: data, as: UTF8.self) == (try Self.reference(body)))
+    }
+
+    static var declined: [[String: Any]] { [
+        ["a1": "digits sort numerically"],
+        ["key": "x", "KEY": "case-insensitive tie"],
+        ["n": 1],
+        ["b": true],
+        ["control": "line\nbreak"],
+        ["list": ["a"]],
+        ["": "empty key"],
+        ["dash-key": "v"],
+    ] }
+
+    @Test(arguments: 0..<8)
+    func declinesOtherShapes(index: Int) {
+        #expect(OptoLinkJSONBody.encode(Self.declined[index]) == nil)
+    }
+
+    @Test func argumentRangesCoverEveryFixture() {
+        #expect(Self.bodies.count == 7)
+        #expect(Self.declined.count == 8)
+    }
+}
