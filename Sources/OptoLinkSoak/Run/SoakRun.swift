@@ -214,6 +214,7 @@ public struct SoakRun: Sendable {
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
                 runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds))
         metrics.merge(verdicts.metrics()) { _, verdict in verdict }
+        summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
         summary.metrics = metrics
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
