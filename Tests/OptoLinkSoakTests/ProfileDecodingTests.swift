@@ -93,6 +93,9 @@ struct ProfileDecodingTests {
         ] {
             #expect(Thresholds.isKnownMetric(metric), "\(metric)")
         }
+        let missing = Thresholds.evaluate(["events.lost == 0", "match.attempts > 0"], metrics: [:])
+        #expect(missing[0].message?.contains("needs the server ledger") == true)
+        #expect(missing[1].message == "metric 'match.attempts' not available in this run")
         for metric in ["match.latency.p95", "events.lst", "limits.match", "http.429.p95", "foo"] {
             #expect(!Thresholds.isKnownMetric(metric), "\(metric)")
         }

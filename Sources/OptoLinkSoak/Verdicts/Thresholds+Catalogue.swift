@@ -117,6 +117,13 @@ extension Thresholds {
         return best.name
     }
 
+    /// Whether `metric` is a reconciliation metric, which only exists when a server ledger is read.
+    static func needsLedger(_ metric: String) -> Bool {
+        let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 2 else { return false }
+        return parts[0] == "reconcile" || (endpoints.contains(parts[0]) && reconcileCounts.contains(parts[1]))
+    }
+
     /// Checks an expression before the run: its syntax, and that its metric fits the naming scheme.
     /// - Returns: `nil` when usable, else the problem in words.
     public static func problem(in expression: String) -> String? {

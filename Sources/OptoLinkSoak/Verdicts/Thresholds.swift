@@ -47,7 +47,9 @@ public enum Thresholds {
         guard let observed = metrics[parsed.metric] else {
             return ThresholdResult(
                 expression: expression, metric: parsed.metric, observed: nil, limit: parsed.value, passed: false,
-                message: "metric '\(parsed.metric)' not available in this run")
+                message: needsLedger(parsed.metric)
+                    ? "metric '\(parsed.metric)' needs the server ledger (embedded emulator, or --ledger FILE with --base-url)"
+                    : "metric '\(parsed.metric)' not available in this run")
         }
         guard observed.isFinite else {
             return ThresholdResult(
