@@ -48,7 +48,7 @@ public enum Thresholds {
             return ThresholdResult(
                 expression: expression, metric: parsed.metric, observed: nil, limit: parsed.value, passed: false,
                 message: needsLedger(parsed.metric)
-                    ? "metric '\(parsed.metric)' needs the server ledger (embedded emulator, or --ledger FILE with --base-url)"
+                    ? "metric '\(parsed.metric)' not available in this run: it needs the server ledger (embedded emulator, or --ledger FILE with --base-url)"
                     : "metric '\(parsed.metric)' not available in this run")
         }
         guard observed.isFinite else {
