@@ -24,7 +24,7 @@ enum BackendProbe {
         let ns = error as NSError
         guard ns.domain == NSURLErrorDomain else { return error.localizedDescription }
         switch ns.code {
-        case NSURLErrorTimedOut: return "timed out after \(Int(timeout)) s (the server accepted the connection but never answered)"
+        case NSURLErrorTimedOut: return "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
         case NSURLErrorCannotConnectToHost: return "connection refused (nothing listens there)"
         case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
         case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
