@@ -6,8 +6,12 @@ public enum OptoLinkSoak {
     public static let version = "0.1.0"
 
     /// Runs one command line; returns the process exit code (0 pass · 1 threshold failed ·
-    /// 2 could not run · 130 interrupted).
+    /// 2 could not run · 130 interrupted by SIGINT · 143 terminated by SIGTERM).
     public static func main(_ arguments: [String]) async -> Int32 {
+        guard !arguments.isEmpty else {
+            FileHandle.standardError.write(Data((SoakCommandLine.usage + "\n").utf8))
+            return 2
+        }
         let command: SoakCommand
         do {
             command = try SoakCommandLine.parse(arguments)
@@ -25,11 +29,16 @@ public enum OptoLinkSoak {
         case .run(let options):
             let run = SoakRun(options: options)
             let control = run.control
-            let trap = SignalTrap {
-                FileHandle.standardError.write(Data("\ninterrupted: stopping new work, finishing in-flight calls…\n".utf8))
-                control.stop("interrupted")
+            let requests = run.stopRequests
+            // SIGINT (Ctrl-C) and SIGTERM both stop new work, let in-flight calls finish within
+            // the grace period and write the report; the exit code says which one (130 / 143).
+            let traps = [(SIGINT, "SIGINT", "interrupted"), (SIGTERM, "SIGTERM", "terminated")].map { number, name, reason in
+                SignalTrap(signal: number) {
+                    FileHandle.standardError.write(Data("\n\(requests.record(name))\n".utf8))
+                    control.stop(reason)
+                }
             }
-            defer { trap.cancel() }
+            defer { traps.forEach { $0.cancel() } }
             let result = await run.execute()
             if let directory = result.directory { print(directory.path) }
             return result.exitCode

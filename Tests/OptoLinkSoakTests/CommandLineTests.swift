@@ -31,6 +31,10 @@ struct CommandLineTests {
             (["run", "p.json", "--frobnicate"], "--frobnicate: unknown option"),
             (["run", "p.json", "--base-url", "ftp://x"], "--base-url: \"ftp://x\" is not an http(s) URL"),
             (["run", "p.json", "--api-key", "k"], "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)"),
+            (["run", "p.json", "--duration", "--out", "x"], "--duration: needs a value"),
+            (["run", "p.json", "--seed", "-h"], "--seed: needs a value"),
+            (["run", "p.json", "--seed", "-1"], "--seed: \"-1\" is not an unsigned integer"),
+            (["run", "p.json", "--rate", "0"], "--rate: must be > 0 journeys/s (0 would start nothing)"),
             (["serve", "--port", "70000"], "--port: \"70000\" is not a port (0…65535)"),
             (["launch"], "unknown command \"launch\" (expected run, serve, bench, --help, --version)"),
         ])
@@ -56,5 +60,15 @@ struct CommandLineTests {
     func exitCode() async {
         #expect(await OptoLinkSoak.main(["run", "--devices", "x"]) == 2)
         #expect(await OptoLinkSoak.main(["--version"]) == 0)
+        #expect(await OptoLinkSoak.main([]) == 2)
+    }
+
+    @Test("run --help says what --duration bounds and how --devices meets iterations")
+    func runHelpExplains() {
+        let help = SoakCommandLine.runUsage
+        #expect(help.contains("no journey or step starts after it"))
+        #expect(help.contains("load.grace"))
+        #expect(help.contains("load.iterations is a total of journeys"))
+        #expect(SoakCommandLine.usage.contains("143"))
     }
 }

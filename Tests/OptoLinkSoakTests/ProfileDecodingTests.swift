@@ -53,6 +53,18 @@ struct ProfileDecodingTests {
             (#""stages": [{"duration": 1, "target": 5}]"#, #""stages": [{"duration": 1, "rate": 5}]"#,
              "load.stages[0].rate: unknown field (expected one of duration, target)"),
             (#", "link": "welcome""#, "", "journeys[0].steps[0].link: missing required field"),
+            (#""count": 3"#, #""count": 20.5"#, "devices.count: 20.5 is not a whole number"),
+            (#""name": "t","#, #""name": "t", "seed": -1,"#, "seed: -1 must not be negative"),
+            (#""name": "t","#, #""name": "t", "sdk": {"maxRetries": 2.5},"#, "sdk.maxRetries: 2.5 is not a whole number"),
+            (#""repeat": 2"#, #""repeat": 1e30"#, "journeys[0].steps[2].repeat: 1e30 is out of range"),
+            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["backoff.early == 0", "match.call_latency.p95 <"]},"#,
+             "expect.thresholds[1]: bad value '': a number, optionally with ms, s or %"),
+            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["match.call_latncy.p95 < 250ms"]},"#,
+             #"expect.thresholds[0]: unknown metric "match.call_latncy.p95" (did you mean match.call_latency.p95?)"#),
+            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["backof.early == 0"]},"#,
+             #"expect.thresholds[0]: unknown metric "backof.early" (did you mean backoff.early?)"#),
+            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["http.errors 5"]},"#,
+             "expect.thresholds[0]: no operator: expected '<metric> <op> <value>' with op one of < <= > >= == !=, e.g. 'backoff.early == 0'"),
         ])
     func errors(old: String, new: String, expected: String) {
         #expect(Self.message(Self.replacing(old, with: new)) == expected)
@@ -62,6 +74,31 @@ struct ProfileDecodingTests {
     func notJSON() throws {
         let message = try #require(Self.message("{\"name\": "))
         #expect(message.hasPrefix("not valid JSON"))
+    }
+
+    @Test("a syntax error names its line and column")
+    func syntaxErrorPosition() throws {
+        let json = "{\n  \"name\": \"t\",,\n  \"seed\": 1\n}"
+        let message = try #require(Self.message(json))
+        #expect(message.hasPrefix("not valid JSON: line 2, column 15"), "\(message)")
+    }
+
+    @Test("thresholds over declared buckets and every documented family are accepted")
+    func knownMetrics() {
+        for metric in [
+            "match.call_latency.p95", "http.errors.rate", "limits.session_identity.exact", "limits.match.too_strict",
+            "events.lost", "reconcile.duplicated", "retry.violations.retried_4xx", "attribution.method.CLIPBOARD.correct",
+            "backoff.429.early", "backoff.gap_excess.p99", "deferred.FINGERPRINT_EXACT", "identity_clear.calls.unfinished",
+            "journeys.start_lag.p999", "rss.max_bytes", "verdicts.ignored_attempts", "retry.events.violations",
+        ] {
+            #expect(Thresholds.isKnownMetric(metric), "\(metric)")
+        }
+        let missing = Thresholds.evaluate(["events.lost == 0", "match.attempts > 0"], metrics: [:])
+        #expect(missing[0].message?.contains("needs the server ledger") == true)
+        #expect(missing[1].message == "metric 'match.attempts' not available in this run")
+        for metric in ["match.latency.p95", "events.lst", "limits.match", "http.429.p95", "foo"] {
+            #expect(!Thresholds.isKnownMetric(metric), "\(metric)")
+        }
     }
 
     @Test("a closed model without duration or iterations is refused (a run must stop)")

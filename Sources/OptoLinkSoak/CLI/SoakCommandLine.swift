@@ -20,7 +20,8 @@ public enum SoakCommandLine {
           optolink-soak --version
 
         Run `optolink-soak <command> --help` for a command's options.
-        Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not run · 130 interrupted.
+        Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not run ·
+        130 interrupted (SIGINT/Ctrl-C) · 143 terminated (SIGTERM); both still write the report.
         """
 
     public static let runUsage = """
@@ -33,10 +34,14 @@ public enum SoakCommandLine {
           --base-url URL       drive a real staging backend instead of the embedded emulator
           --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey)
           --org-key ORG        org key (overrides sdk.orgKey)
-          --devices N          number of virtual devices
-          --duration SECONDS   hard bound on the run
-          --rate PER_SECOND    open model: constant arrival rate replacing the stages
-          --seed N             random seed
+          --devices N          number of virtual devices (replaces devices.count). A profile's
+                               load.iterations is a total of journeys, not per device: more
+                               devices share the same total (use --duration to run longer)
+          --duration SECONDS   when new work stops: no journey or step starts after it; journeys
+                               in flight then get up to the profile's load.grace (default 15 s)
+                               to finish, so the run can last duration + grace
+          --rate PER_SECOND    open model: constant arrival rate (> 0) replacing the stages
+          --seed N             random seed (unsigned integer)
           --out DIR            report directory (default Reports/<profile>-<timestamp>/)
           --ledger FILE        server ledger exported from the real backend (JSON array)
           --no-progress        no progress line
@@ -105,7 +110,9 @@ public enum SoakCommandLine {
                 var consumed = false
                 let next: () throws -> String = {
                     if let inline { return inline }
-                    guard i + 1 < args.count else { throw SoakUsageError(message: "\(flag): needs a value") }
+                    guard i + 1 < args.count, !looksLikeFlag(args[i + 1]) else {
+                        throw SoakUsageError(message: "\(flag): needs a value")
+                    }
                     consumed = true
                     return args[i + 1]
                 }
@@ -117,6 +124,11 @@ public enum SoakCommandLine {
             }
         }
         return false
+    }
+
+    /// `--out`, `-h`: an option, not a value (`-1` is a value, so `number` can reject it by name).
+    private static func looksLikeFlag(_ text: String) -> Bool {
+        text.hasPrefix("--") || (text.count >= 2 && text.hasPrefix("-") && text.dropFirst().first?.isLetter == true)
     }
 
     private static func number<T: LosslessStringConvertible & Comparable>(
@@ -146,7 +158,9 @@ public enum SoakCommandLine {
             case "--org-key": options.orgKey = try value()
             case "--devices": options.devices = try number(flag, value(), 1...1_000_000, "a device count (1…1000000)")
             case "--duration": options.duration = try number(flag, value(), 0.001...604_800.0, "seconds (0.001…604800)")
-            case "--rate": options.rate = try number(flag, value(), 0.0...100_000.0, "journeys/s (0…100000)")
+            case "--rate":
+                options.rate = try number(flag, value(), 0.0...100_000.0, "journeys/s (0…100000)")
+                if options.rate == 0 { throw SoakUsageError(message: "--rate: must be > 0 journeys/s (0 would start nothing)") }
             case "--seed": options.seed = try number(flag, value(), 0...UInt64.max, "an unsigned integer")
             case "--out": options.outDirectory = try value()
             case "--ledger": options.ledgerPath = try value()

@@ -62,7 +62,7 @@ extension JourneyStep: Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let kind = try c.decode(String.self, forKey: .kind)
+        let kind = try c.decodeField(String.self, forKey: .kind)
         guard Self.kinds.contains(kind) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .kind, in: c,
@@ -84,12 +84,12 @@ extension JourneyStep: Codable {
         case "click":
             self = .click(
                 link: try c.decodeRequired(String.self, forKey: .link, "must not be empty") { !$0.isEmpty },
-                org: try c.decodeIfPresent(String.self, forKey: .org)
+                org: try c.decodeFieldIfPresent(String.self, forKey: .org)
             )
         case "firstLaunch": self = .firstLaunch
         case "relaunch": self = .relaunch
         case "open":
-            let styleText = try c.decodeIfPresent(String.self, forKey: .style) ?? "universal"
+            let styleText = try c.decodeFieldIfPresent(String.self, forKey: .style) ?? "universal"
             guard let style = OpenStyle(rawValue: styleText) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .style, in: c,
@@ -108,7 +108,7 @@ extension JourneyStep: Codable {
                 name: try c.decodeRequired(String.self, forKey: .name, "must be 1…255 characters") {
                     (1...255).contains($0.count)
                 },
-                properties: try c.decodeIfPresent([String: String].self, forKey: .properties) ?? [:],
+                properties: try c.decodeFieldIfPresent([String: String].self, forKey: .properties) ?? [:],
                 repeat: try c.decodeChecked(Int.self, forKey: .repeat, default: 1, "must be 1…10000") {
                     (1...10_000).contains($0)
                 }

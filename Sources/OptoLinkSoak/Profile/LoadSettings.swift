@@ -69,7 +69,7 @@ public struct LoadSettings: Sendable, Equatable, Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let modelText = try c.decode(String.self, forKey: .model)
+        let modelText = try c.decodeField(String.self, forKey: .model)
         guard let model = Model(rawValue: modelText) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .model, in: c, debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"
@@ -79,19 +79,19 @@ public struct LoadSettings: Sendable, Equatable, Codable {
         startRate = try c.decodeChecked(Double.self, forKey: .startRate, default: 0, "must be 0…100000 journeys/s") {
             (0...100_000).contains($0)
         }
-        stages = try c.decodeIfPresent([Stage].self, forKey: .stages) ?? []
-        concurrency = try c.decodeIfPresent(Int.self, forKey: .concurrency)
+        stages = try c.decodeFieldIfPresent([Stage].self, forKey: .stages) ?? []
+        concurrency = try c.decodeFieldIfPresent(Int.self, forKey: .concurrency)
         if let concurrency, !(1...1_000_000).contains(concurrency) {
             throw DecodingError.dataCorruptedError(forKey: .concurrency, in: c, debugDescription: "must be 1…1000000")
         }
         maxInFlight = try c.decodeChecked(Int.self, forKey: .maxInFlight, default: 1000, "must be 1…1000000") {
             (1...1_000_000).contains($0)
         }
-        duration = try c.decodeIfPresent(Double.self, forKey: .duration)
+        duration = try c.decodeFieldIfPresent(Double.self, forKey: .duration)
         if let duration, !(0.001...604_800).contains(duration) {
             throw DecodingError.dataCorruptedError(forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds")
         }
-        iterations = try c.decodeIfPresent(Int.self, forKey: .iterations)
+        iterations = try c.decodeFieldIfPresent(Int.self, forKey: .iterations)
         if let iterations, iterations < 1 {
             throw DecodingError.dataCorruptedError(forKey: .iterations, in: c, debugDescription: "must be ≥ 1")
         }

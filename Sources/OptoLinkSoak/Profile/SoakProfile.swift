@@ -43,6 +43,11 @@ public struct SoakProfile: Sendable, Equatable {
         do {
             return try JSONDecoder().decode(SoakProfile.self, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                if let syntax = jsonSyntaxProblem(data) { throw SoakProfileError(message: "not valid JSON: \(syntax)") }
+                throw SoakProfileError(
+                    message: "a number does not fit its field (a fraction where a whole number is expected, or out of range)")
+            }
             throw SoakProfileError(message: describeDecodingError(error))
         }
     }
@@ -59,19 +64,28 @@ extension SoakProfile: Codable {
         name = try c.decodeRequired(String.self, forKey: .name, "must be 1–64 letters, digits, '-' or '_'") {
             !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
         }
-        description = try c.decodeIfPresent(String.self, forKey: .description)
-        seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 1
-        devices = try c.decode(DevicePopulation.self, forKey: .devices)
+        description = try c.decodeFieldIfPresent(String.self, forKey: .description)
+        seed = try c.decodeFieldIfPresent(UInt64.self, forKey: .seed) ?? 1
+        devices = try c.decodeField(DevicePopulation.self, forKey: .devices)
         journeys = try c.decodeRequired([Journey].self, forKey: .journeys, "needs at least one journey") { !$0.isEmpty }
-        load = try c.decode(LoadSettings.self, forKey: .load)
-        sdk = try c.decodeIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
-        backend = try c.decodeIfPresent(JSONValue.self, forKey: .backend)
+        load = try c.decodeField(LoadSettings.self, forKey: .load)
+        sdk = try c.decodeFieldIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
+        backend = try c.decodeFieldIfPresent(JSONValue.self, forKey: .backend)
         // The emulator section is checked at load (strictly: typos are `backend.<path>: unknown field`).
         if let staging = try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend), !staging.problems().isEmpty {
             let problems = staging.problems().joined(separator: "; ")
             throw DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems)
         }
-        expect = try c.decodeIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
+        expect = try c.decodeFieldIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
+        // Thresholds are judged after the run; their syntax and metric names are checked now.
+        for (index, expression) in expect.thresholds.enumerated() {
+            guard let problem = Thresholds.problem(in: expression) else { continue }
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
+                        AnyCodingKey(intValue: index)],
+                    debugDescription: problem))
+        }
     }
 }
 
@@ -229,6 +243,6 @@ public struct SDKSettings: Sendable, Equatable, Codable {
         customScheme = try c.decodeChecked(String.self, forKey: .customScheme, default: "acme", "must be a URL scheme") {
             !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
         }
-        universalLinkHost = try c.decodeIfPresent(String.self, forKey: .universalLinkHost)
+        universalLinkHost = try c.decodeFieldIfPresent(String.self, forKey: .universalLinkHost)
     }
 }

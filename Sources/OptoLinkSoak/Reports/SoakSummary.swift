@@ -26,6 +26,9 @@ public struct SoakSummary: Sendable, Codable {
     public var verdicts: VerdictsReport?
     /// Each threshold expression with its observed value and pass/fail (`Thresholds.evaluate`).
     public var thresholds: [ThresholdResult]
+    /// Explanations the run could derive from its own records (why 429s were not retried,
+    /// events refused because the device's session check-in was rate limited); empty when none.
+    public var notes: [String] = []
     /// The histogram's stated relative precision of every percentile (0.01 = 1 %).
     public var histogramPrecision = LatencyHistogram.relativePrecision
 

@@ -15,7 +15,25 @@ enum BackendProbe {
             _ = try await session.optoLinkData(for: request)
         } catch {
             throw SoakProfileError(
-                message: "unreachable backend \(baseURL.absoluteString): \(error.localizedDescription)")
+                message: "unreachable backend \(baseURL.absoluteString): \(describe(error, timeout: request.timeoutInterval))")
+        }
+    }
+
+    /// A transport error in words (`timed out after 5 s`, `connection refused`), not `NSURLErrorDomain error -1001`.
+    static func describe(_ error: any Error, timeout: TimeInterval) -> String {
+        let ns = error as NSError
+        guard ns.domain == NSURLErrorDomain else { return error.localizedDescription }
+        switch ns.code {
+        case NSURLErrorTimedOut: return "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
+        case NSURLErrorCannotConnectToHost: return "connection refused (nothing listens there)"
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
+        case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
+        case NSURLErrorNotConnectedToInternet: return "no network"
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
+            NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid,
+            NSURLErrorServerCertificateHasUnknownRoot:
+            return "TLS failed (\(ns.localizedDescription))"
+        default: return "\(ns.localizedDescription) (URL error \(ns.code))"
         }
     }
 

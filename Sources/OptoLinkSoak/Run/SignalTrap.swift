@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// Turns SIGINT (Ctrl-C) into a call of `handler` on a dispatch queue instead of killing
+/// Turns SIGINT (Ctrl-C) or SIGTERM into a call of `handler` on a dispatch queue instead of killing
 /// the process, so an interrupted run stops new work and still writes its report.
 public final class SignalTrap {
     private let source: any DispatchSourceSignal
@@ -9,6 +9,12 @@ public final class SignalTrap {
     /// Starts trapping `signalNumber` (default SIGINT) until ``cancel()``.
     public init(signal signalNumber: Int32 = SIGINT, handler: @escaping @Sendable () -> Void) {
         signal(signalNumber, SIG_IGN)
+        // A parent may have started us with the signal blocked (a blocked mask survives exec:
+        // test runners, some supervisors); then it would stay pending forever. Unblock it here.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
         source.setEventHandler(handler: handler)
         source.resume()

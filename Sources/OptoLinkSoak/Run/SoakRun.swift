@@ -9,7 +9,8 @@ import FoundationNetworking
 
 /// What a finished `run` produced.
 public struct SoakRunResult: Sendable {
-    /// 0 = every threshold passed, 1 = a threshold failed, 2 = could not run, 130 = interrupted.
+    /// 0 = every threshold passed, 1 = a threshold failed, 2 = could not run, 130 = interrupted
+    /// (SIGINT), 143 = terminated (SIGTERM); the report is written in both cases.
     public var exitCode: Int32
     /// The report directory (`nil` when the run could not start).
     public var directory: URL?
@@ -24,6 +25,8 @@ public struct SoakRun: Sendable {
     public var options: SoakRunOptions
     /// Stops the run early (SIGINT sets it to `interrupted`).
     public var control = RunControl()
+    /// Counts SIGINT/SIGTERM and words the message for each (knows the grace period once loaded).
+    public let stopRequests = StopRequests()
     /// Builds the backend; default: embedded emulator, or ``RemoteBackend`` with `--base-url`.
     public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = { profile, options in
         if let url = options.baseURL {
@@ -66,6 +69,10 @@ public struct SoakRun: Sendable {
             profile = try options.apply(to: decoded)
         } catch {
             return fail("\(error)")
+        }
+        stopRequests.setGrace(profile.load.grace)
+        if options.devices != nil, let iterations = profile.load.iterations {
+            log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
         }
         let backend: any SoakBackend
         do {
@@ -144,6 +151,15 @@ public struct SoakRun: Sendable {
                 await rss.run(clock: clock)
                 return nil
             }
+            // Streamed rows reach the disk at least once a second, so even SIGKILL keeps what was measured.
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await clock.sleep(for: .seconds(1), tolerance: .milliseconds(100))
+                    recorder.attemptsCSV.flush()
+                    recorder.callsCSV.flush()
+                }
+                return nil
+            }
             var reason = "completed"
             while let value = await group.next() {
                 if let value {
@@ -164,7 +180,7 @@ public struct SoakRun: Sendable {
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: String, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
     ) async -> SoakRunResult {
-        let interrupted = stopReason == "interrupted"
+        let interrupted = stopReason == "interrupted" || stopReason == "terminated"
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -198,6 +214,7 @@ public struct SoakRun: Sendable {
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
                 runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds))
         metrics.merge(verdicts.metrics()) { _, verdict in verdict }
+        summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
         summary.metrics = metrics
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
@@ -212,7 +229,7 @@ public struct SoakRun: Sendable {
         }
         log(SummaryText.render(summary))
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = interrupted ? 130 : failed ? 1 : 0
+        let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 

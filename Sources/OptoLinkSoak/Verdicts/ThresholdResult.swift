@@ -23,15 +23,16 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
         self.message = message
     }
 
-    /// One console line: `✓ backoff.early == 0 (observed 0)`.
+    /// One console line: `PASS match.call_latency.p95 < 250ms (observed 3.2ms)`, the observed
+    /// value in the unit the expression wrote its limit in.
     public var line: String {
         let mark = passed ? "PASS" : "FAIL"
-        if let observed { return "\(mark) \(expression) (observed \(Self.format(observed)))" }
+        if let observed { return "\(mark) \(expression) (observed \(Thresholds.display(observed, like: expression)))" }
         return "\(mark) \(expression) (\(message ?? "no value"))"
     }
 
-    static func format(_ value: Double) -> String {
+    static func format(_ value: Double, significant: Int = 6) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
-        return String(format: "%.6g", value)
+        return String(format: "%.\(significant)g", value)
     }
 }

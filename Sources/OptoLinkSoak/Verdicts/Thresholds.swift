@@ -47,7 +47,9 @@ public enum Thresholds {
         guard let observed = metrics[parsed.metric] else {
             return ThresholdResult(
                 expression: expression, metric: parsed.metric, observed: nil, limit: parsed.value, passed: false,
-                message: "metric '\(parsed.metric)' not available in this run")
+                message: needsLedger(parsed.metric)
+                    ? "metric '\(parsed.metric)' not available in this run: it needs the server ledger (embedded emulator, or --ledger FILE with --base-url)"
+                    : "metric '\(parsed.metric)' not available in this run")
         }
         guard observed.isFinite else {
             return ThresholdResult(
@@ -85,6 +87,18 @@ public enum Thresholds {
                 ParseError(description: "bad value '\(rawValue)': a number, optionally with ms, s or %"))
         }
         return .success((metric, op, value))
+    }
+
+    /// `observed` in the unit of `expression`'s right-hand side: `0.0032` with `"… < 250ms"` →
+    /// `"3.2ms"`, with `"… < 1s"` → `"0.0032s"`, with `"… < 1%"` → `"0.32%"`; no unit → the plain number.
+    static func display(_ observed: Double, like expression: String) -> String {
+        let text = expression.trimmingCharacters(in: .whitespaces)
+        for (suffix, factor) in [("ms", 1000.0), ("%", 100.0), ("s", 1.0)] where text.hasSuffix(suffix) {
+            let number = text.dropLast(suffix.count).last
+            guard number?.isNumber == true || number == " " || number == "." else { continue }
+            return ThresholdResult.format(observed * factor, significant: 4) + suffix
+        }
+        return ThresholdResult.format(observed)
     }
 
     /// `"250ms"` → 0.25, `"1.5s"` → 1.5, `"1%"` → 0.01, `"3"` → 3.

@@ -28,11 +28,12 @@ extension VerdictsReport {
 
         if reconciliation.available {
             let parts = reconciliation.endpoints.sorted { $0.key < $1.key }.filter { $0.value.calls > 0 }.map { name, c in
-                "\(name) \(c.deliveredOnce) once, \(c.duplicated) duplicated, \(c.lost) lost, "
+                "  \(name): \(c.deliveredOnce) delivered once, \(c.duplicated) duplicated, \(c.lost) lost, "
                     + "\(c.landedUnknown) landed unknown, \(c.notDelivered) not delivered"
                     + (c.unexpected > 0 ? ", \(c.unexpected) unexpected" : "")
             }
-            lines.append("reconciliation: " + (parts.isEmpty ? "no writes" : parts.joined(separator: " · ")))
+            lines.append("reconciliation (against the server ledger):" + (parts.isEmpty ? " no writes" : ""))
+            lines += parts
         } else {
             lines.append("reconciliation: \(reconciliation.note ?? "not available")")
         }
@@ -50,10 +51,12 @@ extension VerdictsReport {
                         ("wrong message", b.wrongMessage),
                     ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
                 }
-                return "\(name) \(b.declared) — \(verdict) (\(b.windows) windows, \(b.accepted) passed, "
-                    + "\(b.rejected) rejected, \(b.ambiguous) ambiguous)"
+                let judged = b.accepted + b.rejected - b.ambiguous
+                return "  \(name) \(b.declared) — \(verdict) (\(b.windows) windows, \(b.accepted) passed, "
+                    + "\(b.rejected) rejected; \(Swift.max(0, judged)) judged, \(b.ambiguous) ambiguous)"
             }
-            lines.append("limits (\(limits.algorithm.rawValue)): " + (parts + limits.errors).joined(separator: " · "))
+            lines.append("limits (\(limits.algorithm.rawValue)):")
+            lines += parts + limits.errors.map { "  \($0)" }
         }
 
         let a = attribution.overall
