@@ -84,6 +84,21 @@ import Testing
         #expect(verdict.cutShort == 1)
     }
 
+    @Test func aCallTheRunCancelledDuringItsBackOffIsCutShortOnlyThen() {
+        // Events 429 with N = 60 at t = 1, and the run goes on to t = 100: the retry was due at 61.
+        let attempts =
+            Fixture.call(.events, call: 2, start: 1, [.init(status: 429, retryAfter: 60)])
+            + Fixture.call(.match, call: 5, start: 100, [.init(status: 201)])
+        // The driver saw the call cancelled by the run (grace deadline) while it slept: cut short.
+        let cancelled = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: "cancelled")])
+        #expect(cancelled.violations == 0)
+        #expect(cancelled.cutShort == 1)
+        // The same attempts where the client gave up by itself (threw the 429): a missing retry.
+        let gaveUp = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: "api_error")])
+        #expect(gaveUp.violationsByKind == ["missing_retry": 1])
+        #expect(gaveUp.cutShort == 0)
+    }
+
     @Test func cancelledAttemptsNeedNoRetry() {
         let attempts = [Fixture.attempt(.match, start: 1, status: nil, error: "cancelled")]
             + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])

@@ -222,6 +222,9 @@ public struct JourneyRunner: Sendable {
                 return "ok"
             } catch is OptoLinkApiError {
                 return "api_error"
+            } catch let error as OptoLinkConnectionError where error.underlying.code == .cancelled {
+                // The run stopped the call (grace deadline, Ctrl-C), e.g. during a back-off sleep.
+                return "cancelled"
             } catch is OptoLinkConnectionError {
                 return "connection_error"
             } catch {

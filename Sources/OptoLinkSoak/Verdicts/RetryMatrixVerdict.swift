@@ -8,7 +8,8 @@ import OptoLink
 /// `retried_4xx` (a 4xx other than 429), `retried_success`, `over_budget` (more than
 /// `maxRetries + 1` attempts), `missing_retry` (the call ended on a failure the matrix retries
 /// while budget was left). A call whose last attempt ended too close to the end of the run for
-/// its back-off to elapse is counted as `cutShort`, not as a missing retry.
+/// its back-off to elapse, or whose call the run cancelled while it waited (outcome `cancelled`),
+/// is counted as `cutShort`, not as a missing retry.
 public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
     /// The kinds of violation, as metric suffixes.
     public enum Kind: String, Sendable, Codable, CaseIterable {
@@ -62,6 +63,9 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
         var histogram: [String: [String: Int]] = [:]
         var found: [Violation] = []
         var cutShort = 0
+        // Calls the run itself cancelled (the driver records outcome `cancelled`): the client was
+        // still waiting to retry when the run stopped it, so a missing retry is the run's doing.
+        let cancelledByRun = Set(calls.lazy.filter { $0.outcome == "cancelled" }.map(CallKey.init))
 
         for (key, callAttempts) in groups {
             guard let first = callAttempts.first, let last = callAttempts.last else { continue }
@@ -83,7 +87,7 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
             let outcome = ContractRetryExpectation.Outcome(last)
             if callAttempts.count < budget, ContractRetryExpectation.requiresRetry(after: outcome, endpoint: endpoint) {
                 let wait = ContractRetryExpectation.expectedBackoff(after: outcome, retryIndex: callAttempts.count - 1)
-                if last.end + wait >= runEnd {
+                if last.end + wait >= runEnd || cancelledByRun.contains(key) {
                     cutShort += 1
                 } else {
                     found.append(violation(.missingRetry, after: last))
