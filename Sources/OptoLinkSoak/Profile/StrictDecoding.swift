@@ -1,31 +1,15 @@
 import Foundation
+import OptoLinkStaging
 
-/// A coding key built from any string or index, used to list the keys an object really has.
-struct AnyCodingKey: CodingKey, Hashable {
-    var stringValue: String
-    var intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue }
-    init(intValue: Int) {
-        self.stringValue = "\(intValue)"
-        self.intValue = intValue
-    }
-}
+/// A coding key built from any string or index (the emulator's, so profiles and emulator
+/// configurations are strict the same way).
+typealias AnyCodingKey = AnyConfigurationKey
 
 extension Decoder {
     /// Throws a `dataCorrupted` error naming the first key of this object not listed in `Keys`,
     /// so a typo in a profile (`"rate"` for `"target"`) fails instead of being ignored.
     func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws {
-        let container = try container(keyedBy: AnyCodingKey.self)
-        let known = Keys.allCases.map(\.stringValue)
-        for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue })
-        where !known.contains(key.stringValue) {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: codingPath + [key],
-                    debugDescription: "unknown field (expected one of \(known.joined(separator: ", ")))"
-                )
-            )
-        }
+        _ = try strictContainer(keyedBy: Keys.self)
     }
 }
 

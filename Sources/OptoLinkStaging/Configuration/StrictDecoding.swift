@@ -1,11 +1,12 @@
 import Foundation
 
 /// A coding key made from any string or index, to list the keys a JSON object really holds.
-struct AnyConfigurationKey: CodingKey {
-    var stringValue: String
-    var intValue: Int?
-    init(stringValue: String) { self.stringValue = stringValue }
-    init(intValue: Int) {
+/// Shared with the soak tester's profile decoding (`package`), so both are strict the same way.
+package struct AnyConfigurationKey: CodingKey, Hashable {
+    package var stringValue: String
+    package var intValue: Int?
+    package init(stringValue: String) { self.stringValue = stringValue }
+    package init(intValue: Int) {
         self.stringValue = "\(intValue)"
         self.intValue = intValue
     }
@@ -16,7 +17,9 @@ extension Decoder {
     /// configuration (`"limts"`) fails instead of silently running with the defaults.
     ///
     /// - Throws: `DecodingError.dataCorrupted` at `<path>.<key>` with `unknown field (expected one of …)`.
-    func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy _: Keys.Type) throws -> KeyedDecodingContainer<Keys> {
+    package func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy _: Keys.Type) throws
+        -> KeyedDecodingContainer<Keys>
+    {
         let all = try container(keyedBy: AnyConfigurationKey.self)
         let known = Keys.allCases.map(\.stringValue)
         for key in all.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !known.contains(key.stringValue) {
