@@ -79,7 +79,9 @@ import Testing
         let clear = try #require(verdict.endpoints["identity_clear"])
         #expect(session.deliveredOnce == 1)
         #expect(session.joinedBy == "device")
-        #expect(identity.deliveredOnce == 1)
+        // One outcome per call: d1's one identity call stored twice is duplicated (not also delivered once).
+        #expect(identity.calls == 2)
+        #expect(identity.deliveredOnce == 0)
         #expect(identity.duplicated == 1)
         #expect(identity.landedUnknown == 1)
         #expect(clear.lost == 1)
@@ -90,7 +92,8 @@ import Testing
         let ledger = (1...5).map { Fixture.ledger("session", deviceId: "uuid-\($0)") }
         let session = try #require(reconcile(calls, ledger).endpoints["session"])
         #expect(session.joinedBy == "endpoint_total")
-        #expect(session.deliveredOnce == 4)
+        #expect(session.calls == 4)
+        #expect(session.deliveredOnce == 3)
         #expect(session.duplicated == 1)
     }
 

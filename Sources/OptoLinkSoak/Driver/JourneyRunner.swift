@@ -167,7 +167,7 @@ public struct JourneyRunner: Sendable {
             retryPolicy: retryPolicy, label: label)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }
-        recorder.deviceIdRecorded(device: device.id, deviceId: instance.deviceId)
+        recorder.deviceIdRecorded(device: device.id, launch: launch, deviceId: instance.deviceId)
         let context = StepContext(label: label, intendedStart: due)
         await StepContext.$current.withValue(context) { await instance.start() }
         recorder.closeCalls(label: label, callIds: context.callIds, outcome: nil)

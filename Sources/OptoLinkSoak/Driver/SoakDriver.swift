@@ -4,9 +4,11 @@ import Synchronization
 /// Runs a profile's load model over the virtual devices with structured concurrency.
 ///
 /// - Open model: an ``ArrivalSchedule`` plans journey starts; a bounded task group starts
-///   each journey at its time (fill to `maxInFlight`, then one in per one out). A journey
-///   that starts late — the group was full, or the scheduler itself lagged — is counted
-///   and its lag recorded; its calls are still measured from the planned time.
+///   each journey at its time (fill to `maxInFlight`, then one in per one out) on an idle
+///   device: a device runs one journey at a time, as a phone runs one copy of an app, so two
+///   journeys never share (and dispose) one SDK instance. A journey that starts late — the
+///   group was full, every device was busy, or the scheduler itself lagged — is counted and
+///   its lag recorded; its calls are still measured from the planned time.
 /// - Closed model: `concurrency` devices loop journeys back to back.
 ///
 /// Both stop at `duration`, after `iterations` journeys, or when ``RunControl`` stops; then
@@ -28,7 +30,11 @@ public final class SoakDriver: Sendable {
         self.control = control
     }
 
-    private enum ChildResult: Sendable { case journey, watchdog }
+    private enum ChildResult: Sendable {
+        /// A journey ended on the device at this index.
+        case journey(device: Int)
+        case watchdog
+    }
 
     /// Runs until the load model ends or the run is stopped; returns the stop reason:
     /// `completed` (schedule or iterations done), `duration`, `iterations`, whatever stopped
@@ -61,7 +67,7 @@ public final class SoakDriver: Sendable {
             }
             while running > 0, let result = await group.next() {
                 switch result {
-                case .journey: running -= 1
+                case .journey(_): running -= 1
                 case .watchdog:
                     control.stop(.deadline)
                     group.cancelAll()
@@ -83,6 +89,7 @@ public final class SoakDriver: Sendable {
         let maxInFlight = profile.load.maxInFlight
         var running = 0
         var k = 0
+        let busy = BusyDevices(count: devices.count)
         var reason: StopReason = profile.load.duration != nil ? .duration : .completed
         while let intended = schedule.next() {
             if k >= limit {
@@ -92,7 +99,21 @@ public final class SoakDriver: Sendable {
             scheduled.add()
             while running >= maxInFlight, let _ = await group.next() { running -= 1 }
             guard await runner.sleep(until: intended) else { break }
-            let device = devices[k % devices.count]
+            var claimed = busy.claim(preferring: k % devices.count)
+            // Every device is busy: the profile asks for more concurrency than `devices` gives.
+            // Like a load tool out of virtual users, the journey starts when a device frees up;
+            // its lag counts as a late start, and its calls are measured from then (the wait is
+            // the profile's, not the backend's).
+            var ready = intended
+            if claimed == nil { runner.recorder.journeyWaitedForDevice() }
+            while claimed == nil, running > 0, let _ = await group.next() {
+                running -= 1
+                claimed = busy.claim(preferring: k % devices.count)
+                ready = runner.recorder.timeline.now()
+            }
+            guard let index = claimed, !control.isStopped else { break }
+            let start = Swift.max(intended, ready)
+            let device = devices[index]
             let journey = profile.journeys[rng.pickIndex(weights)]
             var journeyRng = SeededRandom(seed: rng.next())
             let runner = self.runner
@@ -101,9 +122,10 @@ public final class SoakDriver: Sendable {
                 inFlight.add()
                 defer { inFlight.add(-1) }
                 runner.recorder.journeyStarted(name: journey.name, lag: runner.recorder.timeline.now() - intended)
-                let completed = await runner.run(journey, on: device, intendedStart: intended, rng: &journeyRng)
+                let completed = await runner.run(journey, on: device, intendedStart: start, rng: &journeyRng)
                 runner.recorder.journeyEnded(completed: completed)
-                return .journey
+                busy.release(index)
+                return .journey(device: index)
             }
             running += 1
             k += 1
@@ -136,9 +158,33 @@ public final class SoakDriver: Sendable {
                     inFlight.add(-1)
                     runner.recorder.journeyEnded(completed: completed)
                 }
-                return .journey
+                return .journey(device: worker)
             }
         }
         return concurrency
     }
+}
+
+/// Which virtual devices are running a journey (open model): a device runs one at a time.
+final class BusyDevices: Sendable {
+    private let busy: Mutex<[Bool]>
+
+    init(count: Int) { busy = Mutex([Bool](repeating: false, count: count)) }
+
+    /// Marks the first idle device at or after `preferred` (cyclically) busy and returns its
+    /// index, or `nil` when every device is busy.
+    func claim(preferring preferred: Int) -> Int? {
+        busy.withLock { flags in
+            for offset in 0..<flags.count {
+                let index = (preferred + offset) % flags.count
+                if !flags[index] {
+                    flags[index] = true
+                    return index
+                }
+            }
+            return nil
+        }
+    }
+
+    func release(_ index: Int) { busy.withLock { $0[index] = false } }
 }

@@ -51,29 +51,11 @@ enum AttemptClassification {
         return nil
     }
 
-    /// The `opl_corr` property of an events body, else `nil`. Scans the bytes for
-    /// `"opl_corr":"…"` (the SDK's compact JSON) and falls back to a full parse otherwise.
+    /// The `opl_corr` property of an events body, else `nil`: read from the parsed JSON, so a
+    /// property key that merely ends in `"opl_corr` (or a value that contains it) cannot stand in.
     static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
-        guard endpoint == .events, let body else { return nil }
-        let needle = Array(#""opl_corr":""#.utf8)
-        let found: String? = body.withUnsafeBytes { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            guard bytes.count > needle.count else { return nil }
-            var i = 0
-            while i + needle.count <= bytes.count {
-                if bytes[i] == 0x22, bytes[i + 1] == 0x6F, Array(bytes[i..<(i + needle.count)]) == needle {
-                    let start = i + needle.count
-                    var end = start
-                    while end < bytes.count, bytes[end] != 0x22, bytes[end] != 0x5C { end += 1 }
-                    guard end < bytes.count, bytes[end] == 0x22 else { return nil }
-                    return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-                }
-                i += 1
-            }
-            return nil
-        }
-        if let found { return found }
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+        guard endpoint == .events, let body,
+            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
             let properties = object["properties"] as? [String: Any]
         else { return nil }
         return properties["opl_corr"] as? String

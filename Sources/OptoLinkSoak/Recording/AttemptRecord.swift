@@ -75,11 +75,13 @@ public struct CallRecord: Sendable, Codable, Equatable {
     /// The last attempt's status, if any.
     public var finalStatus: Int?
     public var correlationId: String?
+    /// The SDK `deviceId` the call's launch used (a reinstall gets a new one), when known.
+    public var deviceId: String?
 
     public init(
         device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempts: Int,
         intendedStart: Double, start: Double, end: Double, outcome: CallOutcome, finalStatus: Int?,
-        correlationId: String?
+        correlationId: String?, deviceId: String? = nil
     ) {
         self.device = device
         self.launch = launch
@@ -92,6 +94,7 @@ public struct CallRecord: Sendable, Codable, Equatable {
         self.outcome = outcome
         self.finalStatus = finalStatus
         self.correlationId = correlationId
+        self.deviceId = deviceId
     }
 }
 

@@ -30,7 +30,8 @@ extension SoakRecorder {
             let journeys = SoakSummary.JourneySummary(
                 scheduled: 0, started: s.journeysStarted, completed: s.journeysCompleted,
                 unfinished: s.journeysUnfinished, lateStarts: s.lateStarts, lateThresholdSeconds: lateThreshold,
-                startLag: HistogramSummary(s.startLag), byName: s.journeysByName)
+                startLag: HistogramSummary(s.startLag), byName: s.journeysByName,
+                waitedForDevice: s.journeysWaitedForDevice)
             var endpoints: [String: SoakSummary.EndpointSummary] = [:]
             for (endpoint, e) in s.endpoints {
                 endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(

@@ -24,6 +24,7 @@ public final class SoakRecorder: Sendable {
         var start: Double
         var end: Double
         var lastStatus: Int?
+        var lastErrorKind: AttemptErrorKind?
         var closeRequested = false
         var thrownOutcome: CallOutcome?
         var correlationId: String?
@@ -68,6 +69,7 @@ public final class SoakRecorder: Sendable {
         var journeysCompleted = 0
         var journeysUnfinished = 0
         var journeysByName: [String: Int] = [:]
+        var journeysWaitedForDevice = 0
         var lateStarts = 0
         var startLag = LatencyHistogram()
         var firstLaunches = 0
@@ -75,6 +77,8 @@ public final class SoakRecorder: Sendable {
         var deferredByMethod: [String: Int] = [:]
         var attribution: [AttributionRecord] = []
         var deviceIds: [String: String] = [:]
+        /// `<device>#<launch>` → the SDK `deviceId` of that launch.
+        var launchDeviceIds: [String: String] = [:]
         var clicks = 0
         var clicksByStatus: [String: Int] = [:]
         var clipboardPlaced = 0
@@ -158,6 +162,7 @@ public final class SoakRecorder: Sendable {
             call.inFlight -= 1
             call.end = Swift.max(call.end, record.end)
             call.lastStatus = record.status
+            call.lastErrorKind = record.errorKind
             if call.correlationId == nil { call.correlationId = record.correlationId }
             s.openCalls[key] = call
             return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
@@ -205,12 +210,15 @@ public final class SoakRecorder: Sendable {
             switch call.lastStatus {
             case .some(let status) where (200..<300).contains(status): .ok
             case .some: .apiError
+            // The launch ended (relaunch, end of run) with the attempt in flight: the run's doing.
+            case .none where call.lastErrorKind?.isCancellation == true: .cancelledByRun
             case .none: .connectionError
             }
         let record = CallRecord(
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
-            outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId)
+            outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
+            deviceId: s.launchDeviceIds[key.label])
         var stats = s.endpoints[call.endpoint] ?? EndpointStats()
         stats.calls += 1
         stats.callOutcomes[record.outcome, default: 0] += 1
@@ -234,6 +242,11 @@ public final class SoakRecorder: Sendable {
             s.startLag.record(lag)
             if lag > lateThreshold { s.lateStarts += 1 }
         }
+    }
+
+    /// Records that a journey found every device busy and waited for one (open model).
+    public func journeyWaitedForDevice() {
+        state.withLock { $0.journeysWaitedForDevice += 1 }
     }
 
     /// Records a journey end (`completed == false`: cut short by the stop deadline).
@@ -274,10 +287,17 @@ public final class SoakRecorder: Sendable {
         }
     }
 
-    /// Notes the SDK `deviceId` a virtual device's latest install persisted.
-    public func deviceIdRecorded(device: String, deviceId: String) {
-        state.withLock { $0.deviceIds[device] = deviceId }
+    /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
+    /// install gets a new one, a relaunch keeps it).
+    public func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
+        state.withLock { s in
+            s.deviceIds[device] = deviceId
+            if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
+        }
     }
+
+    /// `<device>#<launch>` → the SDK `deviceId` that launch used.
+    public var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
     public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }

@@ -60,7 +60,7 @@ extension CallRecord {
     /// The `calls.csv` header (documented in `Reports/README.md`).
     public static let csvHeader = [
         "device", "launch", "call_id", "endpoint", "attempts", "intended_start", "start", "end", "total_time",
-        "total_from_intended", "outcome", "final_status", "correlation_id",
+        "total_from_intended", "outcome", "final_status", "correlation_id", "device_id",
     ]
 
     /// This record as one `calls.csv` row.
@@ -68,7 +68,7 @@ extension CallRecord {
         [
             device, String(launch), String(callId), endpoint.rawValue, String(attempts), formatSeconds(intendedStart),
             formatSeconds(start), formatSeconds(end), formatSeconds(end - start), formatSeconds(end - intendedStart),
-            outcome.rawValue, finalStatus.map(String.init) ?? "", correlationId ?? "",
+            outcome.rawValue, finalStatus.map(String.init) ?? "", correlationId ?? "", deviceId ?? "",
         ]
     }
 
@@ -82,7 +82,7 @@ extension CallRecord {
         self.init(
             device: f[0], launch: launch, callId: callId, endpoint: endpoint, attempts: attempts,
             intendedStart: intended, start: start, end: end, outcome: outcome, finalStatus: finalStatus,
-            correlationId: f[12].isEmpty ? nil : f[12]
+            correlationId: f[12].isEmpty ? nil : f[12], deviceId: f[13].isEmpty ? nil : f[13]
         )
     }
 }

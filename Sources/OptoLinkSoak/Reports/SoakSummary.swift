@@ -65,6 +65,9 @@ public struct SoakSummary: Sendable, Codable {
         /// Actual minus intended start of every journey (open model; 0 in the closed model).
         public var startLag: HistogramSummary
         public var byName: [String: Int]
+        /// Journeys that found every device busy and started when one freed up (open model);
+        /// `nil` in reports written before this field existed.
+        public var waitedForDevice: Int?
     }
 
     public struct EndpointSummary: Sendable, Codable {

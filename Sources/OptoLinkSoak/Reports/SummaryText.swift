@@ -11,7 +11,9 @@ public enum SummaryText {
                 + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)")
         lines.append(
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
-                + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))")
+                + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))"
+                + ((s.journeys.waitedForDevice ?? 0) > 0
+                    ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)" : ""))
         lines.append(
             "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
                 + String(format: "%.0f/s", s.totals.attemptsPerSecond) + ", 429s \(s.totals.status429), errors \(s.totals.errors)")

@@ -223,7 +223,8 @@ public struct SoakRun: Sendable {
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
-                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds))
+                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds,
+                launchDeviceIds: recorder.launchDeviceIds))
         metrics.merge(verdicts.metrics()) { _, verdict in verdict }
         summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
         summary.metrics = metrics

@@ -2,20 +2,23 @@ import OptoLink
 import OptoLinkStaging
 
 /// Double-count reconciliation: the client's view of each write (its call outcome) joined with
-/// the server's ledger (CONTRACT §4, "Ledger").
+/// the server's ledger (CONTRACT §4, "Ledger"), with exactly one outcome per call.
 ///
 /// Events join on the correlation id the soak tester puts in property `opl_corr`
-/// (`run:device:seq`). Session, identity and identity-clear writes carry no such id: they join
-/// per device (the virtual device's SDK `deviceId`, from the driver or learnt from the event
-/// join) by counts, and devices that cannot be mapped are compared as one lump per endpoint.
-/// Per endpoint: **delivered once**; **duplicated** (stored more than once); **lost** (client
-/// saw success, server stored nothing); **landed unknown** (client saw a failure, the server
-/// stored it); **not delivered** (failure, nothing stored — consistent); **unexpected** (stored
-/// under this run's correlation prefix but never sent).
+/// (`run:device:seq`), read from the parsed request and ledger bodies. Session, identity and
+/// identity-clear writes carry no such id: they join on the SDK `deviceId` the call's launch
+/// used (a reinstall gets a new one), then each ledger row goes to the call of that device and
+/// endpoint whose time span holds its arrival (the nearest span when none does; among equals,
+/// the call with fewest rows so far). Calls whose `deviceId` is unknown are compared as one
+/// group per endpoint the same way.
+/// Per call: **delivered once**; **duplicated** (stored more than once — both copies of a
+/// retried write, say); **lost** (client saw success, server stored nothing); **landed unknown**
+/// (client saw a failure, the server stored it once); **not delivered** (failure, nothing stored
+/// — consistent). Per endpoint also **unexpected**: rows of this run no call accounts for.
 public struct ReconciliationVerdict: Verdict {
     /// The reconciliation of one endpoint.
     public struct EndpointCounts: Sendable, Codable, Equatable {
-        /// Client calls judged.
+        /// Client calls judged; always the sum of the five per-call outcomes.
         public var calls = 0
         public var deliveredOnce = 0
         /// Calls stored more than once.
@@ -25,11 +28,23 @@ public struct ReconciliationVerdict: Verdict {
         public var lost = 0
         public var landedUnknown = 0
         public var notDelivered = 0
+        /// Ledger rows of this run that no call accounts for.
         public var unexpected = 0
         /// `correlation_id`, `device`, `endpoint_total` or a `+`-joined mix.
         public var joinedBy = ""
 
         public init() {}
+
+        /// The count of one per-call outcome.
+        public subscript(outcome: ReconcileOutcome) -> Int {
+            switch outcome {
+            case .deliveredOnce: deliveredOnce
+            case .duplicated: duplicated
+            case .lost: lost
+            case .landedUnknown: landedUnknown
+            case .notDelivered: notDelivered
+            }
+        }
     }
 
     /// `false` when no ledger was available; then `endpoints` is empty and no metric is emitted.
@@ -38,7 +53,7 @@ public struct ReconciliationVerdict: Verdict {
     public var note: String?
     /// Endpoint name → counts (`events`, `session`, `identity`, `identity_clear`).
     public var endpoints: [String: EndpointCounts]
-    /// Ledger rows that belong to other traffic (another run's prefix, or before this run started).
+    /// Ledger rows that belong to other traffic (another run's prefix, unknown devices, or before this run started).
     public var ignoredLedgerEntries: Int
 
     static let notAvailable = ReconciliationVerdict(
@@ -46,89 +61,17 @@ public struct ReconciliationVerdict: Verdict {
         endpoints: [:], ignoredLedgerEntries: 0)
 
     /// Joins `calls` with `ledger`; a `nil` ledger gives the "not available" section.
+    /// - Parameter deviceIds: virtual device → SDK `deviceId`, used for calls whose launch's
+    ///   `deviceId` is not on the record.
     public static func evaluate(
         calls: [CallRecord], ledger: [StagingLedgerEntry]?, deviceIds: [String: String], runStartEpoch: Double,
-        edgeToleranceSeconds: Double
+        edgeToleranceSeconds: Double, launchDeviceIds: [String: String] = [:]
     ) -> ReconciliationVerdict {
-        guard let ledger else { return .notAvailable }
-        var ignored = 0
-        var endpoints: [String: EndpointCounts] = [:]
-
-        // Events, by correlation id.
-        let eventCalls = calls.filter { $0.endpoint == .events }
-        let runIds = Set(eventCalls.compactMap { $0.correlationId.flatMap(CorrelationId.init)?.runId })
-        var stored: [String: Int] = [:]
-        var learntDeviceIds = deviceIds
-        var otherRows: [StagingLedgerEntry] = []
-        let earliest = runStartEpoch > 0 ? runStartEpoch - max(1, edgeToleranceSeconds) : -Double.infinity
-        for entry in ledger {
-            guard entry.endpoint == OptoLinkEndpoint.events.rawValue else {
-                if entry.arrivedAt >= earliest { otherRows.append(entry) } else { ignored += 1 }
-                continue
-            }
-            guard let raw = entry.properties?["opl_corr"], let corr = CorrelationId(raw), runIds.contains(corr.runId)
-            else {
-                ignored += 1
-                continue
-            }
-            stored[raw, default: 0] += 1
-            if learntDeviceIds[corr.device] == nil { learntDeviceIds[corr.device] = entry.deviceId }
-        }
-        var events = EndpointCounts()
-        events.joinedBy = "correlation_id"
-        var sent = Set<String>()
-        for call in eventCalls {
-            guard let corr = call.correlationId else { continue }
-            sent.insert(corr)
-            events.record(ok: call.outcome.isSuccess, stored: stored[corr] ?? 0)
-        }
-        events.unexpected = stored.filter { !sent.contains($0.key) }.reduce(0) { $0 + $1.value }
-        let uncorrelated = eventCalls.filter { $0.correlationId == nil }.count
-        endpoints[OptoLinkEndpoint.events.rawValue] = events
-
-        // Session, identity, identity clear: per device by counts, the rest as one lump.
-        let mappedIds = Set(learntDeviceIds.values)
-        for endpoint in [OptoLinkEndpoint.session, .identity, .identityClear] {
-            let endpointCalls = calls.filter { $0.endpoint == endpoint }
-            let rows = otherRows.filter { $0.endpoint == endpoint.rawValue }
-            var counts = EndpointCounts()
-            var joins: [String] = []
-            var perDevice: [String: (ok: Int, failed: Int)] = [:]
-            var lump = (ok: 0, failed: 0)
-            for call in endpointCalls {
-                let ok = call.outcome.isSuccess
-                if let id = learntDeviceIds[call.device] {
-                    perDevice[id, default: (0, 0)].ok += ok ? 1 : 0
-                    perDevice[id, default: (0, 0)].failed += ok ? 0 : 1
-                } else {
-                    lump.ok += ok ? 1 : 0
-                    lump.failed += ok ? 0 : 1
-                }
-            }
-            var storedPerDevice: [String: Int] = [:]
-            var lumpStored = 0
-            for row in rows {
-                if mappedIds.contains(row.deviceId) { storedPerDevice[row.deviceId, default: 0] += 1 } else { lumpStored += 1 }
-            }
-            if !perDevice.isEmpty || !storedPerDevice.isEmpty {
-                joins.append("device")
-                for id in Set(perDevice.keys).union(storedPerDevice.keys) {
-                    let client = perDevice[id] ?? (0, 0)
-                    counts.recordCounts(ok: client.ok, failed: client.failed, stored: storedPerDevice[id] ?? 0)
-                }
-            }
-            if lump.ok + lump.failed > 0 {
-                joins.append("endpoint_total")
-                counts.recordCounts(ok: lump.ok, failed: lump.failed, stored: lumpStored)
-            } else {
-                ignored += lumpStored
-            }
-            counts.joinedBy = joins.isEmpty ? "device" : joins.joined(separator: "+")
-            endpoints[endpoint.rawValue] = counts
-        }
-
-        let note = uncorrelated > 0 ? "\(uncorrelated) event call(s) carried no correlation id and were not judged" : nil
-        return ReconciliationVerdict(available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
+        Verdicts.run(
+            Self.self, calls: calls,
+            context: VerdictContext(
+                configuration: VerdictsConfiguration(edgeToleranceSeconds: edgeToleranceSeconds), ledger: ledger,
+                runStartEpoch: runStartEpoch, deviceIds: deviceIds, launchDeviceIds: launchDeviceIds))
     }
 
     public static let key = "reconciliation"
@@ -162,23 +105,154 @@ public struct ReconciliationVerdict: Verdict {
         return result
     }
 
-    /// Collects the write calls, then joins them with the ledger.
+    /// Judges each event call as it comes (its ledger rows are known by correlation id); keeps
+    /// the other writes' time spans per device and endpoint until the end, then shares the
+    /// ledger rows out among them.
     public struct Pass: VerdictPass {
+        /// One non-event write as the join needs it.
+        struct Write {
+            var start: Double
+            var end: Double
+            var ok: Bool
+            var rows = 0
+        }
+
         let context: VerdictContext
-        var calls: [CallRecord] = []
+        var ignored = 0
+        var endpoints: [String: EndpointCounts] = [:]
+        /// Correlation id → ledger rows of this run's events.
+        var stored: [String: Int] = [:]
+        var runIds = Set<String>()
+        var sent = Set<String>()
+        var uncorrelated = 0
+        /// Virtual device → `deviceId`, learnt from event rows (fallback for records without one).
+        var learnt: [String: String] = [:]
+        /// Non-event ledger rows of this run: (endpoint, deviceId) → arrival times in run seconds.
+        var rows: [WriteGroup: [Double]] = [:]
+        var writes: [WriteGroup: [Write]] = [:]
+        var knownDeviceIds = Set<String>()
+
+        /// Calls of one endpoint from one SDK `deviceId` (`nil`: unknown, compared as one group).
+        struct WriteGroup: Hashable {
+            var endpoint: OptoLinkEndpoint
+            var deviceId: String?
+        }
+
+        init(context: VerdictContext) {
+            self.context = context
+            guard let ledger = context.ledger else { return }
+            let margin = max(1, context.configuration.edgeToleranceSeconds)
+            let earliest = context.runStartEpoch > 0 ? context.runStartEpoch - margin : -Double.infinity
+            knownDeviceIds = Set(context.launchDeviceIds.values).union(context.deviceIds.values)
+            for entry in ledger {
+                guard let endpoint = OptoLinkEndpoint(rawValue: entry.endpoint) else {
+                    ignored += 1
+                    continue
+                }
+                if endpoint == .events {
+                    guard let raw = entry.properties?["opl_corr"], let corr = CorrelationId(raw) else {
+                        ignored += 1
+                        continue
+                    }
+                    stored[raw, default: 0] += 1
+                    if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
+                } else if entry.arrivedAt >= earliest {
+                    rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []]
+                        .append(entry.arrivedAt - context.runStartEpoch)
+                } else {
+                    ignored += 1
+                }
+            }
+        }
 
         public mutating func consume(_ record: RunRecord) {
-            guard case .call(let call) = record, ReconciliationVerdict.writeEndpoints.contains(call.endpoint) else {
+            guard context.ledger != nil, case .call(let call) = record,
+                ReconciliationVerdict.writeEndpoints.contains(call.endpoint)
+            else { return }
+            if call.endpoint == .events {
+                guard let corr = call.correlationId else {
+                    uncorrelated += 1
+                    return
+                }
+                if let parsed = CorrelationId(corr) { runIds.insert(parsed.runId) }
+                sent.insert(corr)
+                var counts = endpoints[call.endpoint.rawValue] ?? EndpointCounts()
+                counts.record(ok: call.outcome.isSuccess, stored: stored[corr] ?? 0)
+                endpoints[call.endpoint.rawValue] = counts
                 return
             }
-            calls.append(call)
+            let deviceId =
+                call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"] ?? context.deviceIds[call.device]
+            writes[WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: []]
+                .append(Write(start: call.start, end: call.end, ok: call.outcome.isSuccess))
+            if let deviceId { knownDeviceIds.insert(deviceId) }
         }
 
         public mutating func finish() -> ReconciliationVerdict {
-            ReconciliationVerdict.evaluate(
-                calls: calls, ledger: context.ledger, deviceIds: context.deviceIds,
-                runStartEpoch: context.runStartEpoch,
-                edgeToleranceSeconds: context.configuration.edgeToleranceSeconds)
+            guard context.ledger != nil else { return .notAvailable }
+            // Events: rows of this run's correlation prefix that no call sent.
+            var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
+            events.joinedBy = "correlation_id"
+            for (corr, count) in stored {
+                guard let parsed = CorrelationId(corr), runIds.contains(parsed.runId) else {
+                    ignored += count
+                    continue
+                }
+                if !sent.contains(corr) { events.unexpected += count }
+            }
+            endpoints[OptoLinkEndpoint.events.rawValue] = events
+
+            // Other writes: rows of unknown devices form the one `nil` group.
+            var grouped: [WriteGroup: [Double]] = [:]
+            let knownIds = knownDeviceIds.union(learnt.values)
+            for (group, times) in rows {
+                let key = knownIds.contains(group.deviceId ?? "") ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
+                grouped[key, default: []] += times
+            }
+            var joins: [OptoLinkEndpoint: Set<String>] = [:]
+            for endpoint in ReconciliationVerdict.writeEndpoints where endpoint != .events {
+                endpoints[endpoint.rawValue] = endpoints[endpoint.rawValue] ?? EndpointCounts()
+            }
+            let tolerance = max(0.25, context.configuration.edgeToleranceSeconds)
+            for group in Set(grouped.keys).union(writes.keys) {
+                let times = grouped[group] ?? []
+                var calls = writes[group] ?? []
+                var counts = endpoints[group.endpoint.rawValue] ?? EndpointCounts()
+                if calls.isEmpty {
+                    if group.deviceId == nil { ignored += times.count } else { counts.unexpected += times.count }
+                } else {
+                    joins[group.endpoint, default: []].insert(group.deviceId == nil ? "endpoint_total" : "device")
+                    Self.share(times, among: &calls, tolerance: tolerance)
+                    for call in calls { counts.record(ok: call.ok, stored: call.rows) }
+                }
+                endpoints[group.endpoint.rawValue] = counts
+            }
+            for (endpoint, how) in joins {
+                endpoints[endpoint.rawValue]?.joinedBy = ["device", "endpoint_total"].filter(how.contains)
+                    .joined(separator: "+")
+            }
+            for endpoint in ReconciliationVerdict.writeEndpoints where endpoints[endpoint.rawValue]?.joinedBy == "" {
+                endpoints[endpoint.rawValue]?.joinedBy = "device"
+            }
+            let note =
+                uncorrelated > 0 ? "\(uncorrelated) event call(s) carried no correlation id and were not judged" : nil
+            return ReconciliationVerdict(available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
+        }
+
+        /// Gives each arrival time to one call: one whose span (± `tolerance` seconds) holds it,
+        /// else the nearest; among equals, the one with fewest rows so far, then the earliest.
+        static func share(_ times: [Double], among calls: inout [Write], tolerance: Double) {
+            calls.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+            for time in times.sorted() {
+                var best: (index: Int, distance: Double, rows: Int)?
+                for (index, call) in calls.enumerated() {
+                    let distance = max(0, call.start - tolerance - time, time - call.end - tolerance)
+                    let candidate = (index, distance, call.rows)
+                    if let current = best, (current.distance, current.rows) <= (distance, call.rows) { continue }
+                    best = candidate
+                }
+                if let best { calls[best.index].rows += 1 }
+            }
         }
     }
 
@@ -203,7 +277,7 @@ public struct ReconciliationVerdict: Verdict {
 }
 
 extension ReconciliationVerdict.EndpointCounts {
-    /// One call joined exactly (by correlation id).
+    /// One call's outcome, from what the client saw and how many ledger rows are its.
     mutating func record(ok: Bool, stored: Int) {
         calls += 1
         switch stored {
@@ -215,19 +289,6 @@ extension ReconciliationVerdict.EndpointCounts {
             duplicated += 1
             duplicateWrites += stored - 1
         }
-    }
-
-    /// A group of calls joined by counts: successes are matched to rows first, then failures.
-    mutating func recordCounts(ok: Int, failed: Int, stored: Int) {
-        calls += ok + failed
-        deliveredOnce += min(ok, stored)
-        lost += max(0, ok - stored)
-        let extra = max(0, stored - ok)
-        let landed = min(extra, failed)
-        landedUnknown += landed
-        notDelivered += failed - landed
-        duplicated += extra - landed
-        duplicateWrites += extra - landed
     }
 }
 
