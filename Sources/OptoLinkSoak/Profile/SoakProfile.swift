@@ -78,8 +78,8 @@ extension SoakProfile: Codable {
         }
         expect = try c.decodeFieldIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
         // Thresholds are judged after the run; their syntax and metric names are checked now.
-        for (index, expression) in expect.thresholds.enumerated() {
-            guard let problem = Thresholds.problem(in: expression) else { continue }
+        for (index, threshold) in expect.thresholds.enumerated() {
+            guard let problem = Thresholds.problem(in: threshold.expression) else { continue }
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: decoder.codingPath + [CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),

@@ -9,6 +9,7 @@ public enum SummaryText {
         lines.append(
             "backend \(s.run.backend) \(s.run.baseURL) · \(s.run.loadModel) model · \(s.run.devices) devices · "
                 + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)")
+        lines += headline(s)
         lines.append(
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
                 + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))"
@@ -16,7 +17,8 @@ public enum SummaryText {
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)" : ""))
         lines.append(
             "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
-                + String(format: "%.0f/s", s.totals.attemptsPerSecond) + ", 429s \(s.totals.status429), errors \(s.totals.errors)")
+                + String(format: "%.0f/s", s.totals.attemptsPerSecond) + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
+                + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status outside the contract or no response)")
         // Columns: attempt latency = service time of one HTTP attempt; call p99 = the whole call
         // (retries and back-off included) measured from its intended start.
         let latencyHeader = ["p50", "p95", "p99", "p99.9", "max"].map { " " + $0.leftPadded(to: 8) }.joined()
@@ -59,6 +61,62 @@ public enum SummaryText {
         }
         for t in s.thresholds { lines.append(t.line) }
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension SummaryText {
+    /// The answer to the question the tool exists for, right under the title: did the server
+    /// enforce the declared limits exactly, and did every client wait as told. Also why a run
+    /// stopped early. Empty for a run that declares no limits and saw no 429.
+    static func headline(_ s: SoakSummary) -> [String] {
+        var lines: [String] = []
+        if s.run.stopReason == .misconfigured {
+            lines.append("STOPPED EARLY (misconfigured): " + (s.notes.first { $0.hasPrefix("stopped early") } ?? ""))
+        }
+        guard let verdicts = s.verdicts else { return lines }
+        let limits = verdicts.limits
+        if !limits.buckets.isEmpty {
+            let buckets = limits.buckets.sorted { $0.key < $1.key }
+            let wrong = buckets.filter { !$0.value.enforcedExactly && $0.value.reachedLimit }
+            let unreached = buckets.filter { !$0.value.reachedLimit && $0.value.tooLenient == 0 }
+            let lenient = buckets.filter { !$0.value.reachedLimit && $0.value.tooLenient > 0 }
+            let details = buckets.map { name, b in
+                "\(name) \(b.declared): "
+                    + (b.enforcedExactly
+                        ? "exact (\(b.accepted) passed, \(b.rejected) rejected in \(b.windows) windows)"
+                        : b.reachedLimit || b.tooLenient > 0
+                            ? [("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
+                                ("wrong message", b.wrongMessage)].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
+                                .joined(separator: ", ")
+                            : "never reached (no 429)")
+            }.joined(separator: "; ")
+            let verdict =
+                !wrong.isEmpty || !lenient.isEmpty
+                ? "NO, the server did not enforce the declared limits exactly"
+                : !unreached.isEmpty ? "NOT SHOWN, a declared limit was never reached" : "YES, enforced exactly"
+            lines.append("limits enforced by the server: \(verdict) — \(details)")
+        }
+        let backoff = verdicts.backoff
+        if !limits.buckets.isEmpty || backoff.rateLimited.checked > 0 || s.totals.status429 > 0 {
+            let waited = backoff.rateLimited
+            let retries = verdicts.retries
+            let verdict: String
+            if waited.checked == 0 {
+                verdict = "NOT SHOWN, no retry after a 429 was judged"
+            } else if waited.early > 0 || retries.violations > 0 {
+                var problems: [String] = []
+                if waited.early > 0 { problems.append("\(waited.early) of \(waited.checked) retries after a 429 came early") }
+                if retries.violations > 0 { problems.append("\(retries.violations) retry-matrix violations") }
+                verdict = "NO, " + problems.joined(separator: "; ")
+            } else {
+                verdict =
+                    "YES, \(waited.checked) retries after a 429 waited the N seconds it asked for"
+                    + (waited.late > 0 ? " (\(waited.late) later than the tolerance)" : "")
+                    + ", and the retry matrix was kept in \(retries.calls) calls"
+            }
+            lines.append("clients waited as told: \(verdict)")
+        }
+        return lines
     }
 }
 

@@ -127,6 +127,7 @@ public struct SoakRun: Sendable {
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
+        let monitor = RunMonitor(thresholds: profile.expect.thresholds)
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
         let stopReason: StopReason = await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
@@ -151,6 +152,18 @@ public struct SoakRun: Sendable {
                 await rss.run(clock: clock)
                 return nil
             }
+            // Stops a misconfigured run early, and a run whose abortOnFail threshold failed.
+            let control = self.control
+            group.addTask {
+                while !Task.isCancelled && !control.isStopped {
+                    try? await clock.sleep(for: .milliseconds(250), tolerance: .milliseconds(50))
+                    if let reason = monitor.check(now: timeline.now(), recorder: recorder) {
+                        control.stop(reason)
+                        return nil
+                    }
+                }
+                return nil
+            }
             // Streamed rows reach the disk at least once a second, so even SIGKILL keeps what was measured.
             group.addTask {
                 while !Task.isCancelled {
@@ -173,12 +186,14 @@ public struct SoakRun: Sendable {
         recorder.finish()
         return await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
-            stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current)
+            stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
+            monitorMessage: monitor.message)
     }
 
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
-        stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
+        stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
+        monitorMessage: String?
     ) async -> SoakRunResult {
         let interrupted = stopReason.isSignal
         var ledger: [StagingLedgerEntry]? = nil
@@ -229,9 +244,25 @@ public struct SoakRun: Sendable {
         summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
         summary.metrics = metrics
         summary.verdicts = verdicts
-        summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
+        summary.thresholds = Thresholds.evaluate(
+            profile.expect.thresholds, metrics: metrics,
+            notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict })
+        if stopReason == .thresholdAborted, let monitorMessage {
+            summary.thresholds.insert(
+                ThresholdResult(
+                    expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
+                    message: "the run was aborted: \(monitorMessage)"), at: 0)
+        }
+        if summary.journeys.started == 0 {
+            summary.thresholds.insert(
+                ThresholdResult(
+                    expression: "journeys.started > 0", metric: "journeys.started", observed: nil, limit: 0, passed: false,
+                    message: "the run started no journey, so it tested nothing (load.startRate and every stage "
+                        + "target 0? load.iterations 0?)"), at: 0)
+        }
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
+        if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
             try AtomicFile.write(
@@ -241,6 +272,11 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
+        if stopReason == .misconfigured {
+            let message = monitorMessage ?? "stopped early: every response was refused (401/403/404)"
+            log("error: \(message)")
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
+        }
         if !ioProblems.isEmpty {
             let message =
                 "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")

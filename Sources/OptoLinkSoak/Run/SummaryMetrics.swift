@@ -17,24 +17,58 @@ public enum SummaryMetrics {
         let endpoints = MetricPatternPart.cases(of: OptoLinkEndpoint.self)
         let statistics = MetricPatternPart.oneOf(statistics)
         return [
-            MetricPattern("http", ["requests", "calls", "errors", "429", "requests_per_second"]),
-            MetricPattern("http", ["errors", "429"], "rate"),
-            MetricPattern(endpoints, ["attempts", "calls", "errors", "429"]),
+            MetricPattern("http", ["requests", "calls", "errors", "failed", "429"]),
+            MetricPattern("http", "requests_per_second", unit: .perSecond),
+            MetricPattern("http", ["errors", "failed", "429"], "rate", unit: .ratio),
+            MetricPattern(endpoints, ["attempts", "calls", "errors", "failed", "429"]),
             MetricPattern(endpoints, "calls", .cases(of: CallOutcome.self)),
-            MetricPattern(endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics),
+            MetricPattern(
+                endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics, unit: .seconds),
             MetricPattern("journeys", ["started", "completed", "unfinished", "late_starts"]),
-            MetricPattern("journeys", "start_lag", statistics),
-            MetricPattern("deferred", .oneOf(["first_launches", "matched", "match_rate"] + deferredMethods)),
+            MetricPattern("journeys", "start_lag", statistics, unit: .seconds),
+            MetricPattern("deferred", .oneOf(["first_launches", "matched"] + deferredMethods)),
+            MetricPattern("deferred", "match_rate", unit: .ratio),
             MetricPattern("clicks", ["count", "clipboard_placed", "errors"]),
             MetricPattern("opens", ["count", "timed_out"]),
-            MetricPattern("opens", "latency", statistics),
-            MetricPattern("rss", "max_bytes"),
+            MetricPattern("opens", "latency", statistics, unit: .seconds),
+            MetricPattern("rss", "max_bytes", unit: .bytes),
         ]
     }
 
+    /// Metric-name prefixes over which the run measured nothing, with the reason: a rate over
+    /// no samples, or a zero count of something that never happened, proves nothing.
+    public static func notExercised(_ s: SoakSummary) -> [String: String] {
+        var result: [String: String] = [:]
+        if s.totals.attempts == 0 { result["http"] = "no HTTP attempt was made" }
+        if s.journeys.started == 0 { result["journeys"] = "no journey started" }
+        if s.deferredMatch.firstLaunches == 0 { result["deferred"] = "no first launch ran the deferred match" }
+        if s.clicks.count == 0 { result["clicks"] = "no click step ran" }
+        if s.opens.count == 0 { result["opens"] = "no open step ran" }
+        for endpoint in OptoLinkEndpoint.allCases where (s.endpoints[endpoint.rawValue]?.attempts ?? 0) == 0 {
+            result[endpoint.rawValue] = "no \(endpoint.rawValue) request was made"
+        }
+        return result
+    }
+
     public static func build(_ s: SoakSummary) -> [String: Double] {
+        build(
+            totals: s.totals, endpoints: s.endpoints, journeys: s.journeys, deferred: s.deferredMatch, clicks: s.clicks,
+            opens: s.opens, rss: s.rss)
+    }
+
+    /// The same from the recorder's parts (live, during the run, for `abortOnFail`).
+    static func build(
+        totals: SoakSummary.Totals, endpoints: [String: SoakSummary.EndpointSummary], journeys: SoakSummary.JourneySummary,
+        deferred: SoakSummary.DeferredMatchSummary, clicks: SoakSummary.ClickSummary, opens: SoakSummary.OpenSummary,
+        rss: [SoakSummary.RSSSample]
+    ) -> [String: Double] {
+        let s = (
+            totals: totals, endpoints: endpoints, journeys: journeys, deferredMatch: deferred, clicks: clicks,
+            opens: opens, rss: rss
+        )
         var m: [String: Double] = [:]
         let attempts = Double(s.totals.attempts)
+        var failed = 0
         m["http.requests"] = attempts
         m["http.calls"] = Double(s.totals.calls)
         m["http.errors"] = Double(s.totals.errors)
@@ -48,6 +82,9 @@ public enum SummaryMetrics {
             let errors = e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
+            let endpointFailed = OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0
+            m["\(name).failed"] = Double(endpointFailed)
+            failed += endpointFailed
             for outcome in CallOutcome.allCases {
                 m["\(name).calls.\(outcome.rawValue)"] = Double(e.callOutcomes[outcome.rawValue] ?? 0)
             }
@@ -55,6 +92,8 @@ public enum SummaryMetrics {
             for (p, v) in e.attemptLatencyFromIntended.namedValues { m["\(name).latency_from_intended.\(p)"] = v }
             for (p, v) in e.callLatency.namedValues { m["\(name).call_latency.\(p)"] = v }
         }
+        m["http.failed"] = Double(failed)
+        m["http.failed.rate"] = attempts > 0 ? Double(failed) / attempts : 0
         m["journeys.started"] = Double(s.journeys.started)
         m["journeys.completed"] = Double(s.journeys.completed)
         m["journeys.unfinished"] = Double(s.journeys.unfinished)

@@ -72,15 +72,19 @@ public struct AttributionVerdict: Verdict {
         MatchMethod.clipboard, .installReferrer, .fingerprintExact, .fingerprintScored, .ipFuzzy, .direct, .none,
     ].map(\.rawValue)
 
-    static let countNames = [
-        "devices", "correct", "wrong_link", "missed", "false_positive", "organic", "correct_rate", "precision",
-    ]
+    static let countNames = ["devices", "correct", "wrong_link", "missed", "false_positive", "organic"]
+    static let rateNames = ["correct_rate", "precision"]
 
     public static var metricPatterns: [MetricPattern] {
-        [
+        let groups = MetricPatternPart.oneOf(["shared_nat", "own_ip"])
+        let methods = MetricPatternPart.oneOf(methods + ["UNKNOWN"])
+        return [
             MetricPattern("attribution", .oneOf(countNames)),
-            MetricPattern("attribution", ["shared_nat", "own_ip"], .oneOf(countNames)),
-            MetricPattern("attribution", "method", .oneOf(methods + ["UNKNOWN"]), .oneOf(countNames)),
+            MetricPattern("attribution", .oneOf(rateNames), unit: .ratio),
+            MetricPattern("attribution", groups, .oneOf(countNames)),
+            MetricPattern("attribution", groups, .oneOf(rateNames), unit: .ratio),
+            MetricPattern("attribution", "method", methods, .oneOf(countNames)),
+            MetricPattern("attribution", "method", methods, .oneOf(rateNames), unit: .ratio),
         ]
     }
 

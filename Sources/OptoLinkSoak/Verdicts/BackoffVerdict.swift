@@ -87,7 +87,7 @@ public struct BackoffVerdict: Verdict {
             MetricPattern("backoff", counts),
             MetricPattern("backoff", ["429", "exponential"], counts),
             MetricPattern("backoff", "429", "without_n"),
-            MetricPattern("backoff", "gap_excess", .oneOf(Distribution.metricSuffixes)),
+            MetricPattern("backoff", "gap_excess", .oneOf(Distribution.metricSuffixes), unit: .seconds),
         ]
     }
 

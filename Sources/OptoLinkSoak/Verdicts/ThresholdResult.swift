@@ -11,6 +11,10 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
     public var passed: Bool
     /// Why it failed when the metric is missing or the expression malformed; `nil` otherwise.
     public var message: String?
+    /// Why the metric's verdict judged nothing, when it did not (then the value proves nothing).
+    public var notExercised: String?
+    /// The profile marked it optional: "not exercised" does not fail it.
+    public var optional: Bool?
 
     public init(
         expression: String, metric: String?, observed: Double?, limit: Double?, passed: Bool, message: String?
@@ -26,6 +30,11 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
     /// One console line: `PASS match.call_latency.p95 < 250ms (observed 3.2ms)`, the observed
     /// value in the unit the expression wrote its limit in.
     public var line: String {
+        if let notExercised {
+            return optional == true
+                ? "SKIP \(expression) (not exercised, optional: \(notExercised))"
+                : "FAIL \(expression) (not exercised: \(notExercised); mark it optional if that is expected)"
+        }
         let mark = passed ? "PASS" : "FAIL"
         if let observed { return "\(mark) \(expression) (observed \(Thresholds.display(observed, like: expression)))" }
         return "\(mark) \(expression) (\(message ?? "no value"))"

@@ -17,17 +17,73 @@ extension Thresholds {
         return catalogue.contains { $0.matches(parts) }
     }
 
-    /// The known metric name closest to `metric` (at most a few edits away), for "did you mean".
+    /// The pattern `metric` fits, if any.
+    static func pattern(of metric: String) -> MetricPattern? {
+        let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        return catalogue.first { $0.matches(parts) }
+    }
+
+    /// Every concrete name the catalogue accepts (a declared bucket's place filled from `parts`,
+    /// else `<bucket>`).
+    static func concreteNames(like parts: [String]) -> [String] {
+        catalogue.flatMap { pattern in
+            pattern.segments.enumerated().reduce([""]) { names, element in
+                let (position, segment) = element
+                let spellings: [String]
+                if case .anyName = segment {
+                    spellings = [position < parts.count && !parts[position].isEmpty ? parts[position] : "<bucket>"]
+                } else {
+                    spellings = segment.spellings
+                }
+                return names.flatMap { name in spellings.map { name.isEmpty ? $0 : name + "." + $0 } }
+            }
+        }
+    }
+
+    /// The valid metric name nearest to `metric`, for "did you mean": among names of the same
+    /// first part (endpoint or family) when that part is a real one, those sharing the most parts
+    /// with `metric`, then the fewest character edits. `nil` when nothing is reasonably close.
     static func suggestion(for metric: String) -> String? {
         let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var best: (name: String, distance: Int)?
-        for pattern in catalogue where pattern.segments.count == parts.count {
-            let candidate = zip(pattern.segments, parts).map { $0.closest(to: $1) }.joined(separator: ".")
-            let distance = editDistance(candidate, metric)
-            if best.map({ distance < $0.distance }) ?? true { best = (candidate, distance) }
+        let names = concreteNames(like: parts)
+        let firstParts = Set(names.compactMap { $0.split(separator: ".").first.map(String.init) })
+        let sameFamily = parts.first.map(firstParts.contains) ?? false
+        var best: (name: String, missing: Int, distance: Int)?
+        for name in names {
+            let candidate = name.split(separator: ".").map(String.init)
+            if sameFamily && candidate.first != parts.first { continue }
+            let missing = parts.filter { !candidate.contains($0) }.count
+            let distance = editDistance(name, metric)
+            if let current = best, (current.missing, current.distance) <= (missing, distance) { continue }
+            best = (name, missing, distance)
         }
-        guard let best, best.distance <= Swift.max(2, metric.count / 6) else { return nil }
+        guard let best else { return nil }
+        // Close in spelling, or the same family with every other part found in it.
+        let shared = parts.count - best.missing
+        guard best.distance <= Swift.max(2, metric.count / 6) || (sameFamily && shared >= 2) else { return nil }
         return best.name
+    }
+
+    /// Why the unit written on an expression's right-hand side does not fit its metric, or `nil`.
+    static func unitProblem(metric: String, rawValue: String) -> String? {
+        guard let unit = pattern(of: metric)?.unit else { return nil }
+        let text = rawValue.trimmingCharacters(in: .whitespaces)
+        let written = ["ms", "%", "s"].first { suffix in
+            text.hasSuffix(suffix) && text.dropLast(suffix.count).last.map { $0.isNumber || $0 == " " || $0 == "." } == true
+        }
+        guard let written else { return nil }
+        let what: String
+        switch unit {
+        case .seconds: return written == "%" ? "\(metric) is a duration in seconds: '%' does not apply (write e.g. 250ms)" : nil
+        case .ratio:
+            if written == "%" { return nil }
+            what = "a rate (a fraction 0…1; write e.g. 0.05 or 5%)"
+        case .count: what = "a count (write a plain number)"
+        case .bytes: what = "a size in bytes (write a plain number)"
+        case .perSecond: what = "a rate per second (write a plain number)"
+        }
+        let kind = written == "%" ? "a percentage" : "a duration unit"
+        return "\(metric) is \(what): \(kind) ('\(text)') does not apply to it"
     }
 
     /// Whether `metric` is a reconciliation metric, which only exists when a server ledger is read.
@@ -43,7 +99,10 @@ extension Thresholds {
         case .failure(let error):
             return error.description
         case .success(let parsed):
-            guard !isKnownMetric(parsed.metric) else { return nil }
+            guard !isKnownMetric(parsed.metric) else {
+                let rawValue = expression.components(separatedBy: parsed.op.rawValue).dropFirst().joined(separator: parsed.op.rawValue)
+                return unitProblem(metric: parsed.metric, rawValue: rawValue)
+            }
             let hint = suggestion(for: parsed.metric).map { " (did you mean \($0)?)" } ?? ""
             return "unknown metric \"\(parsed.metric)\"\(hint)"
         }

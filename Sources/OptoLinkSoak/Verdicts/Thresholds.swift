@@ -35,6 +35,35 @@ public enum Thresholds {
         expressions.map { evaluate($0, metrics: metrics) }
     }
 
+    /// Evaluates each threshold against `metrics`, in order. A threshold whose metric lies under a
+    /// prefix of `notExercised` (metric-name prefix → why nothing was judged there) is
+    /// "not exercised": failed, unless the threshold is optional.
+    public static func evaluate(
+        _ specs: [ThresholdSpec], metrics: [String: Double], notExercised: [String: String]
+    ) -> [ThresholdResult] {
+        specs.map { spec in
+            var result = evaluate(spec.expression, metrics: metrics)
+            guard let metric = result.metric, let reason = notExercisedReason(metric, in: notExercised) else {
+                return result
+            }
+            result.notExercised = reason
+            result.optional = spec.optional
+            result.passed = spec.optional
+            return result
+        }
+    }
+
+    /// The reason of the longest `notExercised` prefix (whole `.`-separated parts) of `metric`.
+    static func notExercisedReason(_ metric: String, in notExercised: [String: String]) -> String? {
+        guard !notExercised.isEmpty else { return nil }
+        var parts = metric.split(separator: ".", omittingEmptySubsequences: false)
+        while !parts.isEmpty {
+            if let reason = notExercised[parts.joined(separator: ".")] { return reason }
+            parts.removeLast()
+        }
+        return nil
+    }
+
     static func evaluate(_ expression: String, metrics: [String: Double]) -> ThresholdResult {
         let parsed: (metric: String, op: Operator, value: Double)
         switch parse(expression) {

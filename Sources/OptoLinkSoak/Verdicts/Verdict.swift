@@ -126,13 +126,34 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
         }
     }
 
+    /// What a metric's value measures, which decides the units a threshold may write.
+    public enum Unit: String, Sendable {
+        /// A count of things (`backoff.early`, `http.429`): a plain number.
+        case count
+        /// A fraction in 0…1 (`http.errors.rate`): a plain number or `%`.
+        case ratio
+        /// Seconds (latencies, gaps): a plain number of seconds, `ms` or `s`.
+        case seconds
+        /// Bytes (`rss.max_bytes`): a plain number.
+        case bytes
+        /// Per second (`http.requests_per_second`): a plain number.
+        case perSecond = "per_second"
+    }
+
     public var segments: [Segment]
+    public var unit: Unit
 
-    public init(_ segments: [Segment]) { self.segments = segments }
+    public init(_ segments: [Segment], unit: Unit = .count) {
+        self.segments = segments
+        self.unit = unit
+    }
 
-    /// Builds a pattern from parts: a `String` is a literal, a `[String]` one of a set, and any
-    /// `CaseIterable` raw-string enum type stands for its cases.
-    public init(_ parts: MetricPatternPart...) { segments = parts.map(\.segment) }
+    /// Builds a pattern from parts: a `String` is a literal, a `[String]` one of a set, and
+    /// ``MetricPatternPart/cases(of:)`` stands for a vocabulary enum's cases.
+    public init(_ parts: MetricPatternPart..., unit: Unit = .count) {
+        segments = parts.map(\.segment)
+        self.unit = unit
+    }
 
     /// Whether `parts` (a metric name split at `.`) fits.
     func matches(_ parts: [String]) -> Bool {

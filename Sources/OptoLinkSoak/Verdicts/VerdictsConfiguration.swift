@@ -22,8 +22,8 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         case slidingWindow = "sliding_window"
     }
 
-    /// k6-style threshold expressions, e.g. `"match.call_latency.p95 < 250ms"`.
-    public var thresholds: [String]
+    /// k6-style thresholds, e.g. `"match.call_latency.p95 < 250ms"` (see ``ThresholdSpec``).
+    public var thresholds: [ThresholdSpec]
     /// Bucket name → declared limit (see ``LimitBucket`` for names). Empty: no limit oracle.
     public var limits: [String: DeclaredLimit]
     public var algorithm: WindowAlgorithm
@@ -41,7 +41,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
     public var worstOffenderCount: Int
 
     public init(
-        thresholds: [String] = [],
+        thresholds: [ThresholdSpec] = [],
         limits: [String: DeclaredLimit] = [:],
         algorithm: WindowAlgorithm = .fixedWindow,
         backoffToleranceSeconds: Double = 0.25,
@@ -83,7 +83,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = VerdictsConfiguration()
-        thresholds = try c.decodeIfPresent([String].self, forKey: .thresholds) ?? defaults.thresholds
+        thresholds = try c.decodeIfPresent([ThresholdSpec].self, forKey: .thresholds) ?? defaults.thresholds
         limits = try c.decodeIfPresent([String: DeclaredLimit].self, forKey: .limits) ?? defaults.limits
         if let raw = try c.decodeIfPresent(String.self, forKey: .algorithm) {
             guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {
