@@ -45,6 +45,15 @@ public enum SoakCommandLine {
           --out DIR            report directory (default Reports/<profile>-<timestamp>/)
           --ledger FILE        server ledger exported from the real backend (JSON array)
           --no-progress        no progress line
+          --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
+                               --threshold 'match.call_latency.p95 < 300ms'
+          --no-thresholds      ignore the profile's thresholds (--threshold ones still apply)
+          --junit FILE         also write thresholds and verdicts as JUnit XML to FILE
+          --baseline DIR       then compare with that earlier report (see `compare --help`);
+                               the comparison goes to <report>/compare/, exit 1 on a regression
+          --metrics-listen HOST:PORT
+                               serve live Prometheus metrics at http://HOST:PORT/metrics while
+                               the run lasts (loopback only; port 0 = any free port, printed)
           -h, --help           this help
         """
 
@@ -165,6 +174,11 @@ public enum SoakCommandLine {
             case "--out": options.outDirectory = try value()
             case "--ledger": options.ledgerPath = try value()
             case "--no-progress": options.progress = false
+            case "--threshold": options.extraThresholds.append(try value())
+            case "--no-thresholds": options.noThresholds = true
+            case "--junit": options.junitPath = try value()
+            case "--baseline": options.baselineDirectory = try value()
+            case "--metrics-listen": options.metricsListen = try MetricsListenAddress(parsing: value())
             default: return false
             }
             return true

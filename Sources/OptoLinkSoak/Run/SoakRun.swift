@@ -125,6 +125,24 @@ public struct SoakRun: Sendable {
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        var metricsEndpoint: MetricsEndpoint? = nil
+        if let address = options.metricsListen {
+            do {
+                metricsEndpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
+                    var live = recorder.liveMetrics()
+                    live.profile = profileName
+                    live.runId = runId
+                    live.journeysInFlight = driver.inFlight.current
+                    live.residentBytes = ProcessMemory.residentBytes()
+                    return live
+                }
+            } catch {
+                recorder.finish()
+                return fail("--metrics-listen \(address.host):\(address.port): cannot listen (\(error))")
+            }
+            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+            log("metrics: http://\(host):\(metricsEndpoint?.port ?? 0)/metrics")
+        }
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
@@ -171,9 +189,12 @@ public struct SoakRun: Sendable {
         }
         let activeSeconds = timeline.now()
         recorder.finish()
-        return await finishReport(
+        let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current)
+        // The endpoint serves until the report is written, so a last scrape sees the final counts.
+        await metricsEndpoint?.stop()
+        return result
     }
 
     private func finishReport(
@@ -228,6 +249,14 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
+        if let junit = options.junitPath {
+            do {
+                try JUnitReport.run(summary).write(to: URL(fileURLWithPath: junit))
+            } catch {
+                log("error: --junit \(junit): cannot write (\(error.localizedDescription))")
+                return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+            }
+        }
         let failed = summary.thresholds.contains { !$0.passed }
         let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
