@@ -70,6 +70,14 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("\(error)")
         }
+        if let baseline = options.baselineDirectory {
+            // Fail before the run, not after it, when the baseline cannot be read.
+            do {
+                _ = try SoakReportDirectory.load(URL(fileURLWithPath: baseline, isDirectory: true))
+            } catch {
+                return fail("--baseline: \(error)")
+            }
+        }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
@@ -222,6 +230,7 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
+        summary.run.profileHash = ProfileFingerprint.of(profile)
         summary.timeline = recorder.intervalSummary()
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
@@ -242,6 +251,7 @@ public struct SoakRun: Sendable {
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
+            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
             try AtomicFile.write(
                 Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
         } catch {
@@ -249,16 +259,25 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
-        if let junit = options.junitPath {
+        let failed = summary.thresholds.contains { !$0.passed }
+        var code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var junit = JUnitReport.run(summary)
+        if let baseline = options.baselineDirectory {
+            var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
+            compare.outDirectory = directory.appendingPathComponent("compare").path
+            let compared = CompareCommand.run(compare, log: log)
+            if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
+            // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
+            if code < 100 { code = max(code, compared.exitCode) }
+        }
+        if let path = options.junitPath {
             do {
-                try JUnitReport.run(summary).write(to: URL(fileURLWithPath: junit))
+                try junit.write(to: URL(fileURLWithPath: path))
             } catch {
-                log("error: --junit \(junit): cannot write (\(error.localizedDescription))")
+                log("error: --junit \(path): cannot write (\(error.localizedDescription))")
                 return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
             }
         }
-        let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 
