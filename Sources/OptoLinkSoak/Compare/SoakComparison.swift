@@ -18,7 +18,8 @@ public struct RegressionRules: Sendable, Equatable, Codable {
     public var description: [String] {
         [
             "latency (per endpoint, attempt and call latency): flagged when the current run is slower by a "
-                + "one-sided Mann–Whitney U test at p < \(ThresholdResult.format(alpha)), and p50, p95 or p99 grew by "
+                + "one-sided Mann–Whitney U test at p < \(ThresholdResult.format(alpha)) (Holm-corrected over all "
+                + "endpoints), and p50, p95 or p99 grew by "
                 + "more than \(ThresholdResult.format(minRelative * 100))% and by more than "
                 + "\(ThresholdResult.format(minAbsoluteSeconds * 1000))ms",
             "verdicts: flagged when a count gets worse (early back-offs, retry violations, duplicated, lost, "
@@ -145,6 +146,7 @@ public struct SoakComparison: Sendable, Codable {
                     rate429: Delta(rate(be) { $0.byStatus["429"] ?? 0 }, rate(ce) { $0.byStatus["429"] ?? 0 }),
                     failedRate: Delta(rate(be, failedAttempts), rate(ce, failedAttempts)), latency: latency))
         }
+        judgeLatency(&endpoints, rules: rules)
 
         var metricNames = verdictMetrics
         let methods = Set(b.summary.metrics.keys).union(c.summary.metrics.keys)
@@ -236,26 +238,47 @@ public struct SoakComparison: Sendable, Codable {
             result.reason = "not tested: fewer than \(rules.minSamples) samples in a run"
             return result
         }
-        let test = MannWhitneyU.test(baseline: baseline, current: current)
-        result.test = test
-        let grown = zip(["p50", "p95", "p99"], pairs).filter { _, d in
-            d.absolute > rules.minAbsoluteSeconds && (d.relative ?? .infinity) > rules.minRelative
-        }
-        let significant = test.pGreater < rules.alpha
-        result.regressed = significant && !grown.isEmpty
-        let p = String(format: "p = %.2g", test.pGreater)
-        if result.regressed {
-            let what = grown.map { name, d in
-                "\(name) \(formatSeconds(d.baseline)) → \(formatSeconds(d.current)) "
-                    + "(+\(formatSeconds(d.absolute)), +\(String(format: "%.0f", (d.relative ?? 0) * 100))%)"
-            }.joined(separator: ", ")
-            result.reason = "slower (\(p)): \(what)"
-        } else if significant {
-            result.reason = "significant (\(p)) but below the effect-size floor"
-        } else {
-            result.reason = "no significant slowdown (\(p))"
-        }
+        result.test = MannWhitneyU.test(baseline: baseline, current: current)
         return result
+    }
+
+    /// Applies the default rule to every tested latency: significance by Holm's step-down
+    /// procedure over all of the comparison's tests (family-wise error ≤ `alpha`, however many
+    /// endpoints there are), then the relative and absolute effect-size floors.
+    static func judgeLatency(_ endpoints: inout [EndpointComparison], rules: RegressionRules) {
+        var tested: [(endpoint: Int, latency: Int, p: Double)] = []
+        for (i, e) in endpoints.enumerated() {
+            for (j, l) in e.latency.enumerated() {
+                if let test = l.test { tested.append((i, j, test.pGreater)) }
+            }
+        }
+        tested.sort { $0.p < $1.p }
+        var significant = Set<[Int]>()
+        for (rank, t) in tested.enumerated() {
+            guard t.p < rules.alpha / Double(tested.count - rank) else { break }
+            significant.insert([t.endpoint, t.latency])
+        }
+        for (i, j, pValue) in tested {
+            var l = endpoints[i].latency[j]
+            let grown = [("p50", l.p50), ("p95", l.p95), ("p99", l.p99)].filter { _, d in
+                d.absolute > rules.minAbsoluteSeconds && (d.relative ?? .infinity) > rules.minRelative
+            }
+            let isSignificant = significant.contains([i, j])
+            l.regressed = isSignificant && !grown.isEmpty
+            let p = String(format: "p = %.2g", pValue)
+            if l.regressed {
+                let what = grown.map { name, d in
+                    "\(name) \(formatSeconds(d.baseline)) → \(formatSeconds(d.current)) "
+                        + "(+\(formatSeconds(d.absolute)), +\(String(format: "%.0f", (d.relative ?? 0) * 100))%)"
+                }.joined(separator: ", ")
+                l.reason = "slower (\(p), significant among \(tested.count) tests): \(what)"
+            } else if isSignificant {
+                l.reason = "significantly slower (\(p)) but below the effect-size floor"
+            } else {
+                l.reason = "no significant slowdown (\(p); \(tested.count) tests, Holm at \(ThresholdResult.format(rules.alpha)))"
+            }
+            endpoints[i].latency[j] = l
+        }
     }
 
     static func reference(_ r: SoakReportDirectory) -> RunReference {

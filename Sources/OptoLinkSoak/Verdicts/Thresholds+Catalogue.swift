@@ -66,6 +66,7 @@ extension Thresholds {
             p("http", ["requests", "calls", "errors", "429", "requests_per_second"]),
             p("http", ["errors", "429"], "rate"),
             p(endpoints, ["attempts", "calls", "errors", "429"]),
+            p(endpoints, ["errors", "429"], "rate"),
             p(endpoints, "calls", outcomes),
             p(endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics),
             p("journeys", ["started", "completed", "unfinished", "late_starts"]),
