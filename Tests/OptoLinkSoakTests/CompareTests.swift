@@ -139,7 +139,7 @@ struct CompareRunTests {
             for r in rows {
                 attemptLatency.record((r.end - r.actualStart) * f)
                 fromIntended.record((r.end - r.intendedStart) * f)
-                byStatus[r.status.map(String.init) ?? r.errorKind ?? "other", default: 0] += 1
+                byStatus[r.status.map(String.init) ?? r.errorKind?.rawValue ?? "other", default: 0] += 1
             }
             for c in callRows { callLatency.record((c.end - c.intendedStart) * f) }
             endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(

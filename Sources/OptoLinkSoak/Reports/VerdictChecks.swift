@@ -75,7 +75,7 @@ extension JUnitReport {
     public static func run(_ summary: SoakSummary) -> JUnitReport {
         let properties = [
             ("profile", summary.run.profile), ("runId", summary.run.runId), ("backend", summary.run.baseURL),
-            ("stopReason", summary.run.stopReason),
+            ("stopReason", summary.run.stopReason.rawValue),
         ]
         let thresholds = summary.thresholds.map { t in
             TestCase(
