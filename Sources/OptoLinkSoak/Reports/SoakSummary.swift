@@ -44,7 +44,7 @@ public struct SoakSummary: Sendable, Codable {
         public var durationSeconds: Double
         public var interrupted: Bool
         /// `completed`, `duration`, `iterations`, `interrupted`, `deadline`.
-        public var stopReason: String
+        public var stopReason: StopReason
         /// `embedded` or `remote`.
         public var backend: String
         public var baseURL: String

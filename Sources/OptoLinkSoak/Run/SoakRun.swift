@@ -128,7 +128,7 @@ public struct SoakRun: Sendable {
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
-        let stopReason: String = await withTaskGroup(of: String?.self) { group in
+        let stopReason: StopReason = await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if options.progress {
                 let progress = self.progress
@@ -160,7 +160,7 @@ public struct SoakRun: Sendable {
                 }
                 return nil
             }
-            var reason = "completed"
+            var reason = StopReason.completed
             while let value = await group.next() {
                 if let value {
                     reason = value
@@ -178,9 +178,9 @@ public struct SoakRun: Sendable {
 
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
-        stopReason: String, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
+        stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
     ) async -> SoakRunResult {
-        let interrupted = stopReason == "interrupted" || stopReason == "terminated"
+        let interrupted = stopReason.isSignal
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -206,8 +206,19 @@ public struct SoakRun: Sendable {
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
-        let attempts = (try? ReportCSVReader.attempts(attemptsURL)) ?? []
-        let calls = (try? ReportCSVReader.calls(callsURL)) ?? []
+        // The report is only worth its verdicts if every row reached the disk and reads back whole.
+        var ioProblems: [String] = []
+        for writer in [recorder.attemptsCSV, recorder.callsCSV] {
+            if let failure = writer.failure { ioProblems.append("\(writer.url.path): \(failure)") }
+        }
+        var attempts: [AttemptRecord] = []
+        var calls: [CallRecord] = []
+        do {
+            attempts = try ReportCSVReader.attempts(attemptsURL)
+            calls = try ReportCSVReader.calls(callsURL)
+        } catch {
+            ioProblems.append("\(error)")
+        }
         let verdicts = Verdicts.evaluate(
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
@@ -219,6 +230,7 @@ public struct SoakRun: Sendable {
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
+        summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
             try AtomicFile.write(
@@ -228,8 +240,14 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
+        if !ioProblems.isEmpty {
+            let message =
+                "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
+            log("error: \(message)")
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
+        }
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
+        let code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 
