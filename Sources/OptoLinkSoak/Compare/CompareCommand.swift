@@ -78,6 +78,10 @@ public enum CompareCommand {
         do {
             try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
             try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
+            let html = HTMLReport.compare(
+                comparison, baseline: baseline.summary, baselineAttempts: baseline.attempts(), current: current.summary,
+                currentAttempts: current.attempts())
+            try AtomicFile.write(Data(html.utf8), to: out.appendingPathComponent("report.html"))
             if let junit = options.junitPath {
                 try JUnitReport.compare(comparison).write(to: URL(fileURLWithPath: junit))
             }
