@@ -64,6 +64,20 @@ import Testing
         #expect(verdict.ignoredLedgerEntries == 0)
     }
 
+    @Test("a failed call and a delivered one close together: the row goes to the call whose span holds it")
+    func closeCallsSplitBySpan() throws {
+        let launches = ["d1#1": "uuid-A"]
+        let calls = [
+            Self.call(.identity, launch: 1, call: 1, start: 1.00, end: 1.05, outcome: .apiError),
+            Self.call(.identity, launch: 1, call: 2, start: 1.10, end: 1.15),
+        ]
+        let counts = try #require(
+            Self.reconcile(calls, [Self.row("identity", "uuid-A", at: 1.12)], launches: launches).endpoints["identity"])
+        #expect(counts.deliveredOnce == 1)
+        #expect(counts.notDelivered == 1)
+        #expect(counts.lost + counts.landedUnknown == 0)
+    }
+
     @Test("two launches of one install: a lost write and a delivered one are told apart by time")
     func sameDeviceIdSplitByTime() throws {
         let launches = ["d1#1": "uuid-A", "d1#2": "uuid-A"]
@@ -141,15 +155,19 @@ struct ReconciliationEndToEndTests {
         let result = await run.makeRun().execute()
         let summary = try #require(result.summary, "\(result.error ?? "")")
         let verdicts = try #require(summary.verdicts)
-        #expect(result.exitCode == 0, "\(summary.thresholds.map(\.line)) \(verdicts.reconciliation.summaryLines())")
         let calls = try run.calls()
+        // A duplicate needs a retried call whose copies both landed (a timeout on a loaded machine);
+        // without retries the run must pass.
+        let retried = calls.filter { $0.attempts > 1 }.count
         for endpoint in ["events", "session", "identity", "identity_clear"] {
             let counts = try #require(verdicts.reconciliation.endpoints[endpoint])
             let made = calls.filter { $0.endpoint.rawValue == endpoint }.count
             #expect(counts.calls == made, "\(endpoint)")
             #expect(ReconcileOutcome.allCases.reduce(0) { $0 + counts[$1] } == made, "\(endpoint): one outcome per call")
-            #expect(counts.lost == 0 && counts.duplicated == 0, "\(endpoint): \(counts)")
+            #expect(counts.lost == 0, "\(endpoint): \(counts)")
+            #expect(counts.duplicated <= calls.filter { $0.endpoint.rawValue == endpoint && $0.attempts > 1 }.count)
         }
+        if retried == 0 { #expect(result.exitCode == 0, "\(summary.thresholds.map(\.line))") }
         #expect(Set(calls.compactMap(\.deviceId)).count >= 8, "reinstalls use new deviceIds")
         #expect((summary.journeys.waitedForDevice ?? 0) > 0)
     }

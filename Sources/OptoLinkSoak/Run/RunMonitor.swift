@@ -4,7 +4,7 @@ import Synchronization
 /// Watches a run while it goes and stops it early when going on is pointless:
 ///
 /// - **Misconfiguration**: an endpoint whose every response so far is a 401, 403 or 404 (a wrong
-///   or revoked key, a SERVER-tier key on `/sdk/*`, a wrong base path or org) — once it has
+///   or revoked key, a SERVER-tier key on `/sdk/*`, a wrong base path: see ``refusals(for:)``) — once it has
 ///   ``minimumResponses`` of them, or at least 3 after ``window`` seconds — stops the run with
 ///   stop reason `misconfigured` and exit 2; the message names each status and endpoint.
 ///   Endpoints are judged one by one because `/match` needs no key: a revoked key still gets
@@ -41,8 +41,17 @@ final class RunMonitor: Sendable {
     /// Why the monitor stopped the run, in words; `nil` when it did not.
     var message: String? { state.withLock { $0.message } }
 
-    /// The statuses a misconfigured backend answers with.
-    static let refusals: Set<Int> = [401, 403, 404]
+    /// The statuses a misconfigured backend answers `endpoint` with. `/match` needs no key
+    /// and never answers 404 by contract, so a 404 there means a wrong path; `/sdk/*` may
+    /// answer 404 legitimately (a device whose session check-in failed), so only 401/403 count;
+    /// `/data` answers 404 for an unknown link, so it is not judged.
+    static func refusals(for endpoint: OptoLinkEndpoint) -> Set<Int> {
+        switch endpoint {
+        case .match: [401, 403, 404]
+        case .data: []
+        case .session, .identity, .identityClear, .events: [401, 403]
+        }
+    }
 
     /// One check at run time `now` (seconds); returns the stop reason when the run must stop.
     func check(now: Double, recorder: SoakRecorder) -> StopReason? {
@@ -75,11 +84,12 @@ final class RunMonitor: Sendable {
         }
         var refusedEndpoints: [(endpoint: OptoLinkEndpoint, parts: [(status: Int, count: Int)], total: Int)] = []
         for (endpoint, counts) in statuses where !state.withLock({ $0.cleared.contains(endpoint) }) {
+            let refusals = Self.refusals(for: endpoint)
             var parts: [(status: Int, count: Int)] = []
             var accepted = false
             for (key, count) in counts {
                 guard let status = Int(key) else { continue }
-                if Self.refusals.contains(status) { parts.append((status, count)) } else { accepted = true }
+                if refusals.contains(status) { parts.append((status, count)) } else { accepted = true }
             }
             if accepted {
                 state.withLock { _ = $0.cleared.insert(endpoint) }

@@ -70,6 +70,14 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("\(error)")
         }
+        if let baseline = options.baselineDirectory {
+            // Fail before the run, not after it, when the baseline cannot be read.
+            do {
+                _ = try SoakReportDirectory.load(URL(fileURLWithPath: baseline, isDirectory: true))
+            } catch {
+                return fail("--baseline: \(error)")
+            }
+        }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
@@ -125,6 +133,24 @@ public struct SoakRun: Sendable {
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        var metricsEndpoint: MetricsEndpoint? = nil
+        if let address = options.metricsListen {
+            do {
+                metricsEndpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
+                    var live = recorder.liveMetrics()
+                    live.profile = profileName
+                    live.runId = runId
+                    live.journeysInFlight = driver.inFlight.current
+                    live.residentBytes = ProcessMemory.residentBytes()
+                    return live
+                }
+            } catch {
+                recorder.finish()
+                return fail("--metrics-listen \(address.host):\(address.port): cannot listen (\(error))")
+            }
+            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+            log("metrics: http://\(host):\(metricsEndpoint?.port ?? 0)/metrics")
+        }
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
         let monitor = RunMonitor(thresholds: profile.expect.thresholds)
@@ -184,10 +210,13 @@ public struct SoakRun: Sendable {
         }
         let activeSeconds = timeline.now()
         recorder.finish()
-        return await finishReport(
+        let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
             monitorMessage: monitor.message)
+        // The endpoint serves until the report is written, so a last scrape sees the final counts.
+        await metricsEndpoint?.stop()
+        return result
     }
 
     private func finishReport(
@@ -216,6 +245,7 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
+        summary.run.profileHash = ProfileFingerprint.of(profile)
         summary.timeline = recorder.intervalSummary()
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
@@ -265,8 +295,12 @@ public struct SoakRun: Sendable {
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
+            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
             try AtomicFile.write(
                 Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+            let html = HTMLReport.run(
+                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
+            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
@@ -284,7 +318,24 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var junit = JUnitReport.run(summary)
+        if let baseline = options.baselineDirectory {
+            var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
+            compare.outDirectory = directory.appendingPathComponent("compare").path
+            let compared = CompareCommand.run(compare, log: log)
+            if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
+            // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
+            if code < 100 { code = max(code, compared.exitCode) }
+        }
+        if let path = options.junitPath {
+            do {
+                try junit.write(to: URL(fileURLWithPath: path))
+            } catch {
+                log("error: --junit \(path): cannot write (\(error.localizedDescription))")
+                return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+            }
+        }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 

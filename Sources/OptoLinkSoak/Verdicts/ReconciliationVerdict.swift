@@ -8,8 +8,8 @@ import OptoLinkStaging
 /// (`run:device:seq`), read from the parsed request and ledger bodies. Session, identity and
 /// identity-clear writes carry no such id: they join on the SDK `deviceId` the call's launch
 /// used (a reinstall gets a new one), then each ledger row goes to the call of that device and
-/// endpoint whose time span holds its arrival (the nearest span when none does; among equals,
-/// the call with fewest rows so far). Calls whose `deviceId` is unknown are compared as one
+/// endpoint whose time span holds its arrival (else the nearest span; among equals, the call
+/// with fewest rows so far, then the earliest). Calls whose `deviceId` is unknown are compared as one
 /// group per endpoint the same way.
 /// Per call: **delivered once**; **duplicated** (stored more than once — both copies of a
 /// retried write, say); **lost** (client saw success, server stored nothing); **landed unknown**
@@ -213,7 +213,6 @@ public struct ReconciliationVerdict: Verdict {
             for endpoint in ReconciliationVerdict.writeEndpoints where endpoint != .events {
                 endpoints[endpoint.rawValue] = endpoints[endpoint.rawValue] ?? EndpointCounts()
             }
-            let tolerance = max(0.25, context.configuration.edgeToleranceSeconds)
             for group in Set(grouped.keys).union(writes.keys) {
                 let times = grouped[group] ?? []
                 var calls = writes[group] ?? []
@@ -222,7 +221,7 @@ public struct ReconciliationVerdict: Verdict {
                     if group.deviceId == nil { ignored += times.count } else { counts.unexpected += times.count }
                 } else {
                     joins[group.endpoint, default: []].insert(group.deviceId == nil ? "endpoint_total" : "device")
-                    Self.share(times, among: &calls, tolerance: tolerance)
+                    Self.share(times, among: &calls)
                     for call in calls { counts.record(ok: call.ok, stored: call.rows) }
                 }
                 endpoints[group.endpoint.rawValue] = counts
@@ -239,14 +238,16 @@ public struct ReconciliationVerdict: Verdict {
             return ReconciliationVerdict(available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
         }
 
-        /// Gives each arrival time to one call: one whose span (± `tolerance` seconds) holds it,
-        /// else the nearest; among equals, the one with fewest rows so far, then the earliest.
-        static func share(_ times: [Double], among calls: inout [Write], tolerance: Double) {
+        /// Gives each arrival time (run seconds) to one call: one whose span holds it, else the
+        /// nearest; among equals, the one with fewest rows so far, then the earliest. The server
+        /// stores a write while one of the call's attempts is open, so a row lies in its own
+        /// call's span; nearness only decides for a skewed clock (a remote ledger).
+        static func share(_ times: [Double], among calls: inout [Write]) {
             calls.sort { ($0.start, $0.end) < ($1.start, $1.end) }
             for time in times.sorted() {
                 var best: (index: Int, distance: Double, rows: Int)?
                 for (index, call) in calls.enumerated() {
-                    let distance = max(0, call.start - tolerance - time, time - call.end - tolerance)
+                    let distance = max(0, call.start - time, time - call.end)
                     let candidate = (index, distance, call.rows)
                     if let current = best, (current.distance, current.rows) <= (distance, call.rows) { continue }
                     best = candidate
