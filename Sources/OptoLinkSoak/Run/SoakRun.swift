@@ -46,6 +46,9 @@ public struct SoakRun: Sendable {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
     public var progress = ProgressReporter()
+    /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
+    /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
@@ -108,7 +111,8 @@ public struct SoakRun: Sendable {
             return fail("\(error)")
         }
 
-        let timeline = RunTimeline()
+        let clock = self.clock
+        let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -119,7 +123,6 @@ public struct SoakRun: Sendable {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let clock = ContinuousClock()
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
@@ -180,7 +183,10 @@ public struct SoakRun: Sendable {
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: String, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
     ) async -> SoakRunResult {
-        let interrupted = stopReason == "interrupted" || stopReason == "terminated"
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { ["interrupted", "terminated"].contains($0) ? $0 : nil }
+        let interrupted = signal != nil
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -201,7 +207,7 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
-        summary.timeline = recorder.intervalSummary()
+        summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
@@ -229,7 +235,7 @@ public struct SoakRun: Sendable {
         }
         log(SummaryText.render(summary))
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
+        let code: Int32 = signal == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 
