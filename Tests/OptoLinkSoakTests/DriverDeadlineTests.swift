@@ -58,7 +58,7 @@ final class VirtualDriverRun: Sendable {
         let profile = try SoakProfile.decode(Data(json.utf8))
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("driver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        recorder = try SoakRecorder(directory: directory, timeline: RunTimeline(clock: clock))
+        recorder = try SoakRecorder(directory: directory, timeline: RunTimeline(clock: clock), control: control)
         let runner = JourneyRunner(
             recorder: recorder, transport: VirtualBackend(clock: clock, reply: reply),
             session: URLSession(configuration: .ephemeral), clock: clock, control: control,
@@ -71,7 +71,7 @@ final class VirtualDriverRun: Sendable {
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// Runs the driver while the clock advances; returns the stop reason and the run's end (run seconds).
-    func run() async -> (reason: String, end: Double) {
+    func run() async -> (reason: StopReason, end: Double) {
         let driving = Task { await clock.drive() }
         let reason = await driver.run()
         let end = clock.seconds
@@ -96,7 +96,7 @@ final class VirtualDriverRun: Sendable {
             SoakSummary(
                 run: .init(
                     runId: "vt", profile: "vt", profilePath: nil, soakVersion: "t", startedAt: "", startEpoch: 0,
-                    durationSeconds: clock.seconds, interrupted: false, stopReason: "", backend: "t", baseURL: "",
+                    durationSeconds: clock.seconds, interrupted: false, stopReason: .completed, backend: "t", baseURL: "",
                     loadModel: "open", devices: 1, seed: 1),
                 journeys: parts.journeys, endpoints: parts.endpoints, totals: parts.totals,
                 deferredMatch: parts.deferred, clicks: parts.clicks, opens: parts.opens, rss: [], server: nil,
@@ -133,19 +133,19 @@ struct DriverDeadlineTests {
             context.endpoint == .match ? VirtualBackend.rateLimited(retryAfter) : VirtualBackend.ok(context)
         }
         let (reason, end) = await run.run()
-        #expect(reason == "deadline")
+        #expect(reason == .deadline)
         #expect(abs(end - 4) < Self.epsilon, "the run ended at \(end) s")
         let attempts = try run.attempts()
         #expect(attempts.map(\.endpoint) == [.match], "only the first /match; its retry at \(retryAfter) s is cut")
         #expect(attempts.allSatisfy { $0.actualStart < 4 })
         let calls = try run.calls()
         #expect(calls.count == 1)
-        #expect(calls.first?.outcome == "cancelled")
+        #expect(calls.first?.outcome == .cancelledByRun)
         #expect(abs((calls.first?.end ?? 0) - 4) < Self.epsilon, "a cut call ends when it is cut")
         #expect(run.summary.started == 1 && run.summary.unfinished == 1 && run.summary.completed == 0)
         let metrics = run.metrics
         #expect(metrics["journeys.unfinished"] == 1)
-        #expect(metrics["match.calls.cancelled"] == 1)
+        #expect(metrics["match.calls.cancelled_by_run"] == 1)
         #expect(metrics["match.call_latency.p95"] == 0, "a cancelled call has no latency")
         #expect(metrics["http.errors"] == 0)
     }
@@ -159,14 +159,14 @@ struct DriverDeadlineTests {
                 sdk: #"{"maxRetries": 2, "timeout": 30}"#)
         ) { _, _ in try await VirtualBackend.silent() }
         let (reason, end) = await run.run()
-        #expect(reason == "deadline")
+        #expect(reason == .deadline)
         #expect(abs(end - 5) < Self.epsilon, "the run ended at \(end) s")
         let attempts = try run.attempts()
         #expect(attempts.count == 2, "\(attempts.map { ($0.endpoint, $0.actualStart, $0.end) })")  // the two journeys' /match
-        #expect(attempts.allSatisfy { $0.errorKind == "cancelled" && $0.actualStart < 5 && $0.end <= 5 + Self.epsilon })
+        #expect(attempts.allSatisfy { $0.errorKind == .cancelledByRun && $0.actualStart < 5 && $0.end <= 5 + Self.epsilon })
         #expect(run.summary.unfinished == 2)
         #expect(run.metrics["http.errors"] == 0)
-        #expect(run.metrics["match.calls.cancelled"] == 2)
+        #expect(run.metrics["match.calls.cancelled_by_run"] == 2)
     }
 
     @Test("/match answering after 1.5 s with duration 2: no event step starts at or after 2 s; cut journeys are unfinished")
@@ -184,7 +184,7 @@ struct DriverDeadlineTests {
         }
         clockBox.withLock { $0 = run.clock }
         let (reason, end) = await run.run()
-        #expect(reason == "duration")
+        #expect(reason == .duration)
         let attempts = try run.attempts()
         let events = attempts.filter { $0.endpoint == .events }
         #expect(events.allSatisfy { $0.actualStart < 2 }, "\(events.map(\.actualStart))")
@@ -216,17 +216,17 @@ struct DriverDeadlineTests {
         let clock = run.clock
         let interrupter = Task {
             try await clock.sleep(for: .seconds(1))
-            control.stop("interrupted")
+            control.stop(.interrupted)
         }
         let (reason, end) = await run.run()
         _ = try await interrupter.value
-        #expect(control.stopReason == "interrupted")
-        #expect(reason == "deadline", "in-flight calls were cancelled at the deadline")
+        #expect(control.stopReason == .interrupted)
+        #expect(reason == .deadline, "in-flight calls were cancelled at the deadline")
         #expect(abs(control.cutoff - control.windowEnd - 1) < Self.epsilon && control.windowEnd >= 1)
         #expect(abs(end - control.cutoff) < Self.epsilon, "the run ended at \(end) s, the cutoff was \(control.cutoff) s")
         let calls = try run.calls().filter { $0.endpoint == .events }
         #expect(calls.count == 3)
-        #expect(calls.allSatisfy { $0.outcome == "cancelled" })
+        #expect(calls.allSatisfy { $0.outcome == .cancelledByRun })
         #expect(try run.attempts().allSatisfy { $0.actualStart < control.cutoff })
         #expect(run.summary.unfinished == 3)
     }
@@ -249,14 +249,14 @@ struct DriverDeadlineTests {
         let clock = run.clock
         let interrupter = Task {
             try await clock.sleep(for: .milliseconds(1100))
-            control.stop("interrupted")
+            control.stop(.interrupted)
         }
         let (reason, end) = await run.run()
         _ = try await interrupter.value
-        #expect(reason == "interrupted")
+        #expect(reason == .interrupted)
         #expect(end < control.cutoff, "in-flight calls ended within the grace (\(end) s)")
         let calls = try run.calls()
-        #expect(calls.allSatisfy { $0.outcome == "ok" })
+        #expect(calls.allSatisfy { $0.outcome == .ok })
         #expect(try run.attempts().allSatisfy { $0.actualStart <= control.windowEnd + Self.epsilon })
         #expect(run.summary.unfinished == 3, "every journey was stopped before its 50th event")
     }
@@ -273,15 +273,15 @@ struct DriverDeadlineTests {
             return VirtualBackend.ok(context)
         }
         let (reason, end) = await run.run()
-        #expect(reason == "deadline")
+        #expect(reason == .deadline)
         #expect(abs(end - 3) < Self.epsilon)
         let session = try #require(try run.calls().first { $0.endpoint == .session })
-        #expect(session.outcome == "cancelled")
+        #expect(session.outcome == .cancelledByRun)
         #expect(run.summary.completed == 1, "the journey's own steps all finished")
         let metrics = run.metrics
         #expect(metrics["http.errors"] == 0)
         #expect(metrics["session.errors"] == 0)
-        #expect(metrics["session.calls.cancelled"] == 1)
+        #expect(metrics["session.calls.cancelled_by_run"] == 1)
     }
 
     @Test("an event call cut in a 429 back-off (N = 20) keeps its real elapsed time and stays out of call latency")
@@ -294,14 +294,14 @@ struct DriverDeadlineTests {
             context.endpoint == .events ? VirtualBackend.rateLimited(20) : VirtualBackend.ok(context)
         }
         let (reason, end) = await run.run()
-        #expect(reason == "deadline")
+        #expect(reason == .deadline)
         #expect(abs(end - 4) < Self.epsilon)
         let event = try #require(try run.calls().first { $0.endpoint == .events })
-        #expect(event.outcome == "cancelled")
+        #expect(event.outcome == .cancelledByRun)
         #expect(event.end - event.intendedStart > 3, "cut after more than 3 s in back-off, not a 1 ms call")
         let metrics = run.metrics
         #expect(metrics["events.call_latency.max"] == 0)
-        #expect(metrics["events.calls.cancelled"] == 1)
+        #expect(metrics["events.calls.cancelled_by_run"] == 1)
         #expect(metrics["events.429"] == 1)
         #expect(run.summary.unfinished == 1)
     }

@@ -16,8 +16,8 @@ final class Connection {
     /// Serialized responses not yet written; bytes before `outputOffset` are already sent.
     var output: [UInt8] = []
     var outputOffset = 0
-    /// The epoll event mask currently registered.
-    var interest: UInt32
+    /// The readiness currently registered with the loop's poller.
+    var interest: IOEvents
     var delayed: DelayedResponse?
     /// No further request is processed; close once `output` is written.
     var closeAfterWrite = false
@@ -30,7 +30,9 @@ final class Connection {
     var peerClosedInput = false
     var closed = false
 
-    /// Monotonic nanoseconds of the last byte received.
+    /// At least one byte arrived since accept (a silent connection gets the request timeout).
+    var receivedAny = false
+    /// Monotonic nanoseconds of the last byte received (of the accept, before any byte).
     var lastActivity: UInt64
     /// Monotonic nanoseconds of the last successful write (or when output became pending).
     var lastWriteProgress: UInt64
@@ -40,7 +42,7 @@ final class Connection {
     var scheduledDeadline: UInt64 = .max
 
     init(
-        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32,
+        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: IOEvents,
         now: UInt64
     ) {
         self.fd = fd

@@ -195,7 +195,7 @@ public struct JourneyRunner: Sendable {
         await StepContext.$current.withValue(context) { await instance.start() }
         // start() never throws: a cancelled journey task means the run cut the launch.
         let cut = Task.isCancelled
-        recorder.closeCalls(label: label, callIds: context.callIds, outcome: cut ? CallOutcomeName.cancelledByRun : nil)
+        recorder.closeCalls(label: label, callIds: context.callIds, outcome: cut ? CallOutcome.cancelledByRun : nil)
         if cut { return false }
         guard fresh else { return true }
         let wait = Swift.min(deferredLinkWait, Swift.max(0, control.cutoff - recorder.timeline.now()))
@@ -251,23 +251,23 @@ public struct JourneyRunner: Sendable {
         let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
         guard let instance else { return true }
         let context = StepContext(label: label, intendedStart: due)
-        let outcome: String = await StepContext.$current.withValue(context) {
+        let outcome: CallOutcome = await StepContext.$current.withValue(context) {
             do {
                 try await body(instance)
-                return CallOutcomeName.ok
+                return CallOutcome.ok
             } catch is OptoLinkApiError {
-                return CallOutcomeName.apiError
+                return CallOutcome.apiError
             } catch let error as OptoLinkConnectionError where error.underlying.code == .cancelled {
                 // The run stopped the call (grace deadline, Ctrl-C), e.g. during a back-off sleep.
-                return CallOutcomeName.cancelledByRun
+                return CallOutcome.cancelledByRun
             } catch is OptoLinkConnectionError {
-                return CallOutcomeName.connectionError
+                return CallOutcome.connectionError
             } catch {
-                return CallOutcomeName.otherError
+                return CallOutcome.otherError
             }
         }
         recorder.closeCalls(label: label, callIds: context.callIds, outcome: outcome)
-        return outcome != CallOutcomeName.cancelledByRun && !Task.isCancelled
+        return outcome != CallOutcome.cancelledByRun && !Task.isCancelled
     }
 
     /// The first link `stream` yields within `seconds` (after skipping the replayed one when

@@ -7,11 +7,11 @@ import Synchronization
 /// - The **cutoff** is the window's end plus `grace`: no call and no HTTP attempt starts at
 ///   or after it, and whatever is still running then is cancelled.
 ///
-/// A stop (SIGINT, SIGTERM, the iteration budget) closes the window at once, so in-flight
+/// A stop (SIGINT, SIGTERM, an early abort) closes the window at once, so in-flight
 /// work gets at most `grace` seconds from the stop. The first reason wins.
 public final class RunControl: Sendable {
     private struct State {
-        var reason: String?
+        var reason: StopReason?
         var timeline: RunTimeline?
         var window = Double.infinity
         var grace = 0.0
@@ -36,9 +36,9 @@ public final class RunControl: Sendable {
         }
     }
 
-    /// Stops the run for `why` (`interrupted`, `terminated`, `iterations`, …); later calls keep
+    /// Stops the run for `why` (`interrupted`, `terminated`, `misconfigured`, …); later calls keep
     /// the first reason. Closes the step window now; the cutoff becomes now + grace at the latest.
-    public func stop(_ why: String) {
+    public func stop(_ why: StopReason) {
         state.withLock { s in
             guard s.reason == nil else { return }
             s.reason = why
@@ -49,7 +49,7 @@ public final class RunControl: Sendable {
     /// Whether ``stop(_:)`` was called.
     public var isStopped: Bool { state.withLock { $0.reason != nil } }
     /// The first reason given to ``stop(_:)``, if any.
-    public var stopReason: String? { state.withLock { $0.reason } }
+    public var stopReason: StopReason? { state.withLock { $0.reason } }
 
     /// Run seconds at which the step window closes: `duration`, or the stop time if earlier.
     public var windowEnd: Double {

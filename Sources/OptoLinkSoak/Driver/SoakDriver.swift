@@ -37,14 +37,14 @@ public final class SoakDriver: Sendable {
     /// closed and in-flight work ended within the grace period), `interrupted` / `terminated`
     /// (a signal stopped the run and in-flight work ended within the grace period), or
     /// `deadline` (the cutoff was reached with work still running, and that work was cancelled).
-    public func run() async -> String {
+    public func run() async -> StopReason {
         let load = profile.load
         let window = load.duration ?? (load.model == .open ? load.effectiveDuration : .infinity)
         let timeline = runner.recorder.timeline
         control.arm(timeline: timeline, window: window, grace: load.grace)
         let limit = load.iterations ?? Int.max
         let budget = AtomicCounter()
-        let natural: String = await withTaskGroup(of: ChildResult.self) { group in
+        let natural: StopReason = await withTaskGroup(of: ChildResult.self) { group in
             let clock = runner.clock
             let control = self.control
             group.addTask {
@@ -52,10 +52,11 @@ public final class SoakDriver: Sendable {
                 await Self.sleepUntilCutoff(control, timeline: timeline, clock: clock) ? .watchdog : .journey
             }
             var tracker = Tracker()
-            let natural: String
+            let natural: StopReason
             switch load.model {
             case .open: natural = await openModel(&group, tracker: &tracker, window: window, limit: limit)
-            case .closed: natural = "duration"
+            case .closed:
+                natural = .duration
                 closedModel(&group, tracker: &tracker, budget: budget, limit: limit)
             }
             while tracker.running > 0, !tracker.cut, let result = await group.next() {
@@ -63,7 +64,7 @@ public final class SoakDriver: Sendable {
             }
             group.cancelAll()
             // The closed model ends by its budget when a worker found it spent.
-            return load.model == .closed && budget.current > limit ? "iterations" : natural
+            return load.model == .closed && budget.current > limit ? .iterations : natural
         }
         if !control.wasCut { await finishBackgroundWork() }
         // Teardown: end every launch, then wait for the cancelled work to wind down (it ends at
@@ -71,7 +72,7 @@ public final class SoakDriver: Sendable {
         let instances = devices.compactMap { device in device.state.withLock { $0.instance } }
         for device in devices { runner.endLaunch(of: device) }
         for instance in instances { await instance.waitForBackgroundWork() }
-        if control.wasCut { return "deadline" }
+        if control.wasCut { return .deadline }
         return control.stopReason ?? natural
     }
 
@@ -136,17 +137,17 @@ public final class SoakDriver: Sendable {
 
     private func openModel(
         _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, window: Double, limit: Int
-    ) async -> String {
+    ) async -> StopReason {
         let load = profile.load
         var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: window)
         var rng = SeededRandom(seed: profile.seed ^ 0x0E7E)
         let weights = profile.journeys.map(\.weight)
         let timeline = runner.recorder.timeline
         var k = 0
-        var reason = load.duration != nil ? "duration" : "completed"
+        var reason: StopReason = load.duration != nil ? .duration : .completed
         while let intended = schedule.next() {
             if k >= limit {
-                reason = "iterations"
+                reason = .iterations
                 break
             }
             scheduled.add()

@@ -25,9 +25,9 @@ public final class SoakRecorder: Sendable {
         var end: Double
         var lastStatus: Int?
         /// The last attempt's error kind when it got no response (`cancelled`, `timed_out`, …).
-        var lastErrorKind: String?
+        var lastErrorKind: AttemptErrorKind?
         var closeRequested = false
-        var thrownOutcome: String?
+        var thrownOutcome: CallOutcome?
         var correlationId: String?
     }
 
@@ -35,7 +35,7 @@ public final class SoakRecorder: Sendable {
         var attempts = 0
         var calls = 0
         var byStatus: [String: Int] = [:]
-        var callOutcomes: [String: Int] = [:]
+        var callOutcomes: [CallOutcome: Int] = [:]
         var attemptsPerCall: [String: Int] = [:]
         var attemptLatency = LatencyHistogram()
         var attemptLatencyFromIntended = LatencyHistogram()
@@ -92,6 +92,7 @@ public final class SoakRecorder: Sendable {
     }
 
     public let timeline: RunTimeline
+    let control: RunControl?
     /// A journey starting later than this after its intended start counts as a late start.
     public let lateThreshold: Double
     let attemptsCSV: CSVStreamWriter
@@ -104,8 +105,15 @@ public final class SoakRecorder: Sendable {
     public let interval: Double
 
     /// - Parameter interval: seconds per timeline interval (choose so a run has ≤ ~600).
-    public init(directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1) throws {
+    /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
+    ///   work is recorded as `cancelled_by_run` (other cancellations, e.g. a relaunch disposing
+    ///   the previous instance, as `cancelled`).
+    public init(
+        directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
+        control: RunControl? = nil
+    ) throws {
         self.timeline = timeline
+        self.control = control
         self.lateThreshold = lateThreshold
         self.interval = max(0.001, interval)
         attemptsCSV = try CSVStreamWriter(
@@ -141,12 +149,12 @@ public final class SoakRecorder: Sendable {
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
-        let cancelled = record.status == nil && record.errorKind == AttemptErrorKindName.cancelled
+        let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
             var stats = s.endpoints[record.endpoint] ?? EndpointStats()
             stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? record.errorKind ?? "other", default: 0] += 1
+            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
             if !cancelled {
                 stats.attemptLatency.record(record.end - record.actualStart)
                 stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
@@ -191,7 +199,7 @@ public final class SoakRecorder: Sendable {
     /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
     /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
     /// sleep shows how long it really ran.
-    public func closeCalls(label: String, callIds: [UInt64]?, outcome: String?) {
+    public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
             let keys = callIds.map { $0.map { CallKey(label: label, callId: $0) } }
@@ -202,10 +210,10 @@ public final class SoakRecorder: Sendable {
                 s.openCalls[key]?.closeRequested = true
                 // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
                 let succeeded = s.openCalls[key]?.lastStatus.map { (200..<300).contains($0) } ?? false
-                if let outcome, !(outcome == CallOutcomeName.cancelledByRun && succeeded) {
+                if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
                     s.openCalls[key]?.thrownOutcome = outcome
                 }
-                if outcome == CallOutcomeName.cancelledByRun, var call = s.openCalls[key] {
+                if outcome == CallOutcome.cancelledByRun, var call = s.openCalls[key] {
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
@@ -224,7 +232,7 @@ public final class SoakRecorder: Sendable {
             let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
             return keys.compactMap { key in
                 if var call = s.openCalls[key], call.inFlight > 0 {
-                    call.thrownOutcome = CallOutcomeName.unfinished
+                    call.thrownOutcome = CallOutcome.unfinished
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
@@ -238,12 +246,12 @@ public final class SoakRecorder: Sendable {
 
     private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
-        let derived: String =
+        let derived: CallOutcome =
             switch call.lastStatus {
-            case .some(let status) where (200..<300).contains(status): CallOutcomeName.ok
-            case .some: CallOutcomeName.apiError
-            case .none where call.lastErrorKind == AttemptErrorKindName.cancelled: CallOutcomeName.cancelledByRun
-            case .none: CallOutcomeName.connectionError
+            case .some(let status) where (200..<300).contains(status): CallOutcome.ok
+            case .some: CallOutcome.apiError
+            case .none where call.lastErrorKind?.isCancellation ?? false: .cancelledByRun
+            case .none: CallOutcome.connectionError
             }
         let record = CallRecord(
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
@@ -254,7 +262,7 @@ public final class SoakRecorder: Sendable {
         stats.callOutcomes[record.outcome, default: 0] += 1
         stats.attemptsPerCall[String(call.attempts), default: 0] += 1
         // Only calls that finished by themselves have a latency; cut ones are counted by outcome.
-        if CallOutcomeName.finished(record.outcome) { stats.callLatency.record(call.end - call.intendedStart) }
+        if record.outcome.isFinished { stats.callLatency.record(call.end - call.intendedStart) }
         s.endpoints[call.endpoint] = stats
         s.calls += 1
         return record
