@@ -1,11 +1,13 @@
 import Synchronization
 
-/// The run's stop switch and its two deadlines, in run seconds on the run's one clock.
+/// The run's stop switch and its deadlines, in run seconds on the run's one clock.
 ///
-/// - The **step window** ends at `duration` (or earlier, when the run is stopped): no journey
-///   and no step starts at or after it.
-/// - The **cutoff** is the window's end plus `grace`: no call and no HTTP attempt starts at
-///   or after it, and whatever is still running then is cancelled.
+/// - The **step window** ends at `load.duration` (or earlier, when the run is stopped): no
+///   journey and no step starts at or after it. Without a `duration` (an open model bounded
+///   by its stages) it never closes by itself: journeys started in the schedule run their steps.
+/// - The **cutoff** is the run's end (`duration`, else the stages' total, or the stop if
+///   earlier) plus `grace`: no call and no HTTP attempt starts at or after it, and whatever
+///   is still running then is cancelled.
 ///
 /// A stop (SIGINT, SIGTERM, an early abort) closes the window at once, so in-flight
 /// work gets at most `grace` seconds from the stop. The first reason wins.
@@ -14,6 +16,7 @@ public final class RunControl: Sendable {
         var reason: StopReason?
         var timeline: RunTimeline?
         var window = Double.infinity
+        var end = Double.infinity
         var grace = 0.0
         var stoppedAt: Double?
         var cut = false
@@ -25,12 +28,15 @@ public final class RunControl: Sendable {
 
     /// Sets the run's clock and deadlines (the driver calls it when the run starts).
     /// - Parameters:
-    ///   - window: seconds after which no step starts (`.infinity` when only `iterations` bounds the run).
-    ///   - grace: seconds in-flight work may take after the window closes.
-    public func arm(timeline: RunTimeline, window: Double, grace: Double) {
+    ///   - window: seconds after which no step starts (`.infinity`: only the stop closes it).
+    ///   - end: seconds after which no journey starts; the cutoff is `end + grace`
+    ///     (`.infinity` when only `iterations` bounds the run). At least `window`.
+    ///   - grace: seconds in-flight work may take after `end` (or the stop).
+    public func arm(timeline: RunTimeline, window: Double, end: Double, grace: Double) {
         state.withLock { s in
             s.timeline = timeline
             s.window = window
+            s.end = Swift.min(end, window)
             s.grace = Swift.max(0, grace)
             if s.reason != nil, s.stoppedAt == nil { s.stoppedAt = timeline.now() }
         }
@@ -56,9 +62,9 @@ public final class RunControl: Sendable {
         state.withLock { s in Swift.min(s.window, s.stoppedAt ?? .infinity) }
     }
 
-    /// Run seconds at which every call and attempt is cut: ``windowEnd`` + grace.
+    /// Run seconds at which every call and attempt is cut: the run's end (or the stop) + grace.
     public var cutoff: Double {
-        state.withLock { s in Swift.min(s.window, s.stoppedAt ?? .infinity) + s.grace }
+        state.withLock { s in Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
     }
 
     /// Whether a step may start at run time `t` (the run is not stopped and the window is open).
@@ -68,7 +74,7 @@ public final class RunControl: Sendable {
 
     /// Whether a call or attempt may start at run time `t` (before the cutoff, and not cut).
     public func attemptAllowed(at t: Double) -> Bool {
-        state.withLock { s in !s.cut && t < Swift.min(s.window, s.stoppedAt ?? .infinity) + s.grace }
+        state.withLock { s in !s.cut && t < Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
     }
 
     /// Marks the cutoff as reached: from now on nothing starts, whatever the clock says.

@@ -7,10 +7,12 @@
 /// - Closed model: `concurrency` devices loop journeys back to back.
 ///
 /// Deadlines, all on the runner's one clock (``RunControl``): no journey or step starts at
-/// or after `duration` (or the stop); in-flight work then gets `grace` seconds; at the cutoff
-/// (`duration + grace`, or stop + grace) a watchdog cancels every journey and disposes every
-/// SDK instance, which ends their requests and back-off sleeps, and no attempt starts after
-/// it. So a run lasts at most `duration + grace` plus teardown, whatever the backend does.
+/// or after `load.duration` (or the stop); an open model without a `duration` starts no
+/// journey after its stages' end and lets started journeys run their steps. In-flight work
+/// then gets `grace` seconds; at the cutoff (`duration` or the stages' end, or the stop, plus
+/// `grace`) a watchdog cancels every journey and disposes every SDK instance, which ends their
+/// requests and back-off sleeps, and no attempt starts after it. So a run lasts at most its
+/// end plus `grace` plus teardown, whatever the backend does.
 public final class SoakDriver: Sendable {
     public let profile: SoakProfile
     public let devices: [VirtualDevice]
@@ -39,9 +41,12 @@ public final class SoakDriver: Sendable {
     /// `deadline` (the cutoff was reached with work still running, and that work was cancelled).
     public func run() async -> StopReason {
         let load = profile.load
-        let window = load.duration ?? (load.model == .open ? load.effectiveDuration : .infinity)
+        // An explicit duration closes the step window; an open model without one ends its
+        // arrivals with its stages and lets started journeys run until the cutoff.
+        let window = load.duration ?? .infinity
+        let end = load.duration ?? (load.model == .open ? load.effectiveDuration : .infinity)
         let timeline = runner.recorder.timeline
-        control.arm(timeline: timeline, window: window, grace: load.grace)
+        control.arm(timeline: timeline, window: window, end: end, grace: load.grace)
         let limit = load.iterations ?? Int.max
         let budget = AtomicCounter()
         let natural: StopReason = await withTaskGroup(of: ChildResult.self) { group in
@@ -54,7 +59,7 @@ public final class SoakDriver: Sendable {
             var tracker = Tracker()
             let natural: StopReason
             switch load.model {
-            case .open: natural = await openModel(&group, tracker: &tracker, window: window, limit: limit)
+            case .open: natural = await openModel(&group, tracker: &tracker, end: end, limit: limit)
             case .closed:
                 natural = .duration
                 closedModel(&group, tracker: &tracker, budget: budget, limit: limit)
@@ -136,10 +141,10 @@ public final class SoakDriver: Sendable {
     }
 
     private func openModel(
-        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, window: Double, limit: Int
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, end: Double, limit: Int
     ) async -> StopReason {
         let load = profile.load
-        var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: window)
+        var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: end)
         var rng = SeededRandom(seed: profile.seed ^ 0x0E7E)
         let weights = profile.journeys.map(\.weight)
         let timeline = runner.recorder.timeline
@@ -155,6 +160,8 @@ public final class SoakDriver: Sendable {
                 tracker.handle(result, driver: self, group: &group)
             }
             if tracker.cut { break }
+            // A journey planned in the schedule starts even when late (counted, with its lag),
+            // unless the step window has closed.
             guard await runner.sleep(until: intended), control.stepAllowed(at: timeline.now()) else { break }
             let device = devices[k % devices.count]
             let journey = profile.journeys[rng.pickIndex(weights)]
