@@ -78,6 +78,10 @@ public enum CompareCommand {
         do {
             try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
             try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
+            let html = HTMLReport.compare(
+                comparison, baseline: baseline.summary, baselineAttempts: baseline.attempts(), current: current.summary,
+                currentAttempts: current.attempts())
+            try AtomicFile.write(Data(html.utf8), to: out.appendingPathComponent("report.html"))
             if let junit = options.junitPath {
                 try JUnitReport.compare(comparison).write(to: URL(fileURLWithPath: junit))
             }
@@ -87,7 +91,8 @@ public enum CompareCommand {
         }
         for line in comparison.consoleLines { log(line) }
         log("compare: \(out.appendingPathComponent("compare.md").path)")
-        return Result(exitCode: comparison.regressed ? 1 : 0, comparison: comparison, outDirectory: out)
+        let code: Int32 = comparison.regressed ? 1 : comparison.inconclusive ? 2 : 0
+        return Result(exitCode: code, comparison: comparison, outDirectory: out)
     }
 
     private static func short(_ hash: String?) -> String {

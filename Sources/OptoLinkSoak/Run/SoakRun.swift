@@ -273,6 +273,9 @@ public struct SoakRun: Sendable {
             try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
             try AtomicFile.write(
                 Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+            let html = HTMLReport.run(
+                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
+            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")

@@ -124,24 +124,5 @@ public struct JUnitReport: Sendable, Equatable {
         String(format: "%.3f", value.isFinite ? max(0, value) : 0)
     }
 
-    /// Escapes `& < > " '` and replaces characters XML 1.0 cannot carry.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                let v = scalar.value
-                let allowed = (0x20...0xD7FF).contains(v) || (0xE000...0xFFFD).contains(v) || v >= 0x10000
-                out.unicodeScalars.append(allowed ? scalar : "\u{FFFD}")
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 }
