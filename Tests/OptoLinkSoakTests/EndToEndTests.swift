@@ -77,8 +77,8 @@ struct EndToEndTests {
 
     @Test(
         "an interrupted (SIGINT) or terminated (SIGTERM) run stops new work, still writes a readable report and exits 130 / 143",
-        arguments: [("interrupted", Int32(130)), ("terminated", Int32(143))])
-    func interrupted(reason: String, code: Int32) async throws {
+        arguments: [(StopReason.interrupted, Int32(130)), (.terminated, Int32(143))])
+    func interrupted(reason: StopReason, code: Int32) async throws {
         let e2e = try EndToEndRun(
             profile: e2eProfile(
                 devices: 20, rate: 1,

@@ -132,7 +132,7 @@ final class VirtualTimeRecorder: OptoLinkMiddleware, Sendable {
         var record = AttemptRecord(
             device: String(label.prefix { $0 != "#" }), launch: 1, callId: context.callId, endpoint: context.endpoint,
             attempt: context.attempt, intendedStart: start, actualStart: start, end: start, status: nil,
-            errorKind: "other", retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
+            errorKind: .other, retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
             clientIP: request.headers["X-Forwarded-For"])
         do {
             let response = try await next(request, context)

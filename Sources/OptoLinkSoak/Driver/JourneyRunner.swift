@@ -216,19 +216,19 @@ public struct JourneyRunner: Sendable {
         let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
         guard let instance else { return }
         let context = StepContext(label: label, intendedStart: due)
-        let outcome: String = await StepContext.$current.withValue(context) {
+        let outcome: CallOutcome = await StepContext.$current.withValue(context) {
             do {
                 try await body(instance)
-                return "ok"
+                return .ok
             } catch is OptoLinkApiError {
-                return "api_error"
+                return .apiError
             } catch let error as OptoLinkConnectionError where error.underlying.code == .cancelled {
                 // The run stopped the call (grace deadline, Ctrl-C), e.g. during a back-off sleep.
-                return "cancelled"
+                return .cancelledByRun
             } catch is OptoLinkConnectionError {
-                return "connection_error"
+                return .connectionError
             } catch {
-                return "other_error"
+                return .otherError
             }
         }
         recorder.closeCalls(label: label, callIds: context.callIds, outcome: outcome)

@@ -31,20 +31,20 @@ public final class SoakDriver: Sendable {
     private enum ChildResult: Sendable { case journey, watchdog }
 
     /// Runs until the load model ends or the run is stopped; returns the stop reason:
-    /// `completed` (schedule or iterations done), `duration`, `iterations`, `interrupted`
-    /// (``RunControl`` stopped it), or `deadline` (in-flight work outlived the grace period).
-    public func run() async -> String {
+    /// `completed` (schedule or iterations done), `duration`, `iterations`, whatever stopped
+    /// ``RunControl``, or `deadline` (in-flight work outlived the grace period).
+    public func run() async -> StopReason {
         let duration = profile.load.effectiveDuration
         let limit = profile.load.iterations ?? Int.max
-        let natural: String = await withTaskGroup(of: ChildResult.self) { group in
+        let natural: StopReason = await withTaskGroup(of: ChildResult.self) { group in
             var running = 0
-            var natural = "completed"
+            var natural = StopReason.completed
             switch profile.load.model {
             case .open:
                 (running, natural) = await openModel(&group, duration: duration, limit: limit)
             case .closed:
                 running = closedModel(&group, duration: duration, limit: limit)
-                natural = "completed"
+                natural = .completed
             }
             // No new journeys start now; in-flight ones get the grace period, then are cancelled.
             let grace = profile.load.grace
@@ -63,7 +63,7 @@ public final class SoakDriver: Sendable {
                 switch result {
                 case .journey: running -= 1
                 case .watchdog:
-                    control.stop("deadline")
+                    control.stop(.deadline)
                     group.cancelAll()
                 }
             }
@@ -74,7 +74,7 @@ public final class SoakDriver: Sendable {
         return control.stopReason ?? natural
     }
 
-    private func openModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) async -> (Int, String)
+    private func openModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) async -> (Int, StopReason)
     {
         var schedule = ArrivalSchedule(
             startRate: profile.load.startRate, stages: profile.load.stages, duration: duration)
@@ -83,10 +83,10 @@ public final class SoakDriver: Sendable {
         let maxInFlight = profile.load.maxInFlight
         var running = 0
         var k = 0
-        var reason = profile.load.duration != nil ? "duration" : "completed"
+        var reason: StopReason = profile.load.duration != nil ? .duration : .completed
         while let intended = schedule.next() {
             if k >= limit {
-                reason = "iterations"
+                reason = .iterations
                 break
             }
             scheduled.add()

@@ -34,7 +34,7 @@ extension SoakRecorder {
             var endpoints: [String: SoakSummary.EndpointSummary] = [:]
             for (endpoint, e) in s.endpoints {
                 endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(
-                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: e.callOutcomes,
+                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                     attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                     callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,

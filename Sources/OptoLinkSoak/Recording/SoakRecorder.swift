@@ -25,7 +25,7 @@ public final class SoakRecorder: Sendable {
         var end: Double
         var lastStatus: Int?
         var closeRequested = false
-        var thrownOutcome: String?
+        var thrownOutcome: CallOutcome?
         var correlationId: String?
     }
 
@@ -33,7 +33,7 @@ public final class SoakRecorder: Sendable {
         var attempts = 0
         var calls = 0
         var byStatus: [String: Int] = [:]
-        var callOutcomes: [String: Int] = [:]
+        var callOutcomes: [CallOutcome: Int] = [:]
         var attemptsPerCall: [String: Int] = [:]
         var attemptLatency = LatencyHistogram()
         var attemptLatencyFromIntended = LatencyHistogram()
@@ -133,7 +133,7 @@ public final class SoakRecorder: Sendable {
         let finished: CallRecord? = state.withLock { s in
             var stats = s.endpoints[record.endpoint] ?? EndpointStats()
             stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? record.errorKind ?? "other", default: 0] += 1
+            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
             stats.attemptLatency.record(record.end - record.actualStart)
             stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
             stats.requestBytes += record.requestBytes
@@ -168,7 +168,7 @@ public final class SoakRecorder: Sendable {
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
     /// public call's outcome, `nil` = derive from the last attempt), or every open call of
     /// the label when `callIds` is `nil` (the launch is over).
-    public func closeCalls(label: String, callIds: [UInt64]?, outcome: String?) {
+    public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let finished: [CallRecord] = state.withLock { s in
             let keys = callIds.map { $0.map { CallKey(label: label, callId: $0) } }
                 ?? s.openCalls.keys.filter { $0.label == label }
@@ -190,7 +190,7 @@ public final class SoakRecorder: Sendable {
         let finished: [CallRecord] = state.withLock { s in
             let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
             return keys.compactMap { key in
-                if (s.openCalls[key]?.inFlight ?? 0) > 0 { s.openCalls[key]?.thrownOutcome = "unfinished" }
+                if (s.openCalls[key]?.inFlight ?? 0) > 0 { s.openCalls[key]?.thrownOutcome = .unfinished }
                 return Self.close(key, in: &s)
             }
         }
@@ -201,11 +201,11 @@ public final class SoakRecorder: Sendable {
 
     private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
-        let derived: String =
+        let derived: CallOutcome =
             switch call.lastStatus {
-            case .some(let status) where (200..<300).contains(status): "ok"
-            case .some: "api_error"
-            case .none: "connection_error"
+            case .some(let status) where (200..<300).contains(status): .ok
+            case .some: .apiError
+            case .none: .connectionError
             }
         let record = CallRecord(
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,

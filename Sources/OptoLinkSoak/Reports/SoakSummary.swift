@@ -3,7 +3,9 @@ import Foundation
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
 public struct SoakSummary: Sendable, Codable {
-    public var schemaVersion = 1
+    /// The `schemaVersion` this version writes.
+    public static let currentSchemaVersion = 1
+    public var schemaVersion = SoakSummary.currentSchemaVersion
     public var run: RunMetadata
     public var journeys: JourneySummary
     /// Per SDK endpoint (`match`, `session`, `events`, …).
@@ -44,13 +46,16 @@ public struct SoakSummary: Sendable, Codable {
         public var durationSeconds: Double
         public var interrupted: Bool
         /// `completed`, `duration`, `iterations`, `interrupted`, `deadline`.
-        public var stopReason: String
+        public var stopReason: StopReason
         /// `embedded` or `remote`.
         public var backend: String
         public var baseURL: String
         public var loadModel: String
         public var devices: Int
         public var seed: UInt64
+        /// SHA-256 of the effective profile without its pass/fail sections (``ProfileFingerprint``):
+        /// `compare` refuses runs whose fingerprints differ. Absent in reports of older versions.
+        public var profileHash: String? = nil
     }
 
     public struct JourneySummary: Sendable, Codable {

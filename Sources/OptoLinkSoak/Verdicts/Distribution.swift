@@ -22,6 +22,9 @@ public struct Distribution: Sendable, Codable, Equatable {
         max = sorted.last
     }
 
+    /// The metric suffixes ``addMetrics(prefix:to:)`` writes.
+    static let metricSuffixes = ["min", "p50", "p90", "p99", "max"]
+
     /// Adds `prefix.p50` … `prefix.max` for the values present.
     func addMetrics(prefix: String, to metrics: inout [String: Double]) {
         for (name, value) in [("min", min), ("p50", p50), ("p90", p90), ("p99", p99), ("max", max)] {
