@@ -197,7 +197,7 @@ struct DriverDeadlineTests {
         #expect(events.count <= 2 && !events.isEmpty)
         #expect(run.summary.completed == events.count)
         #expect(run.summary.unfinished == run.summary.started - events.count)
-        #expect(run.summary.started == matches.count)
+        #expect(matches.count <= run.summary.started && matches.count >= 8)
         #expect(end < run.control.cutoff, "in-flight launches finished within the grace (\(end) s)")
     }
 
