@@ -46,6 +46,9 @@ public struct SoakRun: Sendable {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
     public var progress = ProgressReporter()
+    /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
+    /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
@@ -122,18 +125,19 @@ public struct SoakRun: Sendable {
             return fail("\(error)")
         }
 
-        let timeline = RunTimeline()
+        let clock = self.clock
+        let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let span = profile.load.effectiveDuration + profile.load.grace
             recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control)
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let clock = ContinuousClock()
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
@@ -215,7 +219,10 @@ public struct SoakRun: Sendable {
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
     ) async -> SoakRunResult {
-        let interrupted = stopReason.isSignal
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        let interrupted = signal != nil
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -237,7 +244,7 @@ public struct SoakRun: Sendable {
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
-        summary.timeline = recorder.intervalSummary()
+        summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
@@ -287,7 +294,7 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }
         let failed = summary.thresholds.contains { !$0.passed }
-        var code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = signal == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
         var junit = JUnitReport.run(summary)
         if let baseline = options.baselineDirectory {
             var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
