@@ -192,6 +192,18 @@ struct CompareRunTests {
         #expect(failedNames == ["match.attempt_latency", "match.call_latency"])
         #expect(abs((matchCall?.p95.relative ?? 0) - 0.2) < 0.02, "p95 shift \(String(describing: matchCall?.p95))")
         #expect(SoakComparison.compare(baseline: whole, current: whole).regressed == false)
+
+        // The same shift while the soak process itself was slowed (start lag p99 ×5): inconclusive, not a regression…
+        var busy = shifted
+        busy.summary.journeys.startLag.p99 = max(whole.summary.journeys.startLag.p99 * 5, 0.01)
+        let busier = SoakComparison.compare(baseline: whole, current: busy)
+        #expect(busier.machineBusier && busier.inconclusive && !busier.regressed)
+        #expect(busier.checks.filter { $0.inconclusive == true }.map(\.name).sorted() == ["match.attempt_latency", "match.call_latency"])
+        #expect(busier.markdown().contains("inconclusive"))
+        // … but a verdict count that got worse is a regression whatever the machine did.
+        busy.summary.metrics["retry.violations"] = (whole.summary.metrics["retry.violations"] ?? 0) + 1
+        let worse = SoakComparison.compare(baseline: whole, current: busy)
+        #expect(worse.regressed && worse.checks.contains { $0.name == "retry.violations" && !$0.passed })
         #expect(falseAlarms.isEmpty, "false alarms: \(falseAlarms)")
     }
 
@@ -227,6 +239,24 @@ struct CompareRunTests {
         let forced = CompareCommand.run(options) { _ in }
         #expect(forced.exitCode == 0 && forced.comparison?.forced == true)
         #expect(forced.comparison?.markdown().contains("compared anyway (`--force`)") == true)
+
+        // A baseline written before the per-journey breakdowns existed still reads (same schemaVersion).
+        let older = e2e.directory.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: base, to: older)
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: older.appendingPathComponent("summary.json")))
+                as? [String: Any])
+        var journeys = try #require(json["journeys"] as? [String: Any])
+        journeys["unfinishedByName"] = nil
+        journeys["durationFromIntended"] = nil
+        json["journeys"] = journeys
+        try JSONSerialization.data(withJSONObject: json).write(to: older.appendingPathComponent("summary.json"))
+        #expect(try SoakReportDirectory.load(older).summary.journeys.durationFromIntended.isEmpty)
+        let withCurrent = try SoakReportDirectory.load(base)
+        #expect(!withCurrent.summary.journeys.durationFromIntended.isEmpty)
+        let journeyComparison = SoakComparison.compare(baseline: withCurrent, current: withCurrent)
+        #expect(journeyComparison.journeys.map(\.name) == ["j"])
+        #expect(journeyComparison.checks.contains { $0.name == "journey.j.duration" && $0.passed })
 
         // An unknown schema version is refused, naming the file and the version.
         let future = try String(contentsOf: other.appendingPathComponent("summary.json"), encoding: .utf8)

@@ -62,14 +62,23 @@ public struct SoakSummary: Sendable, Codable {
         public var scheduled: Int
         public var started: Int
         public var completed: Int
-        /// Journeys cut short by the stop deadline or cancellation.
+        /// Journeys the run cut short: a step never started (the step window closed, the run
+        /// stopped) or a step's work was cancelled at the cutoff. A journey counts as completed
+        /// only when every step ran to its end.
         public var unfinished: Int
         /// Journeys that started later than `lateThresholdSeconds` after their intended start.
         public var lateStarts: Int
         public var lateThresholdSeconds: Double
         /// Actual minus intended start of every journey (open model; 0 in the closed model).
         public var startLag: HistogramSummary
+        /// Journeys started, per journey name.
         public var byName: [String: Int]
+        /// Unfinished journeys, per journey name.
+        public var unfinishedByName: [String: Int] = [:]
+        /// Per journey name, completed journeys only: seconds from the journey's intended start
+        /// (its planned arrival, open model) to the end of its last step, so a stall anywhere
+        /// in the journey, or a late start, is in it (metrics `journey.<name>.duration.<p>`).
+        public var durationFromIntended: [String: HistogramSummary] = [:]
         /// Journeys that found every device busy and started when one freed up (open model);
         /// `nil` in reports written before this field existed.
         public var waitedForDevice: Int?
@@ -155,5 +164,25 @@ public struct SoakSummary: Sendable, Codable {
         /// The emulator's request counters, verbatim.
         public var counters: JSONValue?
         public var ledgerEntries: Int?
+    }
+}
+
+extension SoakSummary.JourneySummary {
+    /// Decodes a `journeys` object; the per-name breakdowns (`unfinishedByName`,
+    /// `durationFromIntended`) are optional, so `compare` still reads a baseline written before
+    /// they existed (same `schemaVersion`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scheduled = try c.decode(Int.self, forKey: .scheduled)
+        started = try c.decode(Int.self, forKey: .started)
+        completed = try c.decode(Int.self, forKey: .completed)
+        unfinished = try c.decode(Int.self, forKey: .unfinished)
+        lateStarts = try c.decode(Int.self, forKey: .lateStarts)
+        lateThresholdSeconds = try c.decode(Double.self, forKey: .lateThresholdSeconds)
+        startLag = try c.decode(HistogramSummary.self, forKey: .startLag)
+        byName = try c.decode([String: Int].self, forKey: .byName)
+        unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
+        durationFromIntended =
+            try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
     }
 }

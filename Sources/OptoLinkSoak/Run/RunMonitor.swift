@@ -23,6 +23,7 @@ final class RunMonitor: Sendable {
 
     private struct State {
         var armed = true
+        var reason: StopReason?
         /// Endpoints that got an answer other than a refusal.
         var cleared = Set<OptoLinkEndpoint>()
         var message: String?
@@ -41,6 +42,10 @@ final class RunMonitor: Sendable {
     /// Why the monitor stopped the run, in words; `nil` when it did not.
     var message: String? { state.withLock { $0.message } }
 
+    /// The stop reason the monitor gave, if it stopped the run (it outranks `deadline`: work
+    /// cut at the grace cutoff after the monitor's stop is still the monitor's doing).
+    var stopReason: StopReason? { state.withLock { $0.reason } }
+
     /// The statuses a misconfigured backend answers `endpoint` with. `/match` needs no key
     /// and never answers 404 by contract, so a 404 there means a wrong path; `/sdk/*` may
     /// answer 404 legitimately (a device whose session check-in failed), so only 401/403 count;
@@ -56,7 +61,10 @@ final class RunMonitor: Sendable {
     /// One check at run time `now` (seconds); returns the stop reason when the run must stop.
     func check(now: Double, recorder: SoakRecorder) -> StopReason? {
         if state.withLock({ $0.armed }), let message = misconfiguration(now: now, statuses: recorder.statusCounts()) {
-            state.withLock { $0.message = message }
+            state.withLock {
+                $0.message = message
+                $0.reason = .misconfigured
+            }
             return .misconfigured
         }
         let due = thresholds.filter { now >= $0.delayAbortEvalSeconds }
@@ -69,7 +77,10 @@ final class RunMonitor: Sendable {
             let message =
                 "threshold \"\(spec.expression)\" (abortOnFail) failed at "
                 + String(format: "%.1f s", now) + ": observed \(Thresholds.display(result.observed ?? 0, like: spec.expression))"
-            state.withLock { $0.message = message }
+            state.withLock {
+                $0.message = message
+                $0.reason = .thresholdAborted
+            }
             return .thresholdAborted
         }
         return nil

@@ -46,6 +46,9 @@ public struct SoakRun: Sendable {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
     public var progress = ProgressReporter()
+    /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
+    /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
@@ -82,13 +85,20 @@ public struct SoakRun: Sendable {
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
         }
+        let directory = outputDirectory(for: profile)
+        if let problem = PathProblem.creatingDirectory(directory.path) { return fail("--out \(problem)") }
+        if !options.force, let file = PathProblem.existingReport(in: directory.path) {
+            return fail(
+                "--out \(directory.path): already holds a report (\(file)); choose a new directory, "
+                    + "or pass --force to overwrite it")
+        }
         let backend: any SoakBackend
         do {
             backend = try await makeBackend(profile, options)
         } catch {
             return fail("\(error)")
         }
-        let result = await run(profile, backend: backend)
+        let result = await run(profile, backend: backend, directory: directory)
         await backend.stop()
         return result
     }
@@ -98,8 +108,7 @@ public struct SoakRun: Sendable {
         return SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
     }
 
-    private func run(_ profile: SoakProfile, backend: any SoakBackend) async -> SoakRunResult {
-        let directory = outputDirectory(for: profile)
+    private func run(_ profile: SoakProfile, backend: any SoakBackend, directory: URL) async -> SoakRunResult {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 128
         configuration.timeoutIntervalForRequest = Swift.max(1, profile.sdk.timeout.rounded(.up) + 1)
@@ -116,18 +125,19 @@ public struct SoakRun: Sendable {
             return fail("\(error)")
         }
 
-        let timeline = RunTimeline()
+        let clock = self.clock
+        let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let span = profile.load.effectiveDuration + profile.load.grace
             recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control)
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let clock = ContinuousClock()
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
@@ -212,8 +222,8 @@ public struct SoakRun: Sendable {
         recorder.finish()
         let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
-            stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
-            monitorMessage: monitor.message)
+            stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
+            scheduled: driver.scheduled.current, monitorMessage: monitor.message)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -224,7 +234,10 @@ public struct SoakRun: Sendable {
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
         monitorMessage: String?
     ) async -> SoakRunResult {
-        let interrupted = stopReason.isSignal
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        let interrupted = signal != nil
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -246,7 +259,7 @@ public struct SoakRun: Sendable {
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
-        summary.timeline = recorder.intervalSummary()
+        summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
@@ -318,7 +331,7 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }
         let failed = summary.thresholds.contains { !$0.passed }
-        var code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = signal == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
         var junit = JUnitReport.run(summary)
         if let baseline = options.baselineDirectory {
             var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)

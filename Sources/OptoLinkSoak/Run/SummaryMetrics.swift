@@ -80,7 +80,10 @@ public enum SummaryMetrics {
         for (name, e) in s.endpoints {
             m["\(name).attempts"] = Double(e.attempts)
             m["\(name).calls"] = Double(e.calls)
-            let errors = e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
+            // 5xx and attempts with no response; attempts the run cancelled are not the backend's errors.
+            let errors = e.byStatus.filter { key, _ in
+                Int(key).map { $0 >= 500 } ?? !(AttemptErrorKind(rawValue: key)?.isCancellation ?? false)
+            }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
             let endpointFailed = OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0
