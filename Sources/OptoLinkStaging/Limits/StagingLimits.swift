@@ -1,4 +1,4 @@
-/// The rate-limit algorithm the emulator enforces (CONTRACT §1, "Rate limits").
+/// The rate-limit algorithm the emulator enforces (docs/CONTRACT.md §1, "Rate limits").
 public enum StagingRateLimitAlgorithm: String, Sendable, Codable, CaseIterable {
     /// `@nestjs/throttler`'s fixed window: a key's window opens at its first hit and lasts
     /// the window length; at most `limit` hits are accepted inside it.
@@ -32,7 +32,7 @@ public struct StagingRateLimitRule: Sendable, Codable, Equatable {
     }
 }
 
-/// The rate-limit buckets of CONTRACT §1.
+/// The rate-limit buckets of docs/CONTRACT.md §1.
 public enum StagingBucketClass: String, Sendable, Codable, CaseIterable {
     /// `POST /match`, per client IP.
     case match
@@ -62,7 +62,7 @@ public struct StagingLimits: Sendable, Codable, Equatable {
     /// 600 per 60 s per key by default.
     public var events: StagingRateLimitRule
 
-    /// The limits of CONTRACT §1 unless overridden.
+    /// The limits of docs/CONTRACT.md §1 unless overridden.
     public init(
         enabled: Bool = true, algorithm: StagingRateLimitAlgorithm = .fixedWindow,
         match: StagingRateLimitRule = .init(limit: 30, windowSeconds: 60),
