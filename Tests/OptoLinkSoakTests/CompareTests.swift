@@ -113,7 +113,7 @@ struct CompareRunTests {
          "load": {"model": "open", "startRate": 200, "stages": [{"duration": 2, "target": 200}], "iterations": 400,
                   "grace": 10},
          "sdk": {"timeout": 3},
-         "backend": {"limits": {"sdk": {"limit": 100000, "windowSeconds": 60},
+         "backend": {"limits": {"session_identity": {"limit": 100000, "windowSeconds": 60},
                                 "events": {"limit": 100000, "windowSeconds": 60}},
                      "faults": {"endpoints": {"match": [{"kind": "latency", "rate": 1, "delaySeconds": 0.03}]}}},
          "expect": {"thresholds": []}}

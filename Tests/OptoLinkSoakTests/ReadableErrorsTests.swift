@@ -154,3 +154,36 @@ struct ReadableErrorsTests {
         }
     }
 }
+
+/// The shared session + identity bucket has one name in `backend.limits` and `expect.limits`.
+@Suite struct BucketNameTests {
+    private func profile(backendLimits: String) -> String {
+        e2eProfile(devices: 1, rate: 1, steps: #"{"kind":"firstLaunch"}"#)
+            .replacingOccurrences(
+                of: #""backend": {"limits": {"session_identity": {"limit": 100000, "windowSeconds": 60}, "#,
+                with: #""backend": {"limits": {\#(backendLimits), "#)
+    }
+
+    @Test func sessionIdentityConfiguresTheSharedBucket() throws {
+        let json = profile(backendLimits: #""session_identity": {"limit": 7, "windowSeconds": 9}"#)
+        let decoded = try SoakProfile.decode(Data(json.utf8))
+        let staging = try #require(try decoded.backend?.decode(StagingConfiguration.self, fieldPrefix: "backend"))
+        #expect(staging.limits.sdk == StagingRateLimitRule(limit: 7, windowSeconds: 9))
+        #expect(decoded.deprecations.isEmpty)
+    }
+
+    @Test func theOldNameStillWorksWithANote() throws {
+        let json = profile(backendLimits: #""sdk": {"limit": 7, "windowSeconds": 9}"#)
+        let decoded = try SoakProfile.decode(Data(json.utf8))
+        let staging = try #require(try decoded.backend?.decode(StagingConfiguration.self, fieldPrefix: "backend"))
+        #expect(staging.limits.sdk == StagingRateLimitRule(limit: 7, windowSeconds: 9))
+        #expect(decoded.deprecations.count == 1)
+        #expect(decoded.deprecations.first?.contains("backend.limits.session_identity") == true)
+    }
+
+    @Test func bothNamesAtOnceAreRefused() {
+        let json = profile(
+            backendLimits: #""sdk": {"limit": 7, "windowSeconds": 9}, "session_identity": {"limit": 8, "windowSeconds": 9}"#)
+        #expect(throws: SoakProfileError.self) { try SoakProfile.decode(Data(json.utf8)) }
+    }
+}

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Resolves a Universal Link through `GET /{orgKey}/{shortCode}/data?deviceId=…`
-/// (CONTRACT §1) into a `.direct`/`.exact` link; any failure falls back to the raw link.
+/// (docs/CONTRACT.md §1) into a `.direct`/`.exact` link; any failure falls back to the raw link.
 struct LinkResolver: Sendable {
     let api: OptoLinkAPIClient
     let orgKey: String

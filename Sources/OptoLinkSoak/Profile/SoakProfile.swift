@@ -57,6 +57,16 @@ public struct SoakProfile: Sendable, Equatable {
     }
 }
 
+extension SoakProfile {
+    /// Notes for fields that still work under an old name (today `backend.limits.sdk`, now
+    /// `backend.limits.session_identity`, the same name as in `expect.limits`); a run prints them.
+    public var deprecations: [String] {
+        guard let backend, let data = try? JSONEncoder().encode(backend) else { return [] }
+        let json = try? JSONSerialization.jsonObject(with: data)
+        return StagingLimits.deprecatedKeys(inConfigurationJSON: json, prefix: "backend.")
+    }
+}
+
 extension SoakProfile: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case name, description, seed, devices, journeys, load, sdk, backend, expect

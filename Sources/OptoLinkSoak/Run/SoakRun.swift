@@ -81,6 +81,7 @@ public struct SoakRun: Sendable {
                 return fail("--baseline: \(error)")
             }
         }
+        for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")

@@ -2,7 +2,7 @@ import OptoLink
 import OptoLinkStaging
 
 /// Double-count reconciliation: the client's view of each write (its call outcome) joined with
-/// the server's ledger (CONTRACT §4, "Ledger"), with exactly one outcome per call.
+/// the server's ledger (docs/CONTRACT.md §4, "Ledger"), with exactly one outcome per call.
 ///
 /// Events join on the correlation id the soak tester puts in property `opl_corr`
 /// (`run:device:seq`), read from the parsed request and ledger bodies. Session, identity and

@@ -14,13 +14,13 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// Take the client IP from the first `X-Forwarded-For` address instead of the socket peer
     /// (how one load machine stands in for many devices' IPs).
     public var trustForwardedFor: Bool
-    /// Rate limits per bucket and the algorithm (CONTRACT §1, "Rate limits").
+    /// Rate limits per bucket and the algorithm (docs/CONTRACT.md §1, "Rate limits").
     public var limits: StagingLimits
     /// Fault rules in force at start (change them later with ``StagingServer/setFaults(_:)``).
     public var faults: StagingFaults
     /// Orgs, keys, iOS app configs and links; ``StagingFixtures/default`` when absent.
     public var fixtures: StagingFixtures
-    /// Windows, weights and threshold of the match ladder (CONTRACT §4).
+    /// Windows, weights and threshold of the match ladder (docs/CONTRACT.md §4).
     public var match: StagingMatchSettings
     /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
     public var rotationGraceSeconds: Double

@@ -12,6 +12,12 @@ package struct AnyConfigurationKey: CodingKey, Hashable {
     }
 }
 
+/// Coding keys some of which are old names still read for compatibility, left out of the
+/// "expected one of …" list of an unknown-field error.
+package protocol DeprecatedAliasKey {
+    var isDeprecatedAlias: Bool { get }
+}
+
 extension Decoder {
     /// The object's container after refusing every key `Keys` does not list, so a typo in a
     /// configuration (`"limts"`) fails instead of silently running with the defaults.
@@ -22,11 +28,14 @@ extension Decoder {
     {
         let all = try container(keyedBy: AnyConfigurationKey.self)
         let known = Keys.allCases.map(\.stringValue)
+        // Old names stay accepted but are not advertised.
+        let listed = Keys.allCases.filter { !(($0 as? any DeprecatedAliasKey)?.isDeprecatedAlias ?? false) }
+            .map(\.stringValue)
         for key in all.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !known.contains(key.stringValue) {
             throw DecodingError.dataCorrupted(
                 .init(
                     codingPath: codingPath + [key],
-                    debugDescription: "unknown field (expected one of \(known.joined(separator: ", ")))"))
+                    debugDescription: "unknown field (expected one of \(listed.joined(separator: ", ")))"))
         }
         return try container(keyedBy: Keys.self)
     }

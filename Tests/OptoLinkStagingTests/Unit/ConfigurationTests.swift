@@ -56,7 +56,7 @@ import Testing
         (#"{"limts": {}}"#,
          "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
         (#"{"limits": {"evnts": {"limit": 1, "windowSeconds": 1}}}"#,
-         "x.json: limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)"),
+         "x.json: limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"),
         (#"{"limits": {"events": {"limt": 5}}}"#,
          "x.json: limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
         (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
