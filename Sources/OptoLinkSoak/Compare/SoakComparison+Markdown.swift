@@ -7,6 +7,8 @@ extension SoakComparison {
         out += regressed ? "❌ regression\n\n" : inconclusive ? "⚠️ inconclusive (the machine was busier)\n\n" : "✅ no regression\n\n"
         out += "Baseline `\(baseline.runId)` (\(baseline.startedAt)) → current `\(current.runId)` (\(current.startedAt)).\n\n"
         if forced { out += "> **Forced:** the two runs' profiles differ; compared anyway (`--force`).\n\n" }
+        out += "Machine check — the soak process's own start lag p99: \(Self.latency(startLagP99))"
+        out += machineBusier ? " (**busier**: latency shifts are inconclusive).\n\n" : ".\n\n"
         out += rule == "default" ? "Default rule (no `expect.regression` in the profile):\n" : "Rules from `expect.regression`:\n"
         for line in ruleText { out += "- \(rule == "default" ? line : "`\(line)`")\n" }
         out += "\n"
