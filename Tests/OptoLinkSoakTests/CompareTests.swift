@@ -240,6 +240,24 @@ struct CompareRunTests {
         #expect(forced.exitCode == 0 && forced.comparison?.forced == true)
         #expect(forced.comparison?.markdown().contains("compared anyway (`--force`)") == true)
 
+        // A baseline written before the per-journey breakdowns existed still reads (same schemaVersion).
+        let older = e2e.directory.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: base, to: older)
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: older.appendingPathComponent("summary.json")))
+                as? [String: Any])
+        var journeys = try #require(json["journeys"] as? [String: Any])
+        journeys["unfinishedByName"] = nil
+        journeys["durationFromIntended"] = nil
+        json["journeys"] = journeys
+        try JSONSerialization.data(withJSONObject: json).write(to: older.appendingPathComponent("summary.json"))
+        #expect(try SoakReportDirectory.load(older).summary.journeys.durationFromIntended.isEmpty)
+        let withCurrent = try SoakReportDirectory.load(base)
+        #expect(!withCurrent.summary.journeys.durationFromIntended.isEmpty)
+        let journeyComparison = SoakComparison.compare(baseline: withCurrent, current: withCurrent)
+        #expect(journeyComparison.journeys.map(\.name) == ["j"])
+        #expect(journeyComparison.checks.contains { $0.name == "journey.j.duration" && $0.passed })
+
         // An unknown schema version is refused, naming the file and the version.
         let future = try String(contentsOf: other.appendingPathComponent("summary.json"), encoding: .utf8)
             .replacingOccurrences(of: "\"schemaVersion\" : 1", with: "\"schemaVersion\" : 99")

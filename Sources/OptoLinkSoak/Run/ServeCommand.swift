@@ -48,6 +48,9 @@ enum ServeCommand {
     static func resolve(_ options: SoakCommand.ServeOptions) throws -> StagingConfiguration {
         var configuration = StagingConfiguration(port: 8080)
         if let path = options.configPath {
+            if let problem = PathProblem.readingFile(path, as: "configuration") {
+                throw StagingConfigurationError(message: "--config \(problem)")
+            }
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
                 throw StagingConfigurationError(message: "\(path): cannot read (\(error.localizedDescription))")

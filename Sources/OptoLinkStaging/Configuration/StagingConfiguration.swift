@@ -76,10 +76,15 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// - Throws: ``StagingConfigurationError`` naming the offending key or value.
     public static func decode(_ data: Data, source: String = "configuration") throws -> StagingConfiguration {
         let configuration: StagingConfiguration
+        if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+            let duplicate = duplicateKeyProblem(in: data)
+        {
+            throw StagingConfigurationError(message: "\(source): \(duplicate)")
+        }
         do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error
             as DecodingError
         {
-            throw StagingConfigurationError(message: "\(source): \(error.configurationDescription)")
+            throw StagingConfigurationError(message: "\(source): \(error.readableDescription)")
         } catch {
             throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
         }

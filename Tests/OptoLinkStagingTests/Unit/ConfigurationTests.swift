@@ -40,7 +40,7 @@ import Testing
         (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "limits.match.limit"),
         (#"{"faults": {"endpoints": {"events": [{"kind": "nope", "rate": 1}]}}}"#, "faults"),
         (#"{"fixtures": {"orgs": [{"orgKey": "a"}, {"orgKey": "a"}]}}"#, "duplicate orgKey"),
-        ("not json", "invalid JSON"),
+        ("not json", "not valid JSON"),
     ])
     func badFilesAreClearErrors(json: String, mentions: String) {
         #expect {
