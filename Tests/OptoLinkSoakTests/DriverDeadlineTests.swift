@@ -306,3 +306,68 @@ struct DriverDeadlineTests {
         #expect(run.summary.unfinished == 1)
     }
 }
+
+/// Journey time from the intended start, against a backend's own log of what it held.
+@Suite(.timeLimit(.minutes(2)))
+struct JourneyTimeTests {
+    @Test(
+        "a backend holding every request that arrives in run-seconds 10–12 for 2 s, at 20 journeys/s: the share of journeys ≥ 1 s from their intended start matches the backend's log within 10 %"
+    )
+    func journeyTimeMatchesTheBackendsLog() async throws {
+        let held = Mutex<Set<String>>([])
+        let clockBox = Mutex<SteppingClock?>(nil)
+        let run = try VirtualDriverRun(
+            profile: deadlineProfile(
+                devices: 280, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e", "repeat": 2}"#,
+                load: #"{"model": "open", "startRate": 20, "stages": [{"duration": 14, "target": 20}], "duration": 15, "iterations": 280, "grace": 5}"#,
+                sdk: #"{"maxRetries": 0, "timeout": 10}"#)
+        ) { _, context in
+            if let clock = clockBox.withLock({ $0 }), (10..<12).contains(clock.seconds) {
+                // The backend's own log: which device had a request held.
+                let device = String((context.instanceLabel ?? "?").prefix { $0 != "#" })
+                held.withLock { _ = $0.insert(device) }
+                try await clock.sleep(for: .seconds(2))
+            }
+            return VirtualBackend.ok(context)
+        }
+        clockBox.withLock { $0 = run.clock }
+        let (reason, _) = await run.run()
+        #expect(reason == .iterations)
+        let journeys = run.summary
+        #expect(journeys.started == 280 && journeys.unfinished == 0)
+        let histogram = try #require(run.recorder.state.withLock { $0.journeyDurations["j"] })
+        #expect(histogram.count == 280)
+        let slow = Double(histogram.count(atLeast: 1.0))
+        let share = slow / Double(histogram.count)
+        let logged = Double(held.withLock { $0.count }) / 280
+        #expect(logged > 0.1, "the hold caught \(logged * 100) % of the journeys")
+        #expect(abs(share - logged) <= 0.1 * logged, "journeys ≥ 1 s: \(share * 100) %; backend log: \(logged * 100) %")
+        // The metric a threshold reads.
+        let metrics = run.metrics
+        #expect((metrics["journey.j.duration.p95"] ?? 0) >= 2, "p95 includes the 2 s hold")
+        #expect(metrics["journey.j.completed"] == 280)
+    }
+}
+
+/// The per-interval timeline of `summary.json`.
+@Suite
+struct TimelineRowsTests {
+    @Test("every second from 0 to the end gets a row, idle ones included: 26 rows for 26 s, 31 for 30.2 s")
+    func everySecondHasARow() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = ManualClock()
+        let recorder = try SoakRecorder(directory: directory, timeline: RunTimeline(clock: clock))
+        clock.advance(by: .milliseconds(500))
+        recorder.journeyStarted(name: "j", lag: 0)
+        clock.advance(by: .seconds(25))
+        recorder.journeyStarted(name: "j", lag: 0)
+        let rows = recorder.intervalSummary(activeSeconds: 26)
+        #expect(rows.map(\.t) == (0..<26).map(Double.init))
+        #expect(rows.map(\.journeys) == [1] + Array(repeating: 0, count: 24) + [1])
+        // A run whose last seconds are idle still covers them.
+        #expect(recorder.intervalSummary(activeSeconds: 30.2).count == 31)
+        recorder.finish()
+    }
+}

@@ -81,7 +81,7 @@ public struct JourneyRunner: Sendable {
             // Wake at the target or the window's end, and at least every 0.25 s to see a stop.
             let wake = Swift.min(target, control.windowEnd, now + 0.25)
             do {
-                try await clock.sleep(for: .nanoseconds(Int64(Swift.max(0, wake - now) * 1e9)), tolerance: nil)
+                try await clock.sleep(for: RunTimeline.wait(wake - now), tolerance: nil)
             } catch {
                 return false
             }

@@ -86,8 +86,9 @@ public final class SoakDriver: Sendable {
         return control.stopReason ?? natural
     }
 
-    /// Sleeps on `clock` until the run's cutoff (re-read every 50 ms, since a stop brings it
-    /// forward); returns `true` at the cutoff, `false` when cancelled first.
+    /// Sleeps on `clock` until the run's cutoff, re-reading it at least every 0.25 s since a
+    /// stop brings it forward (to the stop + grace: still ahead unless grace < 0.25 s, and then
+    /// reached at most 0.25 s late); returns `true` at the cutoff, `false` when cancelled first.
     private static func sleepUntilCutoff(_ control: RunControl, timeline: RunTimeline, clock: any Clock<Duration>)
         async -> Bool
     {
@@ -95,8 +96,8 @@ public final class SoakDriver: Sendable {
             let now = timeline.now()
             let cutoff = control.cutoff
             if now >= cutoff { return true }
-            let nap = Swift.min(cutoff - now, 0.05)
-            do { try await clock.sleep(for: .nanoseconds(Int64(nap * 1e9)), tolerance: nil) } catch { return false }
+            let nap = Swift.min(cutoff - now, 0.25)
+            do { try await clock.sleep(for: RunTimeline.wait(nap), tolerance: nil) } catch { return false }
         }
         return false
     }

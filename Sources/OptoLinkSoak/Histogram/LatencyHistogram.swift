@@ -85,6 +85,15 @@ public struct LatencyHistogram: Sendable, Equatable {
         return max
     }
 
+    /// How many recorded values are at least `seconds`, to the histogram's precision (every
+    /// value in the bucket of `seconds` or above counts).
+    public func count(atLeast seconds: Double) -> UInt64 {
+        let value = seconds.isFinite && seconds > 0 ? seconds : 0
+        guard value < Self.maxTrackable else { return counts[counts.count - 1] }
+        let first = Self.index(of: UInt64(value * 1e9))
+        return counts[first...].reduce(0, +)
+    }
+
     /// Bucket index of a value in nanoseconds.
     static func index(of nanos: UInt64) -> Int {
         if nanos < UInt64(subBuckets) { return Int(nanos) }

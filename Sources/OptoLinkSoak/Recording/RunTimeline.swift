@@ -34,6 +34,14 @@ public struct RunTimeline: Sendable {
         Self.seconds(elapsed())
     }
 
+    /// A wait of `seconds`, rounded up to a whole nanosecond and at least 1 ns, so a loop that
+    /// sleeps until a deadline a fraction of a nanosecond away still makes progress (a zero
+    /// sleep on a virtual clock would return at once, forever).
+    public static func wait(_ seconds: Double) -> Duration {
+        guard seconds.isFinite else { return .seconds(86_400) }
+        return .nanoseconds(Swift.max(1, Int64((Swift.min(seconds, 1e9) * 1e9).rounded(.up))))
+    }
+
     /// `duration` in seconds.
     public static func seconds(_ duration: Duration) -> Double {
         let d = duration.components

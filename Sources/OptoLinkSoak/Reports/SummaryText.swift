@@ -8,13 +8,22 @@ public enum SummaryText {
         lines.append("optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)")
         lines.append(
             "backend \(s.run.backend) \(s.run.baseURL) · \(s.run.loadModel) model · \(s.run.devices) devices · "
-                + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)")
+                + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)"
+                + (s.run.interrupted && s.run.stopReason == .deadline ? " (after a stop signal)" : ""))
         lines += headline(s)
         lines.append(
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
                 + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))"
                 + ((s.journeys.waitedForDevice ?? 0) > 0
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)" : ""))
+        // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
+        for name in s.journeys.byName.keys.sorted() {
+            let h = s.journeys.durationFromIntended[name]
+            let unfinished = s.journeys.unfinishedByName[name] ?? 0
+            let stats = h.map { "p50 \(ms($0.p50)), p95 \(ms($0.p95)), p99 \(ms($0.p99)), max \(ms($0.max))" } ?? "none completed"
+            lines.append(
+                "journey \(name) from intended start: \(stats) (\(h?.count ?? 0) completed, \(unfinished) unfinished)")
+        }
         lines.append(
             "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
                 + String(format: "%.0f/s", s.totals.attemptsPerSecond) + ", 429s \(s.totals.status429), errors \(s.totals.errors)"

@@ -4,7 +4,9 @@ import OptoLink
 /// `http.requests`, `http.errors`, `http.errors.rate`, `http.429`, `http.429.rate`,
 /// `<endpoint>.attempts|calls|errors|429`, `<endpoint>.errors.rate|429.rate` (per attempt), `<endpoint>.attempt_latency.<p>`,
 /// `<endpoint>.latency_from_intended.<p>`, `<endpoint>.call_latency.<p>` (p = p50 … p999,
-/// max, mean), `<endpoint>.calls.<outcome>`, `journeys.*`, `deferred.*`, `clicks.*`,
+/// max, mean), `<endpoint>.calls.<outcome>`, `journeys.*`, `journey.<name>.duration.<p>` (time
+/// from the journey's intended start, completed journeys), `journey.<name>.completed|unfinished`,
+/// `deferred.*`, `clicks.*`,
 /// `opens.*`, `rss.max_bytes`. Every name is listed in `Reports/README.md`.
 public enum SummaryMetrics {
     /// The statistics of a latency histogram, as metric suffixes (seconds).
@@ -27,6 +29,8 @@ public enum SummaryMetrics {
                 endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics, unit: .seconds),
             MetricPattern("journeys", ["started", "completed", "unfinished", "late_starts"]),
             MetricPattern("journeys", "start_lag", statistics, unit: .seconds),
+            MetricPattern("journey", .anyName, "duration", statistics, unit: .seconds),
+            MetricPattern("journey", .anyName, ["completed", "unfinished"]),
             MetricPattern("deferred", .oneOf(["first_launches", "matched"] + deferredMethods)),
             MetricPattern("deferred", "match_rate", unit: .ratio),
             MetricPattern("clicks", ["count", "clipboard_placed", "errors"]),
@@ -106,6 +110,12 @@ public enum SummaryMetrics {
         m["journeys.unfinished"] = Double(s.journeys.unfinished)
         m["journeys.late_starts"] = Double(s.journeys.lateStarts)
         for (p, v) in s.journeys.startLag.namedValues { m["journeys.start_lag.\(p)"] = v }
+        for name in s.journeys.byName.keys {
+            let durations = s.journeys.durationFromIntended[name]
+            for (p, v) in durations?.namedValues ?? [:] { m["journey.\(name).duration.\(p)"] = v }
+            m["journey.\(name).completed"] = Double(durations?.count ?? 0)
+            m["journey.\(name).unfinished"] = Double(s.journeys.unfinishedByName[name] ?? 0)
+        }
         let first = Double(s.deferredMatch.firstLaunches)
         m["deferred.first_launches"] = first
         let none = Double(s.deferredMatch.byMethod["NONE"] ?? 0)
