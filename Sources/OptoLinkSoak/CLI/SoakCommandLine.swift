@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkHTTP
 
 /// Parses `optolink-soak` arguments (hand-rolled: the package has no dependencies).
 ///
@@ -44,6 +45,16 @@ public enum SoakCommandLine {
           --seed N             random seed (unsigned integer)
           --out DIR            report directory (default Reports/<profile>-<timestamp>/)
           --ledger FILE        server ledger exported from the real backend (JSON array)
+          --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
+                               is the package's own client (http:// only: an https:// base URL runs
+                               on URLSession and says so); urlsession is the path iOS apps take on
+                               Linux, for fidelity checks. The report names the transport used
+          --pool MODE          native transport: shared (default; one bounded pool per host) or
+                               per-device (one keep-alive connection per virtual device)
+          --connections N      native transport, shared pool: most connections per host (default 128)
+          --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
+                               auth proxy or a WAF; the contract's own headers (Authorization,
+                               X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden
           --no-progress        no progress line
           -h, --help           this help
         """
@@ -165,6 +176,26 @@ public enum SoakCommandLine {
             case "--out": options.outDirectory = try value()
             case "--ledger": options.ledgerPath = try value()
             case "--no-progress": options.progress = false
+            case "--transport":
+                let text = try value()
+                guard let kind = SoakTransportKind(rawValue: text) else {
+                    throw SoakUsageError(message: "--transport: \"\(text)\" is not native or urlsession")
+                }
+                options.transport = kind
+            case "--pool":
+                let text = try value()
+                guard let mode = HTTPClient.PoolMode(rawValue: text) else {
+                    throw SoakUsageError(message: "--pool: \"\(text)\" is not shared or per-device")
+                }
+                options.pool = mode
+            case "--connections":
+                options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
+            case "--header":
+                let header = try SoakExtraHeader.parse(value())
+                if options.headers.contains(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }) {
+                    throw SoakUsageError(message: "--header \(header.name): given twice")
+                }
+                options.headers.append(header)
             default: return false
             }
             return true

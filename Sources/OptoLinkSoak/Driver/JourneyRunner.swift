@@ -28,6 +28,8 @@ public struct JourneyRunner: Sendable {
     public let retryPolicy: any OptoLinkRetryPolicy
     /// How long to wait for the deferred link after `start()` returned (seconds).
     public var deferredLinkWait = 0.05
+    /// `--header` fields added to every SDK attempt and browser click.
+    public var extraHeaders: [SoakExtraHeader] = []
 
     public init(
         recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
@@ -127,6 +129,7 @@ public struct JourneyRunner: Sendable {
         request.setValue("\(device.info.language),en;q=0.8", forHTTPHeaderField: "Accept-Language")
         request.setValue("text/html", forHTTPHeaderField: "Accept")
         request.setValue(device.clientIP, forHTTPHeaderField: "X-Forwarded-For")
+        for header in extraHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
         request.timeoutInterval = Swift.max(1, sdk.timeout.rounded(.up))
         let start = recorder.timeline.now()
         var status: Int?
@@ -163,7 +166,10 @@ public struct JourneyRunner: Sendable {
         config.maxRetries = sdk.maxRetries
         let environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
-            middlewares: [ForwardedForMiddleware(clientIP: device.clientIP), recorder], clock: clock,
+            middlewares: extraHeaders.isEmpty
+                ? [ForwardedForMiddleware(clientIP: device.clientIP), recorder]
+                : [ForwardedForMiddleware(clientIP: device.clientIP), ExtraHeadersMiddleware(headers: extraHeaders), recorder],
+            clock: clock,
             retryPolicy: retryPolicy, label: label)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }

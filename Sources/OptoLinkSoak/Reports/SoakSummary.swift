@@ -51,6 +51,9 @@ public struct SoakSummary: Sendable, Codable {
         public var loadModel: String
         public var devices: Int
         public var seed: UInt64
+        /// The HTTP stack the SDK's requests went through: `native` or `urlsession` (absent in
+        /// reports written before the native transport existed).
+        public var transport: String? = nil
     }
 
     public struct JourneySummary: Sendable, Codable {

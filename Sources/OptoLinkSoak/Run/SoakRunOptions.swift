@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkHTTP
 
 /// The `run` subcommand's inputs: a profile plus flags that override it.
 public struct SoakRunOptions: Sendable, Equatable {
@@ -19,6 +20,15 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var ledgerPath: String?
     /// Print the progress line.
     public var progress = true
+    /// The HTTP stack under the SDK (`--transport`); `native` unless the base URL is `https://`
+    /// (then URLSession, with a printed note).
+    public var transport = SoakTransportKind.native
+    /// How the native transport shares connections (`--pool`): one bounded pool, or one connection per device.
+    public var pool = HTTPClient.PoolMode.shared
+    /// Most connections per host of the native transport's shared pool (`--connections`).
+    public var connections = 128
+    /// Extra header fields for every SDK attempt and browser click (`--header`, repeatable).
+    public var headers: [SoakExtraHeader] = []
 
     public init(profilePath: String) { self.profilePath = profilePath }
 
