@@ -57,6 +57,18 @@ struct TransportTests {
         #expect(SoakTransportKind.resolve(.urlsession, baseURL: https) == (.urlsession, nil))
     }
 
+    @Test func urlsSplitIntoHostPortAndTarget() {
+        #expect(NativeTransport.split("http://127.0.0.1:8080/sdk/events")! == ("127.0.0.1", 8080, "/sdk/events"))
+        #expect(NativeTransport.split("http://h/a%20b/data?deviceId=x%2By")! == ("h", 80, "/a%20b/data?deviceId=x%2By"))
+        #expect(NativeTransport.split("http://[::1]:9/x")! == ("::1", 9, "/x"))
+        #expect(NativeTransport.split("http://h:81")! == ("h", 81, "/"))
+        #expect(NativeTransport.split("http://h?q=1")! == ("h", 80, "/?q=1"))
+        #expect(NativeTransport.split("http://h/p#frag")! == ("h", 80, "/p"))
+        for bad in ["https://h/x", "http://", "http://u@h/x", "http://h:0/x", "http://h:99999/", "http://[::1/x"] {
+            #expect(NativeTransport.split(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func nativeFailuresBecomeTheURLErrorsTheSDKClassifies() {
         let cases: [(HTTPClientError, URLError.Code)] = [
             (.connectionRefused, .cannotConnectToHost), (.cannotConnect(errno: 24), .cannotConnectToHost),

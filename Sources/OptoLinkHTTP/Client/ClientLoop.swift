@@ -417,30 +417,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     /// Writes as much pending output as the socket takes.
     private func flush(_ connection: ClientConnection) {
-        while connection.hasPendingOutput {
-            let n = connection.output.withUnsafeBytes { bytes in
-                cepoll_send(
-                    connection.fd, bytes.baseAddress! + connection.outputOffset,
-                    UInt(bytes.count - connection.outputOffset))
-            }
-            if n > 0 {
-                connection.outputOffset += n
-            } else {
-                let code = cepoll_errno()
-                if code == EINTR { continue }
-                if code == EAGAIN || code == EWOULDBLOCK { return }
-                failAndClose(connection, .connectionReset)
-                return
-            }
-        }
-        if !connection.output.isEmpty {
-            if connection.output.capacity > 64 * 1024 {
-                connection.output = []
-            } else {
-                connection.output.removeAll(keepingCapacity: true)
-            }
-            connection.outputOffset = 0
-        }
+        let (outcome, _) = SocketWrite.flush(connection.fd, &connection.output, &connection.outputOffset)
+        if outcome == .failed { failAndClose(connection, .connectionReset) }
     }
 
     /// Registers what the connection waits for: always readable (a reset or close is noticed even

@@ -188,18 +188,7 @@ public final class HTTPClient: Sendable {
             loop.stopping.store(true, ordering: .releasing)
             loop.waker.signal()
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            do {
-                let joiner = try LoopThread.spawn {
-                    for thread in threads { LoopThread.join(thread) }
-                    continuation.resume()
-                }
-                LoopThread.detach(joiner)
-            } catch {
-                for thread in threads { LoopThread.join(thread) }
-                continuation.resume()
-            }
-        }
+        await LoopThread.joinAll(threads)
         for loop in loops { for fd in loop.waker.descriptors { close(fd) } }
     }
 

@@ -84,6 +84,7 @@ public enum SoakCommandLine {
           --devices N,N     device counts for the RSS slope (default 1000,10000)
           --rate R          arrival rate for the start-lag phase (default 500)
           --seconds S       seconds per phase (default 5)
+          --transport KIND  native (default) or urlsession: the HTTP stack under the SDK
           -h, --help        this help
         """
 
@@ -243,6 +244,12 @@ public enum SoakCommandLine {
                 options.deviceCounts = counts
             case "--rate": options.lagRate = try number(flag, value(), 1.0...100_000.0, "journeys/s (1…100000)")
             case "--seconds": options.seconds = try number(flag, value(), 0.5...600.0, "seconds (0.5…600)")
+            case "--transport":
+                let text = try value()
+                guard let kind = SoakTransportKind(rawValue: text) else {
+                    throw SoakUsageError(message: "--transport: \"\(text)\" is not native or urlsession")
+                }
+                options.transport = kind
             default: return false
             }
             return true

@@ -131,24 +131,25 @@ public final class SoakRecorder: Sendable {
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
         let finished: CallRecord? = state.withLock { s in
-            var stats = s.endpoints[record.endpoint] ?? EndpointStats()
-            stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
-            stats.attemptLatency.record(record.end - record.actualStart)
-            stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
-            stats.requestBytes += record.requestBytes
-            stats.responseBytes += record.responseBytes
-            s.endpoints[record.endpoint] = stats
+            // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
+            inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
+                stats.attempts += 1
+                stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
+                stats.attemptLatency.record(record.end - record.actualStart)
+                stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
+                stats.requestBytes += record.requestBytes
+                stats.responseBytes += record.responseBytes
+            }
             s.allAttempts.record(record.end - record.actualStart)
             let slot = Int(record.actualStart / interval)
-            var bucket = s.intervals[slot] ?? IntervalStats()
             let fromIntended = record.end - record.intendedStart
-            bucket.attempts += 1
-            if record.status == 429 { bucket.status429 += 1 }
-            if record.status.map({ $0 >= 500 }) ?? true { bucket.errors += 1 }
-            bucket.latencySum += fromIntended
-            bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
-            s.intervals[slot] = bucket
+            inPlace(&s.intervals[slot, default: IntervalStats()]) { bucket in
+                bucket.attempts += 1
+                if record.status == 429 { bucket.status429 += 1 }
+                if record.status.map({ $0 >= 500 }) ?? true { bucket.errors += 1 }
+                bucket.latencySum += fromIntended
+                bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            }
             s.attempts += 1
             if record.status == 429 { s.status429 += 1 }
             if record.status.map({ $0 >= 500 }) ?? true { s.errors += 1 }
@@ -211,12 +212,12 @@ public final class SoakRecorder: Sendable {
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId)
-        var stats = s.endpoints[call.endpoint] ?? EndpointStats()
-        stats.calls += 1
-        stats.callOutcomes[record.outcome, default: 0] += 1
-        stats.attemptsPerCall[String(call.attempts), default: 0] += 1
-        stats.callLatency.record(call.end - call.intendedStart)
-        s.endpoints[call.endpoint] = stats
+        inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
+            stats.calls += 1
+            stats.callOutcomes[record.outcome, default: 0] += 1
+            stats.attemptsPerCall[String(call.attempts), default: 0] += 1
+            stats.callLatency.record(call.end - call.intendedStart)
+        }
         s.calls += 1
         return record
     }
@@ -285,3 +286,8 @@ public final class SoakRecorder: Sendable {
     /// Every attribution record so far.
     public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 }
+
+/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is
+/// modified in place, so its arrays are not copied).
+@inline(__always)
+private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

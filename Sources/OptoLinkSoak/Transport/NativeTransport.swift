@@ -29,11 +29,8 @@ public struct NativeTransport: OptoLinkTransport {
     public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {
-        guard let host = request.url.host, request.url.scheme == "http" else { throw URLError(.unsupportedURL) }
-        var target = request.url.path.isEmpty ? "/" : request.url.path
-        if let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false) {
-            target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            if let query = components.percentEncodedQuery { target += "?" + query }
+        guard let (host, port, target) = Self.split(request.url.absoluteString) else {
+            throw URLError(.unsupportedURL)
         }
         var headers = HTTPHeaders()
         for (name, value) in request.headers { headers.add(name, value) }
@@ -41,7 +38,7 @@ public struct NativeTransport: OptoLinkTransport {
             label.firstIndex(of: "#").map { String(label[..<$0]) } ?? label
         }
         let native = HTTPClientRequest(
-            method: request.method, host: host, port: request.url.port ?? 80, target: target, headers: headers,
+            method: request.method, host: host, port: port, target: target, headers: headers,
             body: request.body.map { [UInt8]($0) } ?? [], partition: partition)
         let response: HTTPClientResponse
         do {
@@ -54,6 +51,38 @@ public struct NativeTransport: OptoLinkTransport {
             responseHeaders[field.name] = field.value
         }
         return OptoLinkHTTPResponse(status: response.status, headers: responseHeaders, body: Data(response.body))
+    }
+
+    /// `http://host[:port]/target` → host (IPv6 without brackets), port (80 by default) and the
+    /// still percent-encoded path and query; `nil` for another scheme, user info or a bad port.
+    /// Done by hand: `URLComponents` cost more per attempt than the whole native round trip's parsing.
+    static func split(_ url: String) -> (host: String, port: Int, target: String)? {
+        let utf8 = url.utf8
+        guard utf8.count > 7, url.hasPrefix("http://") else { return nil }
+        let rest = url.utf8.dropFirst(7)
+        let slash = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
+        let authority = Substring(rest[rest.startIndex..<slash])
+        var target = String(Substring(rest[slash...]))
+        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
+        if let hash = target.utf8.firstIndex(of: UInt8(ascii: "#")) { target = String(target[..<hash]) }
+        guard !authority.isEmpty, !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
+        var host = authority
+        var port = 80
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let value = Int(after.dropFirst()) else { return nil }
+                port = value
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            guard let value = Int(authority[authority.index(after: colon)...]) else { return nil }
+            host = authority[..<colon]
+            port = value
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+        return (String(host), port, target)
     }
 
     /// The `URLError` the SDK expects for each native failure.
