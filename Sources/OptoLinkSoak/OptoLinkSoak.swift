@@ -46,6 +46,8 @@ public enum OptoLinkSoak {
             return await ServeCommand.run(options)
         case .bench(let options):
             return await SoakBench.run(options)
+        case .compare(let options):
+            return CompareCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }.exitCode
         }
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
 public struct SoakSummary: Sendable, Codable {
-    public var schemaVersion = 1
+    /// The `schemaVersion` this version writes.
+    public static let currentSchemaVersion = 1
+    public var schemaVersion = SoakSummary.currentSchemaVersion
     public var run: RunMetadata
     public var journeys: JourneySummary
     /// Per SDK endpoint (`match`, `session`, `events`, …).
@@ -51,6 +53,9 @@ public struct SoakSummary: Sendable, Codable {
         public var loadModel: String
         public var devices: Int
         public var seed: UInt64
+        /// SHA-256 of the effective profile without its pass/fail sections (``ProfileFingerprint``):
+        /// `compare` refuses runs whose fingerprints differ. Absent in reports of older versions.
+        public var profileHash: String? = nil
         /// The HTTP stack the SDK's requests went through: `native` or `urlsession` (absent in
         /// reports written before the native transport existed).
         public var transport: String? = nil

@@ -69,6 +69,14 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("\(error)")
         }
+        if let baseline = options.baselineDirectory {
+            // Fail before the run, not after it, when the baseline cannot be read.
+            do {
+                _ = try SoakReportDirectory.load(URL(fileURLWithPath: baseline, isDirectory: true))
+            } catch {
+                return fail("--baseline: \(error)")
+            }
+        }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
@@ -143,6 +151,24 @@ public struct SoakRun: Sendable {
         runner.extraHeaders = options.headers
         let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        var metricsEndpoint: MetricsEndpoint? = nil
+        if let address = options.metricsListen {
+            do {
+                metricsEndpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
+                    var live = recorder.liveMetrics()
+                    live.profile = profileName
+                    live.runId = runId
+                    live.journeysInFlight = driver.inFlight.current
+                    live.residentBytes = ProcessMemory.residentBytes()
+                    return live
+                }
+            } catch {
+                recorder.finish()
+                return fail("--metrics-listen \(address.host):\(address.port): cannot listen (\(error))")
+            }
+            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+            log("metrics: http://\(host):\(metricsEndpoint?.port ?? 0)/metrics")
+        }
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
@@ -190,10 +216,13 @@ public struct SoakRun: Sendable {
         let activeSeconds = timeline.now()
         await nativeClient?.shutdown()
         recorder.finish()
-        return await finishReport(
+        let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
             transport: transportKind)
+        // The endpoint serves until the report is written, so a last scrape sees the final counts.
+        await metricsEndpoint?.stop()
+        return result
     }
 
     private func finishReport(
@@ -223,6 +252,7 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
+        summary.run.profileHash = ProfileFingerprint.of(profile)
         summary.timeline = recorder.intervalSummary()
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
@@ -255,8 +285,12 @@ public struct SoakRun: Sendable {
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
+            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
             try AtomicFile.write(
                 Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+            let html = HTMLReport.run(
+                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
+            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
@@ -269,7 +303,24 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var junit = JUnitReport.run(summary)
+        if let baseline = options.baselineDirectory {
+            var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
+            compare.outDirectory = directory.appendingPathComponent("compare").path
+            let compared = CompareCommand.run(compare, log: log)
+            if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
+            // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
+            if code < 100 { code = max(code, compared.exitCode) }
+        }
+        if let path = options.junitPath {
+            do {
+                try junit.write(to: URL(fileURLWithPath: path))
+            } catch {
+                log("error: --junit \(path): cannot write (\(error.localizedDescription))")
+                return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+            }
+        }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 

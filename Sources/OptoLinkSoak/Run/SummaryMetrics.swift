@@ -2,7 +2,7 @@ import OptoLink
 
 /// Flattens a summary into the metric names thresholds use (latencies in seconds):
 /// `http.requests`, `http.errors`, `http.errors.rate`, `http.429`, `http.429.rate`,
-/// `<endpoint>.attempts|calls|errors|429`, `<endpoint>.attempt_latency.<p>`,
+/// `<endpoint>.attempts|calls|errors|429`, `<endpoint>.errors.rate|429.rate` (per attempt), `<endpoint>.attempt_latency.<p>`,
 /// `<endpoint>.latency_from_intended.<p>`, `<endpoint>.call_latency.<p>` (p = p50 … p999,
 /// max, mean), `<endpoint>.calls.<outcome>`, `journeys.*`, `deferred.*`, `clicks.*`,
 /// `opens.*`, `rss.max_bytes`. Every name is listed in `Reports/README.md`.
@@ -20,6 +20,7 @@ public enum SummaryMetrics {
             MetricPattern("http", ["requests", "calls", "errors", "429", "requests_per_second"]),
             MetricPattern("http", ["errors", "429"], "rate"),
             MetricPattern(endpoints, ["attempts", "calls", "errors", "429"]),
+            MetricPattern(endpoints, ["errors", "429"], "rate"),
             MetricPattern(endpoints, "calls", .cases(of: CallOutcome.self)),
             MetricPattern(endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics),
             MetricPattern("journeys", ["started", "completed", "unfinished", "late_starts"]),
@@ -48,6 +49,8 @@ public enum SummaryMetrics {
             let errors = e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
+            m["\(name).errors.rate"] = e.attempts > 0 ? Double(errors) / Double(e.attempts) : 0
+            m["\(name).429.rate"] = e.attempts > 0 ? Double(e.byStatus["429"] ?? 0) / Double(e.attempts) : 0
             for outcome in CallOutcome.allCases {
                 m["\(name).calls.\(outcome.rawValue)"] = Double(e.callOutcomes[outcome.rawValue] ?? 0)
             }
