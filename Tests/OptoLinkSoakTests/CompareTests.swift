@@ -192,6 +192,18 @@ struct CompareRunTests {
         #expect(failedNames == ["match.attempt_latency", "match.call_latency"])
         #expect(abs((matchCall?.p95.relative ?? 0) - 0.2) < 0.02, "p95 shift \(String(describing: matchCall?.p95))")
         #expect(SoakComparison.compare(baseline: whole, current: whole).regressed == false)
+
+        // The same shift while the soak process itself was slowed (start lag p99 ×5): inconclusive, not a regression…
+        var busy = shifted
+        busy.summary.journeys.startLag.p99 = max(whole.summary.journeys.startLag.p99 * 5, 0.01)
+        let busier = SoakComparison.compare(baseline: whole, current: busy)
+        #expect(busier.machineBusier && busier.inconclusive && !busier.regressed)
+        #expect(busier.checks.filter { $0.inconclusive == true }.map(\.name).sorted() == ["match.attempt_latency", "match.call_latency"])
+        #expect(busier.markdown().contains("inconclusive"))
+        // … but a verdict count that got worse is a regression whatever the machine did.
+        busy.summary.metrics["retry.violations"] = (whole.summary.metrics["retry.violations"] ?? 0) + 1
+        let worse = SoakComparison.compare(baseline: whole, current: busy)
+        #expect(worse.regressed && worse.checks.contains { $0.name == "retry.violations" && !$0.passed })
         #expect(falseAlarms.isEmpty, "false alarms: \(falseAlarms)")
     }
 

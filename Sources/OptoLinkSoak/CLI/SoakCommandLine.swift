@@ -95,6 +95,8 @@ public enum SoakCommandLine {
         Regression: the current profile's expect.regression rules when it has them
         ("match.call_latency.p95 < baseline * 1.10"), else the default rule (printed): a latency
         shift significant at p < 0.01 that is also > 10 % and > 5 ms; any verdict count worse.
+        A latency shift while the soak process itself was slowed (start lag p99 > 2× and > +2 ms)
+        is inconclusive (exit 2): the machine was busier, re-run both on a quiet machine.
 
         OPTIONS:
           --out DIR          where the files go (default CURRENT/compare/)
@@ -106,7 +108,7 @@ public enum SoakCommandLine {
           -h, --help         this help
 
         Exit codes: 0 no regression · 1 regression · 2 could not compare (unreadable report,
-        unknown schemaVersion, different profiles without --force).
+        unknown schemaVersion, different profiles without --force, or inconclusive).
         """
 
     public static let benchUsage = """

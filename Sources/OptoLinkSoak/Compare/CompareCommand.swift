@@ -91,7 +91,8 @@ public enum CompareCommand {
         }
         for line in comparison.consoleLines { log(line) }
         log("compare: \(out.appendingPathComponent("compare.md").path)")
-        return Result(exitCode: comparison.regressed ? 1 : 0, comparison: comparison, outDirectory: out)
+        let code: Int32 = comparison.regressed ? 1 : comparison.inconclusive ? 2 : 0
+        return Result(exitCode: code, comparison: comparison, outDirectory: out)
     }
 
     private static func short(_ hash: String?) -> String {

@@ -193,4 +193,6 @@ public struct RegressionCheck: Sendable, Codable, Equatable {
     public var passed: Bool
     /// Why it failed or could not be judged, in words; `nil` when it passed cleanly.
     public var message: String?
+    /// A latency shift the default rule would flag, made inconclusive by a busier machine.
+    public var inconclusive: Bool? = nil
 }

@@ -4,15 +4,15 @@ extension SoakComparison {
     /// `compare.md`: a summary to paste into a pull request (GitHub-flavoured Markdown tables).
     public func markdown() -> String {
         var out = "## optolink-soak compare · \(current.profile) — "
-        out += regressed ? "❌ regression\n\n" : "✅ no regression\n\n"
+        out += regressed ? "❌ regression\n\n" : inconclusive ? "⚠️ inconclusive (the machine was busier)\n\n" : "✅ no regression\n\n"
         out += "Baseline `\(baseline.runId)` (\(baseline.startedAt)) → current `\(current.runId)` (\(current.startedAt)).\n\n"
         if forced { out += "> **Forced:** the two runs' profiles differ; compared anyway (`--force`).\n\n" }
         out += rule == "default" ? "Default rule (no `expect.regression` in the profile):\n" : "Rules from `expect.regression`:\n"
         for line in ruleText { out += "- \(rule == "default" ? line : "`\(line)`")\n" }
         out += "\n"
-        let failed = checks.filter { !$0.passed }
+        let failed = checks.filter { !$0.passed || $0.inconclusive == true }
         if !failed.isEmpty {
-            out += "### Regressions\n\n"
+            out += regressed ? "### Regressions\n\n" : "### Inconclusive\n\n"
             for check in failed { out += "- **\(check.name)**: \(check.message ?? describe(check))\n" }
             out += "\n"
         }
@@ -80,14 +80,14 @@ extension SoakComparison {
         if forced { lines.append("note: the profiles differ; compared anyway (--force)") }
         lines.append(rule == "default" ? "default rule (no expect.regression in the profile):" : "rules (expect.regression):")
         lines += ruleText.map { "  \($0)" }
-        for check in checks where rule == "profile" || !check.passed {
+        for check in checks where rule == "profile" || !check.passed || check.inconclusive == true {
             lines.append(
-                "\(check.passed ? "PASS" : "FAIL") \(check.name)"
+                "\(check.inconclusive == true ? "INCONCLUSIVE" : check.passed ? "PASS" : "FAIL") \(check.name)"
                     + (check.message.map { ": \($0)" }
                         ?? " (baseline \(Self.format(check.baseline)), current \(Self.format(check.current)))"))
         }
         lines += notes.map { "note: \($0)" }
-        lines.append(regressed ? "REGRESSION" : "no regression")
+        lines.append(regressed ? "REGRESSION" : inconclusive ? "INCONCLUSIVE: the machine was busier (exit 2)" : "no regression")
         return lines
     }
 }

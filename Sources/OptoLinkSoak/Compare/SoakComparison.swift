@@ -11,6 +11,10 @@ public struct RegressionRules: Sendable, Equatable, Codable {
     public var minAbsoluteSeconds = 0.005
     /// Fewer samples than this in either run: the latency test is not run (normal approximation).
     public var minSamples = 20
+    /// The machine counts as busier in the current run when the driver's own start lag p99 grew
+    /// by this factor and by ``busierStartLagSeconds``: latency shifts are then inconclusive.
+    public var busierStartLagFactor = 2.0
+    public var busierStartLagSeconds = 0.002
 
     public init() {}
 
@@ -22,6 +26,10 @@ public struct RegressionRules: Sendable, Equatable, Codable {
                 + "endpoints), and p50, p95 or p99 grew by "
                 + "more than \(ThresholdResult.format(minRelative * 100))% and by more than "
                 + "\(ThresholdResult.format(minAbsoluteSeconds * 1000))ms",
+            "machine: when the soak process itself was slowed in the current run (its start lag p99 grew more than "
+                + "\(ThresholdResult.format(busierStartLagFactor))× and by more than "
+                + "\(ThresholdResult.format(busierStartLagSeconds * 1000))ms), a flagged latency shift is inconclusive "
+                + "(exit 2), not a regression",
             "verdicts: flagged when a count gets worse (early back-offs, retry violations, duplicated, lost, "
                 + "too lenient, too strict, wrong N, wrong message) or an attribution correct rate drops",
         ]
@@ -109,8 +117,15 @@ public struct SoakComparison: Sendable, Codable {
     public var verdicts: [VerdictComparison]
     /// Every check behind the outcome: the profile's rules, or the default rule's latency and verdict checks.
     public var checks: [RegressionCheck]
-    /// True when a check failed.
+    /// True when a check failed (latency checks made inconclusive by a busier machine excepted).
     public var regressed: Bool
+    /// The driver's start lag p99 in both runs (seconds): how much the machine itself slowed the soak process.
+    public var startLagP99: Delta
+    /// The machine was clearly busier in the current run (see ``RegressionRules/busierStartLagFactor``).
+    public var machineBusier: Bool
+    /// A latency shift was flagged while the machine was busier: the comparison cannot tell the
+    /// code from the machine (exit code 2 unless something else regressed).
+    public var inconclusive: Bool
 
     /// The verdict metrics compared, with which direction is better.
     static let verdictMetrics: [(String, String)] = [
@@ -202,10 +217,29 @@ public struct SoakComparison: Sendable, Codable {
                             ? "\(v.metric) got worse: \(format(v.baseline)) → \(format(v.current))" : nil))
             }
         }
+        let lag = Delta(b.summary.journeys.startLag.p99, c.summary.journeys.startLag.p99)
+        let busier = lag.current > lag.baseline * rules.busierStartLagFactor
+            && lag.absolute > rules.busierStartLagSeconds
+        var notes = notes
+        var inconclusive = false
+        if busier {
+            notes.append(
+                "the machine was busier during the current run: the soak process's own start lag p99 went "
+                    + "\(formatSeconds(lag.baseline)) → \(formatSeconds(lag.current)); latency differences may be the machine's")
+            if ruleName == "default" {
+                for (i, check) in checks.enumerated() where !check.passed && check.name.hasSuffix("_latency") {
+                    checks[i].passed = true
+                    checks[i].inconclusive = true
+                    checks[i].message = "inconclusive (machine busier): " + (check.message ?? "")
+                    inconclusive = true
+                }
+            }
+        }
         return SoakComparison(
             baseline: reference(b), current: reference(c), rule: ruleName, ruleText: ruleText, settings: rules,
             forced: forced, notes: notes, endpoints: endpoints, verdicts: verdicts, checks: checks,
-            regressed: checks.contains { !$0.passed })
+            regressed: checks.contains { !$0.passed }, startLagP99: lag, machineBusier: busier,
+            inconclusive: inconclusive)
     }
 
     /// 5xx answers plus attempts without a response.

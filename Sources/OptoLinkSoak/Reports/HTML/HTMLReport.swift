@@ -45,8 +45,8 @@ public enum HTMLReport {
         let title = "optolink-soak compare · \(current.run.profile) · \(baseline.run.runId) → \(current.run.runId)"
         var body = "<header><h1>\(e(title))</h1>"
         body += "<p class=\"meta\">baseline: \(e(meta(baseline)))<br>current: \(e(meta(current)))</p>"
-        body += "<p class=\"outcome \(comparison.regressed ? "fail" : "pass")\" data-key=\"outcome\">"
-        body += comparison.regressed ? "regression" : "no regression"
+        body += "<p class=\"outcome \(comparison.regressed || comparison.inconclusive ? "fail" : "pass")\" data-key=\"outcome\">"
+        body += comparison.regressed ? "regression" : comparison.inconclusive ? "inconclusive: the machine was busier" : "no regression"
         body += "</p></header>"
         if comparison.forced || !comparison.notes.isEmpty {
             body += "<section><ul class=\"notes\">" + comparison.notes.map { "<li>\(e($0))</li>" }.joined()
@@ -250,13 +250,14 @@ public enum HTMLReport {
     static func checksTable(_ c: SoakComparison) -> String {
         var out = "<table><tr><th>check</th><th>baseline</th><th>current</th><th>result</th><th>why</th></tr>"
         for check in c.checks {
-            out += "<tr class=\"\(check.passed ? "pass" : "fail")\"><td><code>\(e(check.name))</code></td>"
+            out += "<tr class=\"\(check.passed && check.inconclusive != true ? "pass" : "fail")\"><td><code>\(e(check.name))</code></td>"
             let show: (Double?) -> String = { value in
                 guard let value else { return "–" }
                 return check.metric.contains("latency") ? SVGChart.seconds(value) : SoakComparison.format(value)
             }
             out += "<td>\(e(show(check.baseline)))</td><td>\(e(show(check.current)))</td>"
-            out += "<td>\(check.passed ? "pass" : "REGRESSION")</td><td>\(e(check.message ?? ""))</td></tr>"
+            let result = check.inconclusive == true ? "inconclusive" : check.passed ? "pass" : "REGRESSION"
+            out += "<td>\(result)</td><td>\(e(check.message ?? ""))</td></tr>"
         }
         return out + "</table>"
     }
