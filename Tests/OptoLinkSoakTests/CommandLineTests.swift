@@ -133,3 +133,34 @@ struct CommandLineReportFlagTests {
         #expect((try? MetricsListenAddress(parsing: "localhost:9464")) == .init(host: "127.0.0.1", port: 9464))
     }
 }
+
+@Suite("Command line: compare")
+struct CompareCommandLineTests {
+    @Test("compare takes two directories and the default rule's settings")
+    func parses() throws {
+        guard case .compare(let o) = try SoakCommandLine.parse([
+            "compare", "a", "b", "--out", "o", "--force", "--junit", "j.xml", "--alpha", "0.05", "--min-shift", "20%",
+            "--floor=2ms",
+        ]) else {
+            Issue.record("not a compare")
+            return
+        }
+        #expect(o.baselinePath == "a" && o.currentPath == "b" && o.outDirectory == "o" && o.force)
+        #expect(o.junitPath == "j.xml" && o.rules.alpha == 0.05 && o.rules.minRelative == 0.2)
+        #expect(abs(o.rules.minAbsoluteSeconds - 0.002) < 1e-12)
+    }
+
+    @Test(
+        "bad compare arguments name the flag",
+        arguments: [
+            (["compare", "a"], "compare: needs BASELINE and CURRENT report directories"),
+            (["compare", "a", "b", "c"], "compare: unexpected argument \"c\""),
+            (["compare", "a", "b", "--alpha", "2"], "--alpha: \"2\" is not a significance level (0…0.5)"),
+            (["compare", "a", "b", "--min-shift", "0.1"], "--min-shift: \"0.1\" is not a percentage like 10%"),
+            (["compare", "a", "b", "--floor", "5"], "--floor: \"5\" is not a duration like 5ms or 0.01s"),
+            (["compare", "a", "b", "--frob"], "--frob: unknown option"),
+        ])
+    func refuses(arguments: [String], message: String) {
+        #expect(throws: SoakUsageError(message: message)) { try SoakCommandLine.parse(arguments) }
+    }
+}

@@ -63,6 +63,10 @@ public enum CompareCommand {
                 "the \(b.profileHash == nil ? "baseline" : "current") report has no profile fingerprint (an older "
                     + "version wrote it), so it is not verified that both runs used the same profile")
         }
+        if current.profile == nil {
+            notes.append("the current report has no readable profile.json, so its expect.regression rules (if any) "
+                + "are unknown and the default rule applies")
+        }
         if b.seed != c.seed { notes.append("the runs used different seeds (\(b.seed) and \(c.seed))") }
         if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {
             notes.append("the runs used different backends (\(b.backend) \(b.baseURL), \(c.backend) \(c.baseURL))")
