@@ -332,4 +332,19 @@ struct HTTPClientTests {
         #expect(await pending.value == .shutDown)
         #expect(await failure(client, get(port)) == .shutDown)
     }
+
+    /// Seen once: a client dropped after `shutdown()` signalled its closed eventfd, whose number a
+    /// test socket had taken, and 8 bytes of wake-up landed in front of an HTTP response.
+    @Test func droppingAShutDownClientWritesToNoReusedDescriptor() async throws {
+        var client: HTTPClient? = try HTTPClient()
+        await client?.shutdown()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)  // takes the lowest free numbers: the wake-up channel's, most likely
+        client = nil
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        var byte: UInt8 = 0
+        #expect(read(fds[0], &byte, 1) == -1)  // EAGAIN: nothing was written into the pipe
+        close(fds[0])
+        close(fds[1])
+    }
 }

@@ -11,7 +11,12 @@ import Synchronization
 final class ClientLoopShared: Sendable {
     let waker: Waker
     let stopping = Atomic<Bool>(false)
+    /// Set when the client was dropped without `shutdown()`: the loop closes its wake-up channel on exit.
+    let closeWakerOnExit = Atomic<Bool>(false)
     private let inbox = Mutex<[ClientCommand]>([])
+    /// Whether the wake-up channel's descriptors are still open. Signalling and closing both hold
+    /// this lock, so a signal can never land on a closed descriptor whose number was reused.
+    private let wakerOpen = Mutex(true)
 
     init(waker: Waker) { self.waker = waker }
 
@@ -21,7 +26,21 @@ final class ClientLoopShared: Sendable {
             queue.append(command)
             return queue.count == 1
         }
-        if wasEmpty { waker.signal() }
+        if wasEmpty { wake() }
+    }
+
+    /// Wakes the loop, unless its wake-up channel is already closed.
+    func wake() {
+        wakerOpen.withLock { open in if open { waker.signal() } }
+    }
+
+    /// Closes the wake-up channel once.
+    func closeWaker() {
+        wakerOpen.withLock { open in
+            guard open else { return }
+            open = false
+            for fd in waker.descriptors { close(fd) }
+        }
     }
 
     func takeAll() -> [ClientCommand] {
@@ -113,6 +132,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         jobs.removeAll()
         for case let connection? in connections { closeSocket(connection) }
         poller.deregister(shared.waker.readFD)
+        if shared.closeWakerOnExit.load(ordering: .acquiring) { shared.closeWaker() }
     }
 
     // MARK: - Commands

@@ -111,9 +111,9 @@ public final class HTTPClient: Sendable {
             }
         } catch {
             for loop in loops { loop.stopping.store(true, ordering: .releasing) }
-            for loop in loops { loop.waker.signal() }
+            for loop in loops { loop.wake() }
             for thread in threads { LoopThread.join(thread) }
-            for loop in loops { for fd in loop.waker.descriptors { close(fd) } }
+            for loop in loops { loop.closeWaker() }
             throw error
         }
         self.loops = loops
@@ -137,11 +137,13 @@ public final class HTTPClient: Sendable {
     }
 
     deinit {
-        // Dropped without shutdown(): stop the loops and let their threads go.
+        // Dropped without shutdown(): stop the loops, let them close their wake-up channels, let the threads go.
         let threads = self.threads.withLock { $0 }
+        guard !threads.isEmpty else { return }  // shut down already: the channels are closed
         for loop in loops {
+            loop.closeWakerOnExit.store(true, ordering: .releasing)
             loop.stopping.store(true, ordering: .releasing)
-            loop.waker.signal()
+            loop.wake()
         }
         for thread in threads { LoopThread.detach(thread) }
     }
@@ -186,10 +188,10 @@ public final class HTTPClient: Sendable {
         guard !threads.isEmpty else { return }
         for loop in loops {
             loop.stopping.store(true, ordering: .releasing)
-            loop.waker.signal()
+            loop.wake()
         }
         await LoopThread.joinAll(threads)
-        for loop in loops { for fd in loop.waker.descriptors { close(fd) } }
+        for loop in loops { loop.closeWaker() }
     }
 
     private func pickLoop(for request: HTTPClientRequest) -> ClientLoopShared {
