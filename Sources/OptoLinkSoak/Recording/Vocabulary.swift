@@ -31,6 +31,10 @@ public enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     /// Whether the client saw the call succeed.
     public var isSuccess: Bool { self == .ok }
 
+    /// Whether the call ended by itself, so its time is a latency: a call the run cut
+    /// (cancelled, unfinished) is counted by its outcome and kept out of every latency.
+    public var isFinished: Bool { self != .cancelledByRun && self != .unfinished }
+
     public static func < (lhs: CallOutcome, rhs: CallOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 

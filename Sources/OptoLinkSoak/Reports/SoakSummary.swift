@@ -65,14 +65,23 @@ public struct SoakSummary: Sendable, Codable {
         public var scheduled: Int
         public var started: Int
         public var completed: Int
-        /// Journeys cut short by the stop deadline or cancellation.
+        /// Journeys the run cut short: a step never started (the step window closed, the run
+        /// stopped) or a step's work was cancelled at the cutoff. A journey counts as completed
+        /// only when every step ran to its end.
         public var unfinished: Int
         /// Journeys that started later than `lateThresholdSeconds` after their intended start.
         public var lateStarts: Int
         public var lateThresholdSeconds: Double
         /// Actual minus intended start of every journey (open model; 0 in the closed model).
         public var startLag: HistogramSummary
+        /// Journeys started, per journey name.
         public var byName: [String: Int]
+        /// Unfinished journeys, per journey name.
+        public var unfinishedByName: [String: Int] = [:]
+        /// Per journey name, completed journeys only: seconds from the journey's intended start
+        /// (its planned arrival, open model) to the end of its last step, so a stall anywhere
+        /// in the journey, or a late start, is in it (metrics `journey.<name>.duration.<p>`).
+        public var durationFromIntended: [String: HistogramSummary] = [:]
     }
 
     public struct EndpointSummary: Sendable, Codable {

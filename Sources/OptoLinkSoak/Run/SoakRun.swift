@@ -45,6 +45,9 @@ public struct SoakRun: Sendable {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
     public var progress = ProgressReporter()
+    /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
+    /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
@@ -115,18 +118,19 @@ public struct SoakRun: Sendable {
             return fail("\(error)")
         }
 
-        let timeline = RunTimeline()
+        let clock = self.clock
+        let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let span = profile.load.effectiveDuration + profile.load.grace
             recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control)
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let clock = ContinuousClock()
         let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
         if let transportNote { log(transportNote) }
         let nativeClient: HTTPClient?
@@ -230,7 +234,10 @@ public struct SoakRun: Sendable {
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
         transport: SoakTransportKind
     ) async -> SoakRunResult {
-        let interrupted = stopReason.isSignal
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        let interrupted = signal != nil
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -253,7 +260,7 @@ public struct SoakRun: Sendable {
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
-        summary.timeline = recorder.intervalSummary()
+        summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
@@ -303,7 +310,7 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }
         let failed = summary.thresholds.contains { !$0.passed }
-        var code: Int32 = stopReason == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = signal == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
         var junit = JUnitReport.run(summary)
         if let baseline = options.baselineDirectory {
             var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)

@@ -46,7 +46,10 @@ public enum SummaryMetrics {
         for (name, e) in s.endpoints {
             m["\(name).attempts"] = Double(e.attempts)
             m["\(name).calls"] = Double(e.calls)
-            let errors = e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
+            // 5xx and attempts with no response; attempts the run cancelled are not the backend's errors.
+            let errors = e.byStatus.filter { key, _ in
+                Int(key).map { $0 >= 500 } ?? !(AttemptErrorKind(rawValue: key)?.isCancellation ?? false)
+            }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
             m["\(name).errors.rate"] = e.attempts > 0 ? Double(errors) / Double(e.attempts) : 0

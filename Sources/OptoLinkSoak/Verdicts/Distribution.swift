@@ -11,9 +11,7 @@ public struct Distribution: Sendable, Codable, Equatable {
         let sorted = values.filter { $0.isFinite }.sorted()
         count = sorted.count
         func rank(_ q: Double) -> Double? {
-            guard !sorted.isEmpty else { return nil }
-            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1))
-            return sorted[index]
+            NearestRank.index(percentile: q * 100, count: sorted.count).map { sorted[$0] }
         }
         min = sorted.first
         p50 = rank(0.50)
