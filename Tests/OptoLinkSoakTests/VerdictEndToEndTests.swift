@@ -6,7 +6,7 @@ import Testing
 @testable import OptoLinkSoak
 
 /// The verdicts through the whole tool: `optolink-soak run Profiles/verdicts/rate-limits-short.json`
-/// (the real driver, URLSession, the emulator over sockets), judged from the written report.
+/// (the real driver on its default native transport, the emulator over sockets), judged from the report.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct VerdictEndToEndTests {
     static func profileText(lenientBy factor: Double = 1) throws -> String {

@@ -335,30 +335,14 @@ final class EventLoop<Poller: ReadinessPoller> {
 
     /// Writes as much pending output as the socket takes; closes or lingers when done and closing.
     private func flush(_ connection: Connection) {
-        while connection.hasPendingOutput {
-            let n = connection.output.withUnsafeBytes { bytes in
-                cepoll_send(
-                    connection.fd, bytes.baseAddress! + connection.outputOffset,
-                    UInt(bytes.count - connection.outputOffset))
-            }
-            if n > 0 {
-                connection.outputOffset += n
-                connection.lastWriteProgress = now
-            } else {
-                let error = cepoll_errno()
-                if error == EINTR { continue }
-                if error == EAGAIN || error == EWOULDBLOCK { return }
-                close(connection)  // EPIPE / ECONNRESET: the client is gone
-                return
-            }
-        }
-        if !connection.output.isEmpty {
-            if connection.output.capacity > 64 * 1024 {
-                connection.output = []
-            } else {
-                connection.output.removeAll(keepingCapacity: true)
-            }
-            connection.outputOffset = 0
+        let (outcome, wrote) = SocketWrite.flush(connection.fd, &connection.output, &connection.outputOffset)
+        if wrote { connection.lastWriteProgress = now }
+        switch outcome {
+        case .done: break
+        case .wouldBlock: return
+        case .failed:
+            close(connection)  // EPIPE / ECONNRESET: the client is gone
+            return
         }
         if draining, connection.isIdle { connection.closeAfterWrite = true }
         if connection.closeAfterWrite, connection.delayed == nil, !connection.lingering {

@@ -63,7 +63,7 @@ enum ListeningSocket {
     }
 
     /// Writes `host:port` into `storage`; returns the address length.
-    private static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws -> socklen_t {
+    static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws -> socklen_t {
         let literal = host == "localhost" ? "127.0.0.1" : host
         let bracketless =
             literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal

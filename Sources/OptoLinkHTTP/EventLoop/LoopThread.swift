@@ -40,4 +40,21 @@ enum LoopThread {
     static func detach(_ thread: Handle) {
         _ = cepoll_thread_detach(thread)
     }
+
+    /// Waits for `threads` to exit without blocking a cooperative thread: a short-lived thread joins
+    /// them (or, when none can be spared, the caller's thread does).
+    static func joinAll(_ threads: [Handle]) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            do {
+                let joiner = try spawn {
+                    for thread in threads { join(thread) }
+                    continuation.resume()
+                }
+                detach(joiner)
+            } catch {
+                for thread in threads { join(thread) }
+                continuation.resume()
+            }
+        }
+    }
 }

@@ -234,19 +234,7 @@ public final class HTTPServer: Sendable {
     private static func stop(shared: ServerShared, threads: [LoopThread.Handle], wakers: [Waker]) async {
         shared.shuttingDown.store(true, ordering: .releasing)
         for waker in wakers { waker.signal() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            do {
-                // Joining may take up to the shutdown grace: a short-lived thread does it.
-                let joiner = try LoopThread.spawn {
-                    for thread in threads { LoopThread.join(thread) }
-                    continuation.resume()
-                }
-                LoopThread.detach(joiner)
-            } catch {
-                for thread in threads { LoopThread.join(thread) }  // no thread to spare: join here
-                continuation.resume()
-            }
-        }
+        await LoopThread.joinAll(threads)  // may take up to the shutdown grace
         for waker in wakers { for fd in waker.descriptors { shared.release(fd) } }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
@@ -40,17 +41,21 @@ enum SoakBench {
             notes: [
                 "emulator, driver and (for wrk) the load generator share this machine's cores",
                 "driver phase: closed model, each device firstLaunch then trackEvent in a loop; rate over the steady part",
+                "SDK transport in every phase: \(options.transport.rawValue)",
             ], memory: nil, throughput: nil, startLag: nil)
         if build == "debug" { log("warning: debug build; benchmark with `swift run -c release optolink-soak bench`") }
 
         // Memory first, in a fresh process, so freed memory of other phases cannot hide growth.
         log("memory: \(options.deviceCounts) launched devices")
-        results.memory = await memory(server: server, counts: options.deviceCounts, scratch: scratch)
+        results.memory = await memory(
+            server: server, counts: options.deviceCounts, scratch: scratch, transport: options.transport)
         log("throughput: driver vs bare URLSession vs wrk, \(options.seconds) s each")
-        results.throughput = await throughput(server: server, seconds: options.seconds, scratch: scratch)
+        results.throughput = await throughput(
+            server: server, seconds: options.seconds, scratch: scratch, transport: options.transport)
         log("start lag at \(options.lagRate) journeys/s")
         results.startLag = await startLag(
-            server: server, rate: options.lagRate, seconds: options.seconds, scratch: scratch)
+            server: server, rate: options.lagRate, seconds: options.seconds, scratch: scratch,
+            transport: options.transport)
         await server.stop()
 
         do {
@@ -92,9 +97,11 @@ enum SoakBench {
     }
 
     static func runProfile(
-        _ profile: SoakProfile, server: StagingServer, out: URL, devices: [VirtualDevice]? = nil
+        _ profile: SoakProfile, server: StagingServer, out: URL, devices: [VirtualDevice]? = nil,
+        transport: SoakTransportKind = .native
     ) async -> SoakRunResult {
         var options = SoakRunOptions(profilePath: "bench")
+        options.transport = transport
         options.outDirectory = out.path
         options.progress = false
         var run = SoakRun(options: options)
@@ -113,7 +120,9 @@ enum SoakBench {
 
     // MARK: Throughput
 
-    static func throughput(server: StagingServer, seconds: Double, scratch: URL) async -> BenchResults.Throughput {
+    static func throughput(
+        server: StagingServer, seconds: Double, scratch: URL, transport: SoakTransportKind
+    ) async -> BenchResults.Throughput {
         let concurrency = 64
         let warmup = 1.0
         let driverProfile = profile(
@@ -121,7 +130,7 @@ enum SoakBench {
             journey: [.firstLaunch, .event(name: "bench", properties: ["k": "v"], repeat: 10_000)],
             load: LoadSettings(model: .closed, concurrency: concurrency, duration: seconds + warmup, grace: 1))
         let out = scratch.appendingPathComponent("driver")
-        _ = await runProfile(driverProfile, server: server, out: out)
+        _ = await runProfile(driverProfile, server: server, out: out, transport: transport)
         let attempts = (try? ReportCSVReader.attempts(out.appendingPathComponent("attempts.csv"))) ?? []
         let steady = attempts.filter { $0.actualStart >= warmup && $0.end <= warmup + seconds && $0.status == 200 }
         let driverRate = Double(steady.count) / seconds
@@ -224,7 +233,9 @@ enum SoakBench {
 
     // MARK: Start lag
 
-    static func startLag(server: StagingServer, rate: Double, seconds: Double, scratch: URL) async
+    static func startLag(
+        server: StagingServer, rate: Double, seconds: Double, scratch: URL, transport: SoakTransportKind
+    ) async
         -> BenchResults.StartLag
     {
         let lagProfile = profile(
@@ -235,9 +246,11 @@ enum SoakBench {
         // Install every device first, so the measured journeys are the steady state (relaunch
         // + one event = one request each, 500 req/s) rather than first-launch matches.
         let devices = VirtualDevice.population(lagProfile.devices, seed: 3)
-        await launchAll(devices, server: server, scratch: scratch.appendingPathComponent("lag-install"))
+        await launchAll(
+            devices, server: server, scratch: scratch.appendingPathComponent("lag-install"), transport: transport)
         let result = await runProfile(
-            lagProfile, server: server, out: scratch.appendingPathComponent("lag"), devices: devices)
+            lagProfile, server: server, out: scratch.appendingPathComponent("lag"), devices: devices,
+            transport: transport)
         let journeys = result.summary?.journeys
         let lag = journeys?.startLag
         let p99 = lag?.p99 ?? .infinity
@@ -250,13 +263,18 @@ enum SoakBench {
 
     /// Launches (`firstLaunch`) every device in `batch` with 64 in flight; the devices keep
     /// their live SDK instance.
-    static func launchAll(_ batch: [VirtualDevice], server: StagingServer, scratch: URL) async {
+    static func launchAll(
+        _ batch: [VirtualDevice], server: StagingServer, scratch: URL, transport kind: SoakTransportKind
+    ) async {
         let session = makeSession()
         defer { session.finishTasksAndInvalidate() }
         let timeline = RunTimeline()
         guard let recorder = try? SoakRecorder(directory: scratch, timeline: timeline) else { return }
+        let client = kind == .native ? try? HTTPClient() : nil
+        let transport: any OptoLinkTransport =
+            client.map { NativeTransport(client: $0) } ?? URLSessionTransport(session: session)
         var runner = JourneyRunner(
-            recorder: recorder, transport: URLSessionTransport(session: session), session: session,
+            recorder: recorder, transport: transport, session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(), runId: "bench",
             linkIds: [:])
         runner.deferredLinkWait = 0.001
@@ -272,16 +290,20 @@ enum SoakBench {
                 running += 1
             }
         }
+        await client?.shutdown()
         recorder.finish()
     }
 
-    static func memory(server: StagingServer, counts: [Int], scratch: URL) async -> BenchResults.Memory {
+    static func memory(
+        server: StagingServer, counts: [Int], scratch: URL, transport: SoakTransportKind
+    ) async -> BenchResults.Memory {
         let all = VirtualDevice.population(DevicePopulation(count: counts.max() ?? 0), seed: 9)
         var rss: [Int] = []
         var launched = 0
         for (index, count) in counts.sorted().enumerated() {
             await launchAll(
-                Array(all[launched..<count]), server: server, scratch: scratch.appendingPathComponent("memory-\(index)"))
+                Array(all[launched..<count]), server: server, scratch: scratch.appendingPathComponent("memory-\(index)"),
+                transport: transport)
             launched = count
             rss.append(ProcessMemory.residentBytes() ?? 0)
         }

@@ -31,6 +31,8 @@ public enum SoakCommand: Sendable, Equatable {
         public var lagRate = 500.0
         /// Seconds per throughput / lag phase.
         public var seconds = 5.0
+        /// The HTTP stack under the SDK in every phase (`--transport`).
+        public var transport = SoakTransportKind.native
         public init() {}
     }
 }

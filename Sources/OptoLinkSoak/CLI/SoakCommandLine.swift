@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkHTTP
 
 /// Parses `optolink-soak` arguments (hand-rolled: the package has no dependencies).
 ///
@@ -48,6 +49,16 @@ public enum SoakCommandLine {
                                directory that already holds a report is refused
           --force              write into an --out directory that already holds a report
           --ledger FILE        server ledger exported from the real backend (JSON array)
+          --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
+                               is the package's own client (http:// only: an https:// base URL runs
+                               on URLSession and says so); urlsession is the path iOS apps take on
+                               Linux, for fidelity checks. The report names the transport used
+          --pool MODE          native transport: shared (default; one bounded pool per host) or
+                               per-device (one keep-alive connection per virtual device)
+          --connections N      native transport, shared pool: most connections per host (default 128)
+          --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
+                               auth proxy or a WAF; the contract's own headers (Authorization,
+                               X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden
           --no-progress        no progress line
           --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
                                --threshold 'match.call_latency.p95 < 300ms'
@@ -113,6 +124,7 @@ public enum SoakCommandLine {
           --devices N,N     device counts for the RSS slope (default 1000,10000)
           --rate R          arrival rate for the start-lag phase (default 500)
           --seconds S       seconds per phase (default 5)
+          --transport KIND  native (default) or urlsession: the HTTP stack under the SDK
           -h, --help        this help
         """
 
@@ -214,6 +226,26 @@ public enum SoakCommandLine {
             case "--junit": options.junitPath = try value()
             case "--baseline": options.baselineDirectory = try value()
             case "--metrics-listen": options.metricsListen = try MetricsListenAddress(parsing: value())
+            case "--transport":
+                let text = try value()
+                guard let kind = SoakTransportKind(rawValue: text) else {
+                    throw SoakUsageError(message: "--transport: \"\(text)\" is not native or urlsession")
+                }
+                options.transport = kind
+            case "--pool":
+                let text = try value()
+                guard let mode = HTTPClient.PoolMode(rawValue: text) else {
+                    throw SoakUsageError(message: "--pool: \"\(text)\" is not shared or per-device")
+                }
+                options.pool = mode
+            case "--connections":
+                options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
+            case "--header":
+                let header = try SoakExtraHeader.parse(value())
+                if options.headers.contains(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }) {
+                    throw SoakUsageError(message: "--header \(header.name): given twice")
+                }
+                options.headers.append(header)
             default: return false
             }
             return true
@@ -298,6 +330,12 @@ public enum SoakCommandLine {
                 options.deviceCounts = counts
             case "--rate": options.lagRate = try number(flag, value(), 1.0...100_000.0, "journeys/s (1…100000)")
             case "--seconds": options.seconds = try number(flag, value(), 0.5...600.0, "seconds (0.5…600)")
+            case "--transport":
+                let text = try value()
+                guard let kind = SoakTransportKind(rawValue: text) else {
+                    throw SoakUsageError(message: "--transport: \"\(text)\" is not native or urlsession")
+                }
+                options.transport = kind
             default: return false
             }
             return true

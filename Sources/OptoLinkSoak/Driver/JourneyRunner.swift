@@ -33,6 +33,8 @@ public struct JourneyRunner: Sendable {
     public let retryPolicy: any OptoLinkRetryPolicy
     /// How long to wait for the deferred link after `start()` returned (seconds).
     public var deferredLinkWait = 0.05
+    /// `--header` fields added to every SDK attempt and browser click.
+    public var extraHeaders: [SoakExtraHeader] = []
 
     public init(
         recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
@@ -144,6 +146,7 @@ public struct JourneyRunner: Sendable {
         request.setValue("\(device.info.language),en;q=0.8", forHTTPHeaderField: "Accept-Language")
         request.setValue("text/html", forHTTPHeaderField: "Accept")
         request.setValue(device.clientIP, forHTTPHeaderField: "X-Forwarded-For")
+        for header in extraHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
         request.timeoutInterval = Swift.max(1, sdk.timeout.rounded(.up))
         let start = recorder.timeline.now()
         var status: Int?
@@ -180,10 +183,9 @@ public struct JourneyRunner: Sendable {
         var config = OptoLinkConfig(apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL)
         config.timeout = sdk.timeout
         config.maxRetries = sdk.maxRetries
-        let middlewares: [any OptoLinkMiddleware] = [
-            RunCutoffMiddleware(control: control, timeline: recorder.timeline),
-            ForwardedForMiddleware(clientIP: device.clientIP), recorder,
-        ]
+        let middlewares: [any OptoLinkMiddleware] =
+            [RunCutoffMiddleware(control: control, timeline: recorder.timeline), ForwardedForMiddleware(clientIP: device.clientIP)]
+            + (extraHeaders.isEmpty ? [] : [ExtraHeadersMiddleware(headers: extraHeaders)]) + [recorder]
         let environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
             middlewares: middlewares, clock: clock,

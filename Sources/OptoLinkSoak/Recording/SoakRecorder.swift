@@ -155,29 +155,30 @@ public final class SoakRecorder: Sendable {
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
-            var stats = s.endpoints[record.endpoint] ?? EndpointStats()
-            stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
-            if !cancelled {
-                stats.attemptLatency.record(record.end - record.actualStart)
-                stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
-                s.allAttempts.record(record.end - record.actualStart)
+            // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
+            inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
+                stats.attempts += 1
+                stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
+                if !cancelled {
+                    stats.attemptLatency.record(record.end - record.actualStart)
+                    stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
+                }
+                stats.requestBytes += record.requestBytes
+                stats.responseBytes += record.responseBytes
             }
-            stats.requestBytes += record.requestBytes
-            stats.responseBytes += record.responseBytes
-            s.endpoints[record.endpoint] = stats
+            if !cancelled { s.allAttempts.record(record.end - record.actualStart) }
             let slot = Int(record.actualStart / interval)
-            var bucket = s.intervals[slot] ?? IntervalStats()
             let fromIntended = record.end - record.intendedStart
-            bucket.attempts += 1
-            if record.status == 429 { bucket.status429 += 1 }
-            if isError { bucket.errors += 1 }
-            if !cancelled {
-                bucket.latencySum += fromIntended
-                bucket.latencyCount += 1
-                bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            inPlace(&s.intervals[slot, default: IntervalStats()]) { bucket in
+                bucket.attempts += 1
+                if record.status == 429 { bucket.status429 += 1 }
+                if isError { bucket.errors += 1 }
+                if !cancelled {
+                    bucket.latencySum += fromIntended
+                    bucket.latencyCount += 1
+                    bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+                }
             }
-            s.intervals[slot] = bucket
             s.attempts += 1
             if record.status == 429 { s.status429 += 1 }
             if isError { s.errors += 1 }
@@ -261,13 +262,13 @@ public final class SoakRecorder: Sendable {
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
             deviceId: s.launchDeviceIds[key.label])
-        var stats = s.endpoints[call.endpoint] ?? EndpointStats()
-        stats.calls += 1
-        stats.callOutcomes[record.outcome, default: 0] += 1
-        stats.attemptsPerCall[String(call.attempts), default: 0] += 1
-        // Only calls that finished by themselves have a latency; cut ones are counted by outcome.
-        if record.outcome.isFinished { stats.callLatency.record(call.end - call.intendedStart) }
-        s.endpoints[call.endpoint] = stats
+        inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
+            stats.calls += 1
+            stats.callOutcomes[record.outcome, default: 0] += 1
+            stats.attemptsPerCall[String(call.attempts), default: 0] += 1
+            // Only calls that finished by themselves have a latency; cut ones are counted by outcome.
+            if record.outcome.isFinished { stats.callLatency.record(call.end - call.intendedStart) }
+        }
         s.calls += 1
         return record
     }
@@ -356,3 +357,8 @@ public final class SoakRecorder: Sendable {
     /// Every attribution record so far.
     public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 }
+
+/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is
+/// modified in place, so its arrays are not copied).
+@inline(__always)
+private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

@@ -56,6 +56,9 @@ public struct SoakSummary: Sendable, Codable {
         /// SHA-256 of the effective profile without its pass/fail sections (``ProfileFingerprint``):
         /// `compare` refuses runs whose fingerprints differ. Absent in reports of older versions.
         public var profileHash: String? = nil
+        /// The HTTP stack the SDK's requests went through: `native` or `urlsession` (absent in
+        /// reports written before the native transport existed).
+        public var transport: String? = nil
     }
 
     public struct JourneySummary: Sendable, Codable {

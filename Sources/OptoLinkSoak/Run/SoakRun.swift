@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
 
@@ -34,10 +35,8 @@ public struct SoakRun: Sendable {
         }
         return try await EmbeddedBackend.start(profile)
     }
-    /// Builds the one shared transport over the one URLSession (tests may wrap it).
-    public var makeTransport: @Sendable (URLSession) -> any OptoLinkTransport = {
-        URLSessionTransport(session: $0)
-    }
+    /// Wraps the one shared transport (native or URLSession, per ``SoakRunOptions/transport``); tests may wrap it.
+    public var wrapTransport: @Sendable (any OptoLinkTransport) -> any OptoLinkTransport = { $0 }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
     public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
     /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
@@ -139,9 +138,28 @@ public struct SoakRun: Sendable {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let runner = JourneyRunner(
-            recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
+        let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
+        if let transportNote { log(transportNote) }
+        let nativeClient: HTTPClient?
+        let transport: any OptoLinkTransport
+        switch transportKind {
+        case .native:
+            do {
+                let client = try HTTPClient(
+                    configuration: .init(poolMode: options.pool, maxConnectionsPerHost: options.connections))
+                nativeClient = client
+                transport = NativeTransport(client: client)
+            } catch {
+                return fail("--transport native: the HTTP client did not start: \(error)")
+            }
+        case .urlsession:
+            nativeClient = nil
+            transport = URLSessionTransport(session: session)
+        }
+        var runner = JourneyRunner(
+            recorder: recorder, transport: wrapTransport(transport), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
+        runner.extraHeaders = options.headers
         let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
         var metricsEndpoint: MetricsEndpoint? = nil
@@ -220,11 +238,12 @@ public struct SoakRun: Sendable {
             return reason
         }
         let activeSeconds = timeline.now()
+        await nativeClient?.shutdown()
         recorder.finish()
         let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
-            scheduled: driver.scheduled.current, monitorMessage: monitor.message)
+            scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -233,7 +252,7 @@ public struct SoakRun: Sendable {
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
-        monitorMessage: String?
+        monitorMessage: String?, transport: SoakTransportKind
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
@@ -254,7 +273,8 @@ public struct SoakRun: Sendable {
                 startedAt: formatter.string(from: Date(timeIntervalSince1970: recorder.timeline.originEpoch)),
                 startEpoch: recorder.timeline.originEpoch, durationSeconds: activeSeconds, interrupted: interrupted,
                 stopReason: stopReason, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
-                loadModel: profile.load.model.rawValue, devices: profile.devices.count, seed: profile.seed),
+                loadModel: profile.load.model.rawValue, devices: profile.devices.count, seed: profile.seed,
+                transport: transport.rawValue),
             journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),

@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkHTTP
 
 /// The `run` subcommand's inputs: a profile plus flags that override it.
 public struct SoakRunOptions: Sendable, Equatable {
@@ -29,6 +30,15 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var baselineDirectory: String?
     /// `--metrics-listen HOST:PORT`: serve live Prometheus metrics there during the run.
     public var metricsListen: MetricsListenAddress?
+    /// The HTTP stack under the SDK (`--transport`); `native` unless the base URL is `https://`
+    /// (then URLSession, with a printed note).
+    public var transport = SoakTransportKind.native
+    /// How the native transport shares connections (`--pool`): one bounded pool, or one connection per device.
+    public var pool = HTTPClient.PoolMode.shared
+    /// Most connections per host of the native transport's shared pool (`--connections`).
+    public var connections = 128
+    /// Extra header fields for every SDK attempt and browser click (`--header`, repeatable).
+    public var headers: [SoakExtraHeader] = []
 
     /// Write into an `outDirectory` that already holds a report (its files are replaced).
     public var force = false

@@ -1,0 +1,367 @@
+"""Benchmarks/peers.sh's measuring half: every tool on POST /sdk/events, side by side, medians.
+
+Run through Benchmarks/peers.sh (it installs the tools and builds optolink-soak first).
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import datetime, timezone
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
+SECONDS = int(os.environ.get("SECONDS_PER_RUN", "10"))
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
+KEY = "opl_sdk_test_acme_client"
+DEVICE = "b3b1c7de-0000-4000-8000-00000000be0c"
+BODY = json.dumps({"deviceId": DEVICE, "eventName": "bench", "properties": {"k": "v"}}, separators=(",", ":"))
+WORK = tempfile.mkdtemp(prefix="peers-")
+
+
+def log(text):
+    print(f"peers: {text}", file=sys.stderr, flush=True)
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def timed(cmd, out_path):
+    """Runs cmd to completion; returns (exit code, CPU seconds of it and its children, wall seconds)."""
+    with open(out_path, "w") as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.monotonic() - started
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall
+
+
+def text(path):
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+# MARK: - the tools
+
+
+def run_wrk(url, tag):
+    script = os.path.join(WORK, "events.lua")
+    with open(script, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n')
+        f.write(f'wrk.headers["Authorization"] = "Bearer {KEY}"\nwrk.body = \'{BODY}\'\n')
+    out = os.path.join(WORK, f"{tag}.txt")
+    code, cpu, _ = timed(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{SECONDS}s", "-s", script, url], out)
+    body = text(out)
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", body).group(1))
+    total = int(re.search(r"(\d+) requests in", body).group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", body)
+    errors = int(bad.group(1)) if bad else 0
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", body)
+    if socket_errors:
+        errors += sum(int(x) for x in socket_errors.groups())
+    return dict(rate=rate, requests=total, cpu=cpu, errors=errors, exit=code)
+
+
+def run_hey(url, tag):
+    out = os.path.join(WORK, f"{tag}.txt")
+    cmd = ["hey", "-z", f"{SECONDS}s", "-c", str(CONNECTIONS), "-m", "POST", "-T", "application/json",
+           "-H", f"Authorization: Bearer {KEY}", "-d", BODY, url]
+    code, cpu, _ = timed(cmd, out)
+    body = text(out)
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", body).group(1))
+    statuses = {int(s): int(n) for s, n in re.findall(r"\[(\d{3})\]\s+(\d+) responses", body)}
+    total = sum(statuses.values())
+    errors = total - statuses.get(200, 0)
+    err_block = re.search(r"Error distribution:(.*)", body, re.S)
+    if err_block:
+        errors += sum(int(n) for n in re.findall(r"\[(\d+)\]", err_block.group(1)))
+    return dict(rate=rate, requests=total, cpu=cpu, errors=errors, exit=code)
+
+
+def run_siege(url, tag):
+    out = os.path.join(WORK, f"{tag}.txt")
+    rc = os.path.join(WORK, "siegerc")
+    with open(rc, "w") as f:
+        f.write("protocol = HTTP/1.1\nconnection = keep-alive\nshow-logfile = false\nlogging = false\n")
+    cmd = ["siege", "-R", rc, "-b", "-c", str(CONNECTIONS), "-t", f"{SECONDS}S", "--content-type",
+           "application/json", "-H", f"Authorization: Bearer {KEY}", f"{url} POST {BODY}"]
+    code, cpu, _ = timed(cmd, out)
+    body = text(out)
+    m = re.search(r'"transaction_rate":\s*([\d.]+)', body) or re.search(r"Transaction rate:\s*([\d.]+)", body)
+    t = re.search(r'"transactions":\s*(\d+)', body) or re.search(r"Transactions:\s*(\d+)", body)
+    f = re.search(r'"failed_transactions":\s*(\d+)', body) or re.search(r"Failed transactions:\s*(\d+)", body)
+    return dict(rate=float(m.group(1)), requests=int(t.group(1)), cpu=cpu, errors=int(f.group(1)) if f else 0,
+                exit=code)
+
+
+def run_locust(url, tag):
+    locustfile = os.path.join(WORK, "locustfile.py")
+    with open(locustfile, "w") as f:
+        f.write(
+            "from locust import constant\nfrom locust.contrib.fasthttp import FastHttpUser\nfrom locust import task\n"
+            "class Events(FastHttpUser):\n    wait_time = constant(0)\n"
+            "    @task\n    def events(self):\n"
+            f"        self.client.post('/sdk/events', data={BODY!r}, headers={{'Content-Type': 'application/json', "
+            f"'Authorization': 'Bearer {KEY}'}})\n")
+    prefix = os.path.join(WORK, tag)
+    out = prefix + ".txt"
+    base = url.rsplit("/sdk/events", 1)[0]
+    cmd = [os.path.join(ROOT, "Benchmarks", ".venv", "bin", "locust"), "-f", locustfile, "--headless", "-u",
+           str(CONNECTIONS), "-r", str(CONNECTIONS), "-t", f"{SECONDS}s", "--host", base, "--csv", prefix,
+           "--only-summary", "--loglevel", "WARNING"]
+    code, cpu, _ = timed(cmd, out)
+    with open(prefix + "_stats.csv") as f:
+        rows = {r["Name"]: r for r in csv.DictReader(f)}
+    row = rows.get("Aggregated") or next(iter(rows.values()))
+    return dict(rate=float(row["Requests/s"]), requests=int(row["Request Count"]), cpu=cpu,
+                errors=int(row["Failure Count"]), exit=code)
+
+
+def run_driver(base, tag, transport):
+    with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
+        profile = json.load(f)
+    profile["load"]["duration"] = SECONDS + 1  # 1 s warm-up, then the counted window
+    path = os.path.join(WORK, f"{tag}-profile.json")
+    with open(path, "w") as f:
+        json.dump(profile, f)
+    report = os.path.join(WORK, tag)
+    out = report + ".txt"
+    cmd = [SOAK, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme", "--no-progress",
+           "--transport", transport, "--out", report]
+    code, cpu, _ = timed(cmd, out)
+    with open(os.path.join(report, "summary.json")) as f:
+        summary = json.load(f)
+    counted = 0
+    with open(os.path.join(report, "attempts.csv")) as f:
+        for r in csv.DictReader(f):
+            if r["endpoint"] == "events" and r["status"] == "200" and float(r["actual_start"]) >= 1 \
+                    and float(r["end"]) <= 1 + SECONDS:
+                counted += 1
+    return dict(rate=counted / SECONDS, requests=summary["totals"]["attempts"], cpu=cpu,
+                errors=summary["totals"]["errors"], exit=code, transport=summary["run"].get("transport"))
+
+
+TOOLS = {
+    "wrk": lambda url, base, tag: run_wrk(url, tag),
+    "hey": lambda url, base, tag: run_hey(url, tag),
+    "siege": lambda url, base, tag: run_siege(url, tag),
+    "locust": lambda url, base, tag: run_locust(url, tag),
+    "optolink-soak native": lambda url, base, tag: run_driver(base, tag, "native"),
+    "optolink-soak urlsession": lambda url, base, tag: run_driver(base, tag, "urlsession"),
+}
+
+
+# MARK: - profile
+
+
+def perf_profile(base):
+    """perf record of one more native driver run (5 s in its steady part); top symbols and areas."""
+    if not shutil.which("perf"):
+        return None
+    with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
+        profile = json.load(f)
+    path = os.path.join(WORK, "perf-profile.json")
+    with open(path, "w") as f:
+        json.dump(profile, f)
+    out = open(os.path.join(WORK, "perf-run.txt"), "w")
+    proc = subprocess.Popen([SOAK, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                             "--no-progress", "--out", os.path.join(WORK, "perf-run")], stdout=out,
+                            stderr=subprocess.STDOUT, cwd=ROOT)
+    time.sleep(3)
+    data = os.path.join(WORK, "perf.data")
+    subprocess.run(["perf", "record", "-F", "499", "-g", "-p", str(proc.pid), "-o", data, "--", "sleep", "5"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc.wait()
+    flat = subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--sort", "dso,sym", "-g",
+                           "none"], capture_output=True, text=True).stdout
+    inclusive = subprocess.run(["perf", "report", "-i", data, "--stdio", "--children", "--sort", "sym", "-g",
+                                "none"], capture_output=True, text=True).stdout
+    top = [line.rstrip()[:150] for line in flat.splitlines() if line.strip() and not line.startswith("#")][:25]
+    areas = {
+        "native client loop thread (ClientLoop.run)": r"ClientLoopC3run",
+        "SDK: API client post (request building, JSON body, retry loop)": r"8OptoLink0aB9APIClientV4post",
+        "SDK: per-attempt deadline race": r"AttemptDeadline",
+        "recorder middleware (intercept: CSV rows, histograms, calls)": r"RecorderC9intercept_7context4next.*TY0_$",
+        "native transport adapter (NativeTransport.send)": r"NativeTransportV4send",
+        "kernel: send/recv system calls": r"__x64_sys_(sendto|recvfrom|read|write)$",
+        "kernel: epoll_wait": r"__x64_sys_epoll_wait$",
+    }
+    shares = {}
+    for name, pattern in areas.items():
+        best = 0.0
+        for line in inclusive.splitlines():
+            m = re.match(r"\s+([\d.]+)%\s+[\d.]+%\s+\[.\]\s+(\S+)", line)
+            if m and re.search(pattern, m.group(2)):
+                best = max(best, float(m.group(1)))
+        shares[name] = best
+    return dict(top=top, areas=shares)
+
+
+# MARK: - main
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def main():
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    url = base + "/sdk/events"
+    server_log = open(os.path.join(WORK, "serve.txt"), "w")
+    server = subprocess.Popen([SOAK, "serve", "--port", str(port), "--config",
+                               os.path.join(ROOT, "Benchmarks", "peers", "serve.json")],
+                              stdout=server_log, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        request = urllib.request.Request(
+            base + "/sdk/session", method="POST",
+            data=json.dumps({"deviceId": DEVICE, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "bench"}).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
+        with urllib.request.urlopen(request) as response:
+            log(f"registered the bench device ({response.status})")
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        load_before = loadavg()
+        runs = {name: [] for name in TOOLS}
+        for round_index in range(ROUNDS):
+            for name, run in TOOLS.items():
+                load = loadavg()
+                try:
+                    result = run(url, base, f"{name.replace(' ', '-')}-{round_index}")
+                except Exception as error:  # a tool that failed is reported, not fatal
+                    result = dict(rate=0.0, requests=0, cpu=0.0, errors=-1, exit=-1, failure=str(error))
+                result["loadavg1"] = load[0]
+                runs[name].append(result)
+                log(f"round {round_index + 1}/{ROUNDS} {name}: {result['rate']:.0f} req/s, "
+                    f"{result['errors']} errors, load {load[0]}")
+        load_after = loadavg()
+        log("driver figures: optolink-soak bench --transport native")
+        bench_out = os.path.join(ROOT, "Benchmarks", "results", "peers-bench.json")
+        timed([SOAK, "bench", "--devices", "1000,10000", "--rate", "5000", "--seconds", "3", "--transport",
+               "native", "--out", bench_out], os.path.join(WORK, "bench.txt"))
+        with open(bench_out) as f:
+            bench = json.load(f)
+        log("perf profile of one native run")
+        profile = perf_profile(base)
+    finally:
+        server.terminate()
+        server.wait()
+
+    tools = {}
+    for name, results in runs.items():
+        ok = [r for r in results if r["exit"] == 0 or name.startswith("optolink")]
+        rate = median([r["rate"] for r in ok])
+        cpu_per_k = median([1000 * r["cpu"] / r["requests"] for r in ok if r["requests"] > 0])
+        tools[name] = dict(rounds=results, medianRequestsPerSecond=rate, medianCPUSecondsPer1000=cpu_per_k,
+                           errors=sum(max(0, r["errors"]) for r in results))
+    native = tools["optolink-soak native"]["medianRequestsPerSecond"] or 0
+    hey = tools["hey"]["medianRequestsPerSecond"] or 0
+    wrk = tools["wrk"]["medianRequestsPerSecond"] or 0
+    urlsession = tools["optolink-soak urlsession"]["medianRequestsPerSecond"] or 0
+    ratios = {
+        "native/hey": native / hey if hey else None,
+        "native/wrk": native / wrk if wrk else None,
+        "native/urlsession": native / urlsession if urlsession else None,
+    }
+    targets = {
+        "native >= hey": bool(hey) and native >= hey,
+        "native >= 0.3 x wrk": bool(wrk) and native >= 0.3 * wrk,
+        "native >= 5 x urlsession": bool(urlsession) and native >= 5 * urlsession,
+        "0 errors in the driver's report": tools["optolink-soak native"]["errors"] == 0,
+        "memory per launched device <= 50 KB": (bench.get("memory") or {}).get("bytesPerDevice", 1e9) <= 51200,
+        "start lag p99 at 5,000 journeys/s <= 5 ms": (bench.get("startLag") or {}).get("p99", 1) <= 0.005,
+    }
+    result = dict(
+        date=started, cores=os.cpu_count(), secondsPerRun=SECONDS, rounds=ROUNDS, connections=CONNECTIONS,
+        route="POST /sdk/events", loadAverageBefore=load_before, loadAverageAfter=load_after,
+        notes=[
+            "one optolink-soak serve (limits off, 2 event loops) and every tool share this machine's cores",
+            "other builds may have run on the machine at the same time: see loadAverage and each round's loadavg1",
+            "optolink-soak rate: POST /sdk/events answered 200 between 1 s and 1 s + secondsPerRun (the SDK, "
+            "recorder and CSV rows included); peers: the tool's own report",
+            "CPU seconds: user + system of the tool's process and its children (kernel rusage, as /proc reports it)",
+        ],
+        tools=tools, ratios=ratios, targets=targets,
+        driver=dict(bytesPerDevice=(bench.get("memory") or {}).get("bytesPerDevice"),
+                    startLagP99Seconds=(bench.get("startLag") or {}).get("p99"),
+                    startLagRate=(bench.get("startLag") or {}).get("rate"), bench=bench),
+        profile=profile)
+    os.makedirs(os.path.join(ROOT, "Benchmarks", "results"), exist_ok=True)
+    out = os.path.join(ROOT, "Benchmarks", "results", "peers.json")
+    with open(out + ".tmp", "w") as f:
+        json.dump(result, f, indent=2, sort_keys=True)
+    os.replace(out + ".tmp", out)
+    write_markdown(result)
+    log(f"wrote {out} and Benchmarks/peers.md")
+
+
+def write_markdown(r):
+    def fmt(v, digits=0):
+        return "–" if v is None else f"{v:,.{digits}f}"
+
+    lines = [
+        "# optolink-soak beside its peers",
+        "",
+        "Generated by `Benchmarks/peers.sh` (numbers: `Benchmarks/results/peers.json`). One "
+        f"`optolink-soak serve` with limits off; every tool sends `{r['route']}` over {r['connections']} "
+        f"connections for {r['secondsPerRun']} s, {r['rounds']} interleaved rounds, medians. "
+        f"{r['cores']} cores, run {r['date']}; load average before {r['loadAverageBefore']}, after "
+        f"{r['loadAverageAfter']}. The machine may have been shared with other builds: compare the ratios "
+        "measured side by side here, not the absolute rates with another day's.",
+        "",
+        "| tool | requests/s (median) | CPU s per 1,000 requests | errors | rounds (req/s) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, t in r["tools"].items():
+        rounds = ", ".join(fmt(x["rate"]) for x in t["rounds"])
+        lines.append(f"| {name} | {fmt(t['medianRequestsPerSecond'])} | {fmt(t['medianCPUSecondsPer1000'], 3)} | "
+                     f"{t['errors']} | {rounds} |")
+    lines += ["", "## Targets (ratios in this run)", "", "| target | observed | met |", "|---|---|---|"]
+    ratios = r["ratios"]
+    observed = {
+        "native >= hey": f"{fmt(ratios['native/hey'], 2)} × hey",
+        "native >= 0.3 x wrk": f"{fmt(ratios['native/wrk'], 2)} × wrk",
+        "native >= 5 x urlsession": f"{fmt(ratios['native/urlsession'], 1)} × urlsession",
+        "0 errors in the driver's report": str(r["tools"]["optolink-soak native"]["errors"]),
+        "memory per launched device <= 50 KB": f"{fmt((r['driver']['bytesPerDevice'] or 0) / 1024, 1)} KB",
+        "start lag p99 at 5,000 journeys/s <= 5 ms": f"{fmt((r['driver']['startLagP99Seconds'] or 0) * 1000, 2)} ms",
+    }
+    for name, met in r["targets"].items():
+        lines.append(f"| {name} | {observed[name]} | {'yes' if met else 'no'} |")
+    if r.get("profile"):
+        lines += ["", "## Where the driver's time goes (perf, one native run, 5 s of its steady part)", "",
+                  "Inclusive share of the driver process's samples (a sample can count in more than one row):", "",
+                  "| area | share |", "|---|---|"]
+        for name, share in r["profile"]["areas"].items():
+            lines.append(f"| {name} | {share:.1f}% |")
+        lines += ["", "Top symbols (self time):", "", "```"] + r["profile"]["top"] + ["```"]
+    reading = os.path.join(ROOT, "Benchmarks", "peers", "reading.md")
+    if os.path.exists(reading):  # the hand-written reading of the figures, kept across runs
+        lines += ["", text(reading).rstrip()]
+    with open(os.path.join(ROOT, "Benchmarks", "peers.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+import Synchronization
+
+/// One request in flight: the caller's continuation, resumed exactly once by whichever comes
+/// first, the loop's result or the caller's cancellation.
+final class ClientCall: Sendable {
+    typealias Outcome = Result<HTTPClientResponse, HTTPClientError>
+
+    private struct State {
+        var continuation: CheckedContinuation<Outcome, Never>?
+        var pending: Outcome?
+        var finished = false
+    }
+
+    let id: UInt64
+    private let state = Mutex(State())
+
+    init(id: UInt64) { self.id = id }
+
+    /// Stores the continuation, or resumes it at once when the outcome is already known.
+    func attach(_ continuation: CheckedContinuation<Outcome, Never>) {
+        let ready: Outcome? = state.withLock { s in
+            if let pending = s.pending {
+                s.pending = nil
+                return pending
+            }
+            s.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(returning: ready) }
+    }
+
+    /// Delivers the outcome if none was delivered yet; returns `false` when one already was.
+    @discardableResult
+    func finish(_ outcome: Outcome) -> Bool {
+        let (first, continuation): (Bool, CheckedContinuation<Outcome, Never>?) = state.withLock { s in
+            guard !s.finished else { return (false, nil) }
+            s.finished = true
+            guard let c = s.continuation else {
+                s.pending = outcome
+                return (true, nil)
+            }
+            s.continuation = nil
+            return (true, c)
+        }
+        continuation?.resume(returning: outcome)
+        return first
+    }
+
+    /// `true` once an outcome was delivered (the loop then drops the request if it still holds it).
+    var isFinished: Bool { state.withLock { $0.finished } }
+}
+
+/// What callers hand a loop thread: new requests and cancellations, in order.
+enum ClientCommand: Sendable {
+    case submit(ClientCall, HTTPClientRequest, deadline: UInt64, address: ClientAddress)
+    case cancel(UInt64)
+}
+
+/// A resolved socket address, computed once per host and port.
+struct ClientAddress: Sendable, Equatable {
+    /// The `sockaddr_in` / `sockaddr_in6` bytes.
+    var bytes: [UInt8]
+    var family: Int32
+}

@@ -1,0 +1,80 @@
+/// One outgoing TCP connection, owned by exactly one client loop.
+final class ClientConnection {
+    enum Phase {
+        /// `connect` in progress; writable means done (or failed, see `SO_ERROR`).
+        case connecting
+        /// A request is on the wire or its response is arriving.
+        case busy
+        /// Connected, no request: waits in its pool's idle list.
+        case idle
+    }
+
+    let fd: Int32
+    /// `fd` plus a per-loop generation: tells a recycled descriptor number from this connection.
+    let token: UInt64
+    let pool: ClientPoolKey
+    var phase = Phase.connecting
+    var parser: HTTPResponseParser
+    var output: [UInt8] = []
+    var outputOffset = 0
+    /// The body held back until `100 Continue` arrives (or the wait for it ends).
+    var heldBody: [UInt8]?
+    /// The request on this connection, if any.
+    var callId: UInt64?
+    /// The interest currently registered with the poller.
+    var interest: IOEvents = []
+    /// Monotonic nanoseconds when this connection last finished a request (for the idle timeout).
+    var idleSince: UInt64 = 0
+    /// Requests completed on this connection.
+    var served = 0
+    var closed = false
+
+    init(fd: Int32, token: UInt64, pool: ClientPoolKey, limits: HTTPResponseParser.Limits) {
+        self.fd = fd
+        self.token = token
+        self.pool = pool
+        self.parser = HTTPResponseParser(limits: limits)
+    }
+
+    var hasPendingOutput: Bool { outputOffset < output.count }
+}
+
+/// Which pool a request belongs to: one per host and port, and per partition in the per-partition mode.
+struct ClientPoolKey: Hashable, Sendable {
+    var host: String
+    var port: Int
+    var partition: String?
+}
+
+/// The connections of one pool on one loop, and the requests waiting for one of them.
+struct ClientPool {
+    /// Most connections this pool may hold open at once.
+    let limit: Int
+    /// Open connections (connecting, busy or idle).
+    var open = 0
+    /// Idle connections by token, most recently used last (reused first: its socket is warmest).
+    var idle: [UInt64] = []
+    /// Requests waiting for a connection, in arrival order; entries before `head` are taken.
+    var waiting: [UInt64] = []
+    var head = 0
+
+    init(limit: Int) { self.limit = limit }
+
+    var hasWaiting: Bool { head < waiting.count }
+
+    mutating func enqueue(_ id: UInt64) { waiting.append(id) }
+
+    mutating func dequeue() -> UInt64? {
+        guard head < waiting.count else { return nil }
+        let id = waiting[head]
+        head += 1
+        if head == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024, head * 2 >= waiting.count {
+            waiting.removeSubrange(0..<head)
+            head = 0
+        }
+        return id
+    }
+}

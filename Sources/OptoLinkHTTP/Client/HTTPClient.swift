@@ -1,0 +1,237 @@
+import CEpoll
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A lean HTTP/1.1 client over the same event loop backends and codec as ``HTTPServer``:
+/// keep-alive pools per host, deadlines with nanosecond resolution, cancellation that closes the
+/// socket at once, and no retries of its own.
+///
+/// Lifecycle: `init` starts the loop threads; ``execute(_:timeout:)`` from any task;
+/// ``shutdown()`` fails what is pending with ``HTTPClientError/shutDown`` and closes every socket.
+/// Plain `http://` only (no TLS). Requests to one pool are answered in order per connection; a
+/// connection carries one request at a time (no pipelining). See `docs/LINUX.md`.
+public final class HTTPClient: Sendable {
+    /// How connections are shared between requests.
+    public enum PoolMode: String, Sendable, Equatable, CaseIterable {
+        /// One bounded pool per host and port, shared by every request
+        /// (``Configuration/maxConnectionsPerHost`` connections at most).
+        case shared
+        /// One connection per ``HTTPClientRequest/partition`` (e.g. per virtual device), as real
+        /// devices each hold their own; requests without a partition use the shared pool.
+        case perPartition = "per-device"
+    }
+
+    /// Pools, limits and timeouts of one client.
+    public struct Configuration: Sendable, Equatable {
+        /// How connections are shared.
+        public var poolMode: PoolMode
+        /// Most open connections per host and port in the shared mode, across all loops (≥ 1).
+        public var maxConnectionsPerHost: Int
+        /// Loop threads (≥ 1); each owns its own connections.
+        public var loopCount: Int
+        /// An idle keep-alive connection is closed after this long (keep it below the server's idle timeout).
+        public var idleTimeout: Duration
+        /// With `Expect: 100-continue`, how long to wait for `100 Continue` before sending the body anyway.
+        public var continueTimeout: Duration
+        /// Response size limits.
+        public var responseLimits: HTTPResponseParser.Limits
+        /// The readiness backend; `nil`: the platform default or `OPTOLINK_EVENT_LOOP`.
+        public var eventLoopBackend: EventLoopBackend?
+
+        /// Defaults: shared pool of 64 connections per host, 1 loop, 30 s idle, 1 s continue wait.
+        public init(
+            poolMode: PoolMode = .shared, maxConnectionsPerHost: Int = 64, loopCount: Int = 1,
+            idleTimeout: Duration = .seconds(30), continueTimeout: Duration = .seconds(1),
+            responseLimits: HTTPResponseParser.Limits = .init(), eventLoopBackend: EventLoopBackend? = nil
+        ) {
+            self.poolMode = poolMode
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.loopCount = loopCount
+            self.idleTimeout = idleTimeout
+            self.continueTimeout = continueTimeout
+            self.responseLimits = responseLimits
+            self.eventLoopBackend = eventLoopBackend
+        }
+    }
+
+    /// The configuration the client runs with.
+    public let configuration: Configuration
+    /// The readiness backend its loops run on.
+    public let eventLoopBackend: EventLoopBackend
+    private let loops: [ClientLoopShared]
+    private let threads: Mutex<[LoopThread.Handle]>
+    private let nextId = Atomic<UInt64>(0)
+    private let nextLoop = Atomic<Int>(0)
+    private let addresses = Mutex<[String: ClientAddress]>([:])
+
+    /// Starts `configuration.loopCount` loop threads.
+    ///
+    /// - Throws: ``HTTPServerError/invalidConfiguration(_:)`` for a count below 1 or a backend this
+    ///   platform lacks; ``HTTPServerError/systemCall(_:errno:)`` when a descriptor or thread cannot be made.
+    public init(configuration: Configuration = .init()) throws {
+        guard configuration.loopCount >= 1 else { throw HTTPServerError.invalidConfiguration("loopCount < 1") }
+        guard configuration.maxConnectionsPerHost >= 1 else {
+            throw HTTPServerError.invalidConfiguration("maxConnectionsPerHost < 1")
+        }
+        let backend = try configuration.eventLoopBackend ?? EventLoopBackend.resolve()
+        guard backend.isAvailable else {
+            throw HTTPServerError.invalidConfiguration("event loop backend \(backend.rawValue) is Linux-only; use poll")
+        }
+        cepoll_ignore_sigpipe()
+        self.configuration = configuration
+        self.eventLoopBackend = backend
+        let portable = backend == .poll
+        var loops: [ClientLoopShared] = []
+        var threads: [LoopThread.Handle] = []
+        let poolLimit = max(1, configuration.maxConnectionsPerHost / configuration.loopCount)
+        do {
+            for index in 0..<configuration.loopCount {
+                let shared = ClientLoopShared(waker: try Waker.open(portable: portable))
+                loops.append(shared)
+                let pollerFD: Int32
+                switch backend {
+                case .poll: pollerFD = -1
+                case .epoll:
+                    #if os(Linux)
+                        pollerFD = try EpollPoller.create()
+                    #else
+                        pollerFD = -1
+                    #endif
+                }
+                threads.append(
+                    try LoopThread.spawn { [name = "optolink-cli-\(index)"] in
+                        cepoll_set_thread_name(name)
+                        Self.runLoop(shared, pollerFD: pollerFD, configuration: configuration, poolLimit: poolLimit)
+                    })
+            }
+        } catch {
+            for loop in loops { loop.stopping.store(true, ordering: .releasing) }
+            for loop in loops { loop.wake() }
+            for thread in threads { LoopThread.join(thread) }
+            for loop in loops { loop.closeWaker() }
+            throw error
+        }
+        self.loops = loops
+        self.threads = Mutex(threads)
+    }
+
+    private static func runLoop(
+        _ shared: ClientLoopShared, pollerFD: Int32, configuration: Configuration, poolLimit: Int
+    ) {
+        #if os(Linux)
+            if pollerFD >= 0 {
+                ClientLoop(
+                    poller: EpollPoller(epollFD: pollerFD), shared: shared, configuration: configuration,
+                    poolLimit: poolLimit
+                ).run()
+                close(pollerFD)
+                return
+            }
+        #endif
+        ClientLoop(poller: PollPoller(), shared: shared, configuration: configuration, poolLimit: poolLimit).run()
+    }
+
+    deinit {
+        // Dropped without shutdown(): stop the loops, let them close their wake-up channels, let the threads go.
+        let threads = self.threads.withLock { $0 }
+        guard !threads.isEmpty else { return }  // shut down already: the channels are closed
+        for loop in loops {
+            loop.closeWakerOnExit.store(true, ordering: .releasing)
+            loop.stopping.store(true, ordering: .releasing)
+            loop.wake()
+        }
+        for thread in threads { LoopThread.detach(thread) }
+    }
+
+    /// Sends `request` once and returns its response, whatever the status.
+    ///
+    /// - Parameter timeout: the whole request's budget: waiting for a pooled connection,
+    ///   connecting, writing and reading all count (resolution: milliseconds on the loop's wait).
+    /// - Throws: ``HTTPClientError``: `.connectionRefused` / `.cannotConnect` / `.cannotResolve`
+    ///   when no connection could be made, `.connectionReset` / `.connectionClosed` when the peer
+    ///   ended it before the response was complete, `.badResponse` for broken framing,
+    ///   `.timedOut` past `timeout`, `.cancelled` when the calling task is cancelled (the socket
+    ///   is closed at once in both cases), `.shutDown` after ``shutdown()``.
+    public func execute(_ request: HTTPClientRequest, timeout: Duration) async throws(HTTPClientError)
+        -> HTTPClientResponse
+    {
+        guard (1...65535).contains(request.port) else { throw .invalidRequest("port \(request.port)") }
+        guard !request.host.isEmpty else { throw .invalidRequest("empty host") }
+        let address = try resolve(host: request.host, port: request.port)
+        let id = nextId.wrappingAdd(1, ordering: .relaxed).newValue
+        let loop = pickLoop(for: request)
+        guard !loop.stopping.load(ordering: .acquiring) else { throw .shutDown }
+        let deadline = cepoll_monotonic_ns() &+ timeout.nanosecondsClamped
+        let call = ClientCall(id: id)
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<ClientCall.Outcome, Never>) in
+                call.attach(continuation)
+                loop.post(.submit(call, request, deadline: deadline, address: address))
+            }
+        } onCancel: {
+            if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) }
+        }
+        return try outcome.get()
+    }
+
+    /// Fails pending requests with ``HTTPClientError/shutDown``, closes every socket and joins the loops.
+    public func shutdown() async {
+        let threads = self.threads.withLock { held in
+            defer { held = [] }
+            return held
+        }
+        guard !threads.isEmpty else { return }
+        for loop in loops {
+            loop.stopping.store(true, ordering: .releasing)
+            loop.wake()
+        }
+        await LoopThread.joinAll(threads)
+        for loop in loops { loop.closeWaker() }
+    }
+
+    private func pickLoop(for request: HTTPClientRequest) -> ClientLoopShared {
+        guard loops.count > 1 else { return loops[0] }
+        if configuration.poolMode == .perPartition, let partition = request.partition {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike hashValue
+            for byte in partition.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return loops[Int(hash % UInt64(loops.count))]
+        }
+        return loops[nextLoop.wrappingAdd(1, ordering: .relaxed).newValue % loops.count]
+    }
+
+    /// The socket address of `host:port`: IP literals and `localhost` directly, names through
+    /// `getaddrinfo` once (cached for the client's life).
+    private func resolve(host: String, port: Int) throws(HTTPClientError) -> ClientAddress {
+        let key = "\(host)|\(port)"
+        if let cached = addresses.withLock({ $0[key] }) { return cached }
+        var storage = sockaddr_storage()
+        var address: ClientAddress
+        if let length = try? ListeningSocket.fill(&storage, host: host, port: port) {
+            address = Self.address(storage, length: length)
+        } else {
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var result: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, String(port), &hints, &result) == 0, let first = result,
+                let sockaddr = first.pointee.ai_addr
+            else { throw .cannotResolve(host: host) }
+            defer { freeaddrinfo(result) }
+            let length = Int(first.pointee.ai_addrlen)
+            let bytes = [UInt8](UnsafeRawBufferPointer(start: sockaddr, count: length))
+            address = ClientAddress(bytes: bytes, family: first.pointee.ai_family)
+        }
+        addresses.withLock { $0[key] = address }
+        return address
+    }
+
+    private static func address(_ storage: sockaddr_storage, length: socklen_t) -> ClientAddress {
+        var copy = storage
+        let bytes = withUnsafeBytes(of: &copy) { [UInt8]($0.prefix(Int(length))) }
+        return ClientAddress(bytes: bytes, family: Int32(storage.ss_family))
+    }
+}

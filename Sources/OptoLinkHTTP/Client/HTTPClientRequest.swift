@@ -1,0 +1,46 @@
+/// One request for ``HTTPClient``: where it goes, what it says, and which pool carries it.
+public struct HTTPClientRequest: Sendable, Equatable {
+    /// `GET`, `POST`, …
+    public var method: String
+    /// The host as written in the URL: an IP literal (IPv6 without brackets), `localhost`, or a
+    /// name (resolved once per client and cached).
+    public var host: String
+    /// The TCP port, 1...65535.
+    public var port: Int
+    /// The origin-form target: path and query, e.g. `/sdk/events` or `/acme/x/data?deviceId=d`.
+    public var target: String
+    /// Header fields to send. `Host`, `Content-Length` and `Transfer-Encoding` are written by the
+    /// client. `Expect: 100-continue` makes it send the body only after `100 Continue` (or after
+    /// ``HTTPClient/Configuration/continueTimeout``).
+    public var headers: HTTPHeaders
+    /// The body bytes (sent with `Content-Length`).
+    public var body: [UInt8]
+    /// In ``HTTPClient/PoolMode/perPartition`` mode, the key of the one connection this request
+    /// uses (e.g. a virtual device id); ignored in the shared mode.
+    public var partition: String?
+
+    /// A request; `target` must start with `/`.
+    public init(
+        method: String, host: String, port: Int, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
+        partition: String? = nil
+    ) {
+        self.method = method
+        self.host = host
+        self.port = port
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.partition = partition
+    }
+
+    /// `host:port` as the `Host` header carries it (IPv6 literals in brackets).
+    var hostHeader: String {
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return port == 80 ? bracketed : "\(bracketed):\(port)"
+    }
+
+    var expectsContinue: Bool {
+        guard !body.isEmpty, let value = headers["Expect"] else { return false }
+        return value.caseInsensitiveEquals("100-continue")
+    }
+}
