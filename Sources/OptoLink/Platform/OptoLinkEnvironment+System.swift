@@ -22,6 +22,7 @@ extension OptoLinkEnvironment {
     ///   - transport: sends every attempt (share one across instances).
     ///   - clipboard: the initial pasteboard content (e.g. a click token), or `nil`.
     ///   - store: pass the previous launch's store to simulate a relaunch.
+    ///   - wallClock: dates route-cache entries (default `Date()`).
     public static func inMemory(
         transport: any OptoLinkTransport,
         deviceInfo: OptoLinkDeviceInfo = .current,
@@ -30,11 +31,13 @@ extension OptoLinkEnvironment {
         middlewares: [any OptoLinkMiddleware] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
-        label: String? = nil
+        label: String? = nil,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) -> OptoLinkEnvironment {
         OptoLinkEnvironment(
             store: store, pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
-            transport: transport, middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label)
+            transport: transport, middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label,
+            wallClock: wallClock)
     }
 
     #if canImport(Darwin)
