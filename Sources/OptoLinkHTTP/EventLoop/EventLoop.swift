@@ -265,6 +265,9 @@ final class EventLoop {
                 case .reset:
                     reset(connection)
                     return false
+                case .close:
+                    counters.closedWithoutResponse.wrappingAdd(1, ordering: .relaxed)
+                    connection.closeAfterWrite = true
                 }
             }
         }
