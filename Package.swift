@@ -18,7 +18,8 @@ let package = Package(
         .executable(name: "optolink-soak", targets: ["optolink-soak"]),
     ],
     targets: [
-        // Thin C shims for epoll/accept4/socket options that Glibc's Swift module does not export.
+        // The event loop's one system-call shim: epoll/accept4/eventfd (Linux) beside their portable
+        // POSIX twins (poll, accept+fcntl, pipe); see docs/LINUX.md, "Event loop backends".
         .target(name: "CEpoll"),
         // HTTP/1.1 codec + non-blocking event loop (server today; a lean client transport later).
         .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),

@@ -337,7 +337,7 @@ struct HTTPServerTests {
         let processBefore = openDescriptorCount()
         let server = HTTPServer(configuration: .init(loopCount: 2), handler: handler)
         try server.start()
-        #expect(server.descriptorsHeld() == 6)  // per loop: listener, epoll set, eventfd
+        #expect(server.descriptorsHeld() == 6)  // per loop: listener + epoll set + eventfd, or listener + pipe
         for path in ["/", "/reset", "/slow", "/", "/slow"] {
             let client = try TestClient(port: server.port)
             client.sendIgnoringErrors("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -16,8 +16,8 @@ final class Connection {
     /// Serialized responses not yet written; bytes before `outputOffset` are already sent.
     var output: [UInt8] = []
     var outputOffset = 0
-    /// The epoll event mask currently registered.
-    var interest: UInt32
+    /// The readiness currently registered with the loop's poller.
+    var interest: IOEvents
     var delayed: DelayedResponse?
     /// No further request is processed; close once `output` is written.
     var closeAfterWrite = false
@@ -40,7 +40,7 @@ final class Connection {
     var scheduledDeadline: UInt64 = .max
 
     init(
-        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: UInt32,
+        fd: Int32, token: UInt64, info: HTTPConnectionInfo, limits: HTTPRequestParser.Limits, interest: IOEvents,
         now: UInt64
     ) {
         self.fd = fd

@@ -3,25 +3,30 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
-/// One epoll event loop on its own thread: accepts on its listener, reads, parses, calls the
-/// handler, writes, and runs its timers (delayed responses, idle/slow-client timeouts, shutdown bound).
-///
-/// Everything here is touched only by the loop's thread. Other threads reach it through the
-/// eventfd (wake-up) and ``ServerShared`` (atomics), never through this object.
-final class EventLoop {
-    /// What a loop thread needs to start; all of it crosses from ``HTTPServer/start()`` to the thread.
-    struct Setup: Sendable {
-        var epollFD: Int32
-        var wakeFD: Int32
-        var listenFD: Int32
-        var configuration: HTTPServer.Configuration
-        var handler: HTTPHandler
-        var shared: ServerShared
-        var counters: LoopCounters
-    }
+/// What a loop thread needs to start; all of it crosses from ``HTTPServer/start()`` to the thread.
+struct EventLoopSetup: Sendable {
+    /// The backend's own descriptor (an epoll set), or -1 when it has none (`poll`).
+    var pollerFD: Int32
+    var waker: Waker
+    var listenFD: Int32
+    var configuration: HTTPServer.Configuration
+    var handler: HTTPHandler
+    var shared: ServerShared
+    var counters: LoopCounters
+}
 
+/// One event loop on its own thread: accepts on its listener, reads, parses, calls the handler,
+/// writes, and runs its timers (delayed responses, idle/slow-client timeouts, shutdown bound).
+///
+/// Generic over its readiness backend (``EpollPoller`` on Linux, ``PollPoller`` anywhere), so
+/// each backend's calls compile to direct calls. Everything here is touched only by the loop's
+/// thread. Other threads reach it through the ``Waker`` and ``ServerShared`` (atomics), never
+/// through this object.
+final class EventLoop<Poller: ReadinessPoller> {
     private enum Timer {
         case connection(UInt64)
         case delayedResponse(UInt64)
@@ -29,15 +34,15 @@ final class EventLoop {
         case shutdownBound
     }
 
-    private static let listenerToken: UInt64 = 1 << 63
-    private static let wakeToken: UInt64 = (1 << 63) | 1
-    private static let maxEvents: Int32 = 256
-    private static let readChunk = 64 * 1024
+    // Computed, not stored: generic types cannot have static stored properties.
+    private static var listenerToken: UInt64 { 1 << 63 }
+    private static var wakeToken: UInt64 { (1 << 63) | 1 }
+    private static var readChunk: Int { 64 * 1024 }
     /// Above this many unwritten bytes a connection stops reading and parsing (back-pressure).
-    private static let outputHighWater = 256 * 1024
+    private static var outputHighWater: Int { 256 * 1024 }
 
-    private let epollFD: Int32
-    private let wakeFD: Int32
+    private let poller: Poller
+    private let waker: Waker
     private var listenFD: Int32
     private let configuration: HTTPServer.Configuration
     private let handler: HTTPHandler
@@ -56,12 +61,10 @@ final class EventLoop {
     private var acceptPaused = false
     private var dateHeader = HTTPDateHeader()
     private let readBuffer: UnsafeMutableRawBufferPointer
-    private let eventMasks: UnsafeMutablePointer<UInt32>
-    private let eventTokens: UnsafeMutablePointer<UInt64>
 
-    init(_ setup: Setup) {
-        epollFD = setup.epollFD
-        wakeFD = setup.wakeFD
+    init(_ setup: EventLoopSetup, poller: Poller) {
+        self.poller = poller
+        waker = setup.waker
         listenFD = setup.listenFD
         configuration = setup.configuration
         handler = setup.handler
@@ -72,57 +75,60 @@ final class EventLoop {
         lingerTimeout = setup.configuration.timeouts.lingeringClose.nanosecondsClamped
         now = cepoll_monotonic_ns()
         readBuffer = .allocate(byteCount: Self.readChunk, alignment: 16)
-        eventMasks = .allocate(capacity: Int(Self.maxEvents))
-        eventTokens = .allocate(capacity: Int(Self.maxEvents))
     }
 
     deinit {
         readBuffer.deallocate()
-        eventMasks.deallocate()
-        eventTokens.deallocate()
     }
 
-    /// Runs until shutdown has drained every connection; then closes the listener and epoll set.
+    /// Runs until shutdown has drained every connection; then closes the listener and the backend's
+    /// descriptor (and the wake-up channel when nobody joins this thread).
     func run() {
-        _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, wakeFD, CEPOLL_IN, Self.wakeToken)
-        _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, listenFD, CEPOLL_IN, Self.listenerToken)
+        _ = poller.register(waker.readFD, interest: .readable, token: Self.wakeToken)
+        _ = poller.register(listenFD, interest: .readable, token: Self.listenerToken)
         if shared.shuttingDown.load(ordering: .acquiring) { beginDrain() }
         while !(draining && openCount == 0) {
-            let count = cepoll_wait(epollFD, eventMasks, eventTokens, Self.maxEvents, waitTimeoutMilliseconds())
+            let count = poller.wait(timeoutMilliseconds: waitTimeoutMilliseconds())
             now = cepoll_monotonic_ns()
             if count < 0 {
                 if cepoll_errno() == EINTR { continue }
                 break
             }
-            for i in 0..<Int(count) { dispatch(mask: eventMasks[i], token: eventTokens[i]) }
+            for i in 0..<count {
+                let (events, token) = poller.ready(at: i)
+                dispatch(events: events, token: token)
+            }
             runDueTimers()
         }
         for case let connection? in connections { close(connection) }
         if listenFD >= 0 { shared.release(listenFD) }
-        shared.release(epollFD)
-        if shared.loopsCloseWakeFDs.load(ordering: .acquiring) { shared.release(wakeFD) }
+        if let descriptor = poller.descriptor { shared.release(descriptor) }
+        if shared.loopsCloseWakeFDs.load(ordering: .acquiring) {
+            poller.deregister(waker.readFD)
+            for fd in waker.descriptors { shared.release(fd) }
+        }
     }
 
     // MARK: - Events
 
-    private func dispatch(mask: UInt32, token: UInt64) {
+    private func dispatch(events: IOEvents, token: UInt64) {
         if token == Self.listenerToken {
             acceptConnections()
             return
         }
         if token == Self.wakeToken {
-            cepoll_eventfd_drain(wakeFD)
+            waker.drain()
             if shared.shuttingDown.load(ordering: .acquiring), !draining { beginDrain() }
             return
         }
         let fd = Int(token & 0xFFFF_FFFF)
         guard fd < connections.count, let connection = connections[fd], connection.token == token else { return }
-        if mask & (CEPOLL_ERR | CEPOLL_HUP) != 0 {
+        if events.contains(.failed) {
             close(connection)  // reset or fully closed by the peer: drop without a word
             return
         }
-        if mask & CEPOLL_IN != 0 { readAvailable(connection) }
-        if !connection.closed, mask & CEPOLL_OUT != 0 { writeAndContinue(connection) }
+        if events.contains(.readable) { readAvailable(connection) }
+        if !connection.closed, events.contains(.writable) { writeAndContinue(connection) }
         if !connection.closed { settle(connection) }
     }
 
@@ -131,7 +137,9 @@ final class EventLoop {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { cepoll_accept4(listenFD, $0, &length) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    cepoll_accept(listenFD, $0, &length, Poller.usesPortableCalls ? 1 : 0)
+                }
             }
             if fd < 0 {
                 switch cepoll_errno() {
@@ -158,8 +166,8 @@ final class EventLoop {
             let connection = Connection(
                 fd: fd, token: token,
                 info: HTTPConnectionInfo(peerAddress: peer.address, peerPort: peer.port, connectionId: id),
-                limits: configuration.limits, interest: CEPOLL_IN, now: now)
-            guard cepoll_ctl(epollFD, CEPOLL_CTL_ADD, fd, CEPOLL_IN, token) == 0 else {
+                limits: configuration.limits, interest: .readable, now: now)
+            guard poller.register(fd, interest: .readable, token: token) else {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
                 shared.release(fd)
                 continue
@@ -177,7 +185,7 @@ final class EventLoop {
     private func pauseAccepting() {
         guard !acceptPaused, listenFD >= 0 else { return }
         acceptPaused = true
-        _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
+        poller.deregister(listenFD)
         timers.schedule(at: now + 100_000_000, .resumeAccepting)
     }
 
@@ -350,22 +358,22 @@ final class EventLoop {
         }
     }
 
-    /// Re-registers the epoll mask the connection's state calls for, and makes sure a timer covers it.
+    /// Re-registers the interest the connection's state calls for, and makes sure a timer covers it.
     private func settle(_ connection: Connection) {
-        var wanted: UInt32 = 0
+        var wanted: IOEvents = []
         if connection.lingering {
-            wanted = CEPOLL_IN
+            wanted = .readable
         } else {
             if !connection.peerClosedInput, connection.delayed == nil, !connection.closeAfterWrite,
                 connection.pendingOutputCount < Self.outputHighWater
             {
-                wanted |= CEPOLL_IN
+                wanted.insert(.readable)
             }
-            if connection.hasPendingOutput { wanted |= CEPOLL_OUT }
+            if connection.hasPendingOutput { wanted.insert(.writable) }
         }
         if wanted != connection.interest {
             connection.interest = wanted
-            _ = cepoll_ctl(epollFD, CEPOLL_CTL_MOD, connection.fd, wanted, connection.token)
+            poller.update(connection.fd, interest: wanted, token: connection.token)
         }
         armTimer(connection)
     }
@@ -384,6 +392,7 @@ final class EventLoop {
         connections[Int(connection.fd)] = nil
         openCount -= 1
         shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
+        poller.willClose(connection.fd)
         shared.release(connection.fd)
     }
 
@@ -445,7 +454,7 @@ final class EventLoop {
             case .resumeAccepting:
                 acceptPaused = false
                 if !draining, listenFD >= 0 {
-                    _ = cepoll_ctl(epollFD, CEPOLL_CTL_ADD, listenFD, CEPOLL_IN, Self.listenerToken)
+                    _ = poller.register(listenFD, interest: .readable, token: Self.listenerToken)
                 }
             case .shutdownBound:
                 for case let connection? in connections { close(connection) }
@@ -477,7 +486,7 @@ final class EventLoop {
     private func beginDrain() {
         draining = true
         if listenFD >= 0 {
-            _ = cepoll_ctl(epollFD, CEPOLL_CTL_DEL, listenFD, 0, 0)
+            poller.deregister(listenFD)
             shared.release(listenFD)
             listenFD = -1
         }

@@ -2,6 +2,8 @@ import CEpoll
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
@@ -15,22 +17,24 @@ enum ListeningSocket {
     /// that is in use, reuse options or not.
     ///
     /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` (`bind`, EADDRINUSE) when the port is taken.
-    static func probeFree(host: String, port: Int) throws {
-        let probe = try open(host: host, port: port, reusePort: false, backlog: 0, listening: false)
+    static func probeFree(host: String, port: Int, portable: Bool) throws {
+        let probe = try open(
+            host: host, port: port, reusePort: false, backlog: 0, portable: portable, listening: false)
         close(probe.fd)
     }
 
-    /// A bound, listening, non-blocking socket and the port it got.
+    /// A bound, listening, non-blocking socket and the port it got; `portable` makes it with the
+    /// POSIX twin of Linux's `socket(SOCK_NONBLOCK | SOCK_CLOEXEC)`.
     ///
     /// - Throws: ``HTTPServerError/invalidHost(_:)`` for an unparsable host,
     ///   ``HTTPServerError/systemCall(_:errno:)`` when socket/bind/listen fails (e.g. EADDRINUSE).
     static func open(
-        host: String, port: Int, reusePort: Bool, backlog: Int, listening: Bool = true
+        host: String, port: Int, reusePort: Bool, backlog: Int, portable: Bool, listening: Bool = true
     ) throws -> (fd: Int32, port: Int) {
         var storage = sockaddr_storage()
         let length = try fill(&storage, host: host, port: port)
         let family = Int32(storage.ss_family)
-        let fd = cepoll_stream_socket(family)
+        let fd = cepoll_stream_socket(family, portable ? 1 : 0)
         guard fd >= 0 else { throw HTTPServerError.systemCall("socket", errno: cepoll_errno()) }
         do {
             _ = cepoll_enable_option(fd, CEPOLL_SOL_SOCKET, CEPOLL_SO_REUSEADDR)

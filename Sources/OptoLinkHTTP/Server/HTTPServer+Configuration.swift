@@ -6,7 +6,7 @@ extension HTTPServer {
         public var host: String
         /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
         public var port: Int
-        /// Event-loop threads, each with its own epoll set and its own `SO_REUSEPORT` listener (≥ 1);
+        /// Event-loop threads (≥ 1), each with its own poller and its own `SO_REUSEPORT` listener;
         /// the kernel spreads new connections across them. Default 2: on this 2-core machine, with wrk
         /// beside it, 2 loops matched 1 when the machine was quiet and did better under background
         /// load (see `Benchmarks/results/http-server.json`); an idle loop costs nothing.
@@ -19,12 +19,15 @@ extension HTTPServer {
         public var maxConnections: Int
         /// `listen(2)` backlog (the kernel caps it at `net.core.somaxconn`).
         public var backlog: Int
+        /// The readiness backend; nil (the default) means `OPTOLINK_EVENT_LOOP` if set, else the
+        /// platform's (see ``EventLoopBackend``). ``HTTPServer/start()`` refuses one the platform lacks.
+        public var eventLoopBackend: EventLoopBackend?
 
         /// A loopback server on an ephemeral port with default limits and timeouts.
         public init(
             host: String = "127.0.0.1", port: Int = 0, loopCount: Int = 2,
             limits: HTTPRequestParser.Limits = .init(), timeouts: Timeouts = .init(),
-            maxConnections: Int = 16_384, backlog: Int = 4096
+            maxConnections: Int = 16_384, backlog: Int = 4096, eventLoopBackend: EventLoopBackend? = nil
         ) {
             self.host = host
             self.port = port
@@ -33,6 +36,7 @@ extension HTTPServer {
             self.timeouts = timeouts
             self.maxConnections = maxConnections
             self.backlog = backlog
+            self.eventLoopBackend = eventLoopBackend
         }
     }
 

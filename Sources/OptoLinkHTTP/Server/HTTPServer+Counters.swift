@@ -2,6 +2,8 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 extension HTTPServer {
@@ -118,11 +120,11 @@ final class LoopCounters: Sendable {
 /// State every loop of one server shares: the shutdown flag, the open-connection count, ids, descriptors.
 final class ServerShared: Sendable {
     let shuttingDown = Atomic<Bool>(false)
-    /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its eventfd.
+    /// Set when the server was dropped without shutdown(): nobody joins the loops, so each closes its wake-up channel.
     let loopsCloseWakeFDs = Atomic<Bool>(false)
     let openConnections = Atomic<Int>(0)
     let nextConnectionId = Atomic<UInt64>(0)
-    /// Descriptors the server holds right now (listeners, epoll sets, eventfds, connections).
+    /// Descriptors the server holds right now (listeners, epoll sets, wake-up channels, connections).
     /// Every one is opened through ``track(_:)`` and closed through ``release(_:)``, so a test can
     /// check that each is closed exactly once (the count returns to zero, never below).
     let descriptorsHeld = Atomic<Int>(0)

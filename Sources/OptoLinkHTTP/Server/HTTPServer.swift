@@ -3,10 +3,13 @@ import Synchronization
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
-/// A non-blocking HTTP/1.1 server: epoll event loops on their own threads, keep-alive,
-/// pipelining, `Content-Length` bodies, timers for delayed responses and timeouts.
+/// A non-blocking HTTP/1.1 server: event loops (epoll on Linux, `poll(2)` elsewhere; see
+/// ``EventLoopBackend``) on their own threads, keep-alive, pipelining, `Content-Length` bodies,
+/// timers for delayed responses and timeouts.
 ///
 /// Lifecycle: `init` (no I/O) → ``start()`` (binds and listens; then ``port``) → ``shutdown()``
 /// (stops accepting, closes idle connections, lets in-flight and delayed responses finish within
@@ -24,9 +27,10 @@ public final class HTTPServer: Sendable {
         enum Phase { case created, running, stopping, stopped }
         var phase = Phase.created
         var port = 0
+        var backend: EventLoopBackend?
         var shared: ServerShared?
-        var threads: [pthread_t] = []
-        var wakeFDs: [Int32] = []
+        var threads: [LoopThread.Handle] = []
+        var wakers: [Waker] = []
         /// The one stop sequence; every shutdown() caller awaits it.
         var stopping: Task<Void, Never>?
     }
@@ -39,32 +43,37 @@ public final class HTTPServer: Sendable {
 
     deinit {
         // Dropped while running without shutdown() (a running shutdown() would hold `self`): ask the
-        // loops to drain, close their own eventfds on the way out, and let the threads go.
+        // loops to drain, close their own wake-up channels on the way out, and let the threads go.
         state.withLock { state in
             guard state.phase == .running, let shared = state.shared else { return }
             shared.loopsCloseWakeFDs.store(true, ordering: .releasing)
             shared.shuttingDown.store(true, ordering: .releasing)
-            for fd in state.wakeFDs { _ = cepoll_eventfd_signal(fd) }
-            for thread in state.threads { pthread_detach(thread) }
+            for waker in state.wakers { waker.signal() }
+            for thread in state.threads { LoopThread.detach(thread) }
         }
     }
 
     /// The bound TCP port (the kernel's pick when the configuration said 0); 0 before ``start()``.
     public var port: Int { state.withLock { $0.port } }
 
+    /// The readiness backend the loops run on; nil before ``start()``.
+    public var eventLoopBackend: EventLoopBackend? { state.withLock { $0.backend } }
+
     /// A snapshot of the connection, request and error counters (zero before ``start()``).
     public func counters() -> Counters {
         state.withLock { $0.shared }?.counters() ?? Counters()
     }
 
-    /// Descriptors the server holds now (3 per loop while running, plus one per connection); 0 after shutdown.
+    /// Descriptors the server holds now (3 per loop while running: listener + epoll set + eventfd, or
+    /// listener + wake-up pipe; plus one per connection); 0 after shutdown.
     func descriptorsHeld() -> Int {
         state.withLock { $0.shared }?.descriptorsHeld.load(ordering: .relaxed) ?? 0
     }
 
     /// Binds, listens and starts the event-loop threads; returns once the port is accepting.
     ///
-    /// - Throws: ``HTTPServerError/invalidHost(_:)``, ``HTTPServerError/invalidConfiguration(_:)``,
+    /// - Throws: ``HTTPServerError/invalidHost(_:)``, ``HTTPServerError/invalidConfiguration(_:)``
+    ///   (also for an `OPTOLINK_EVENT_LOOP` value or backend this platform cannot run),
     ///   ``HTTPServerError/systemCall(_:errno:)`` (e.g. `bind` with EADDRINUSE), or
     ///   ``HTTPServerError/alreadyStarted`` on a second call.
     public func start() throws {
@@ -76,31 +85,39 @@ public final class HTTPServer: Sendable {
             }
             guard configuration.loopCount >= 1 else { throw .invalidConfiguration("loopCount < 1") }
             guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
+            let backend: EventLoopBackend
+            if let configured = configuration.eventLoopBackend {
+                backend = configured
+            } else {
+                backend = try EventLoopBackend.resolve()
+            }
+            guard backend.isAvailable else {
+                throw .invalidConfiguration("event loop backend \(backend.rawValue) is Linux-only; use poll")
+            }
+            let portable = backend == .poll
             cepoll_ignore_sigpipe()
 
             let shared = ServerShared(loopCount: configuration.loopCount)
             var descriptors: [Int32] = []
-            var setups: [EventLoop.Setup] = []
+            var setups: [EventLoopSetup] = []
             do {
                 var boundPort = configuration.port
                 if configuration.loopCount > 1, boundPort != 0 {
-                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort)
+                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort, portable: portable)
                 }
                 for index in 0..<configuration.loopCount {
                     let listener = try ListeningSocket.open(
                         host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
-                        backlog: configuration.backlog)
+                        backlog: configuration.backlog, portable: portable)
                     descriptors.append(shared.track(listener.fd))
                     boundPort = listener.port
-                    let epollFD = shared.track(cepoll_create())
-                    guard epollFD >= 0 else { throw HTTPServerError.systemCall("epoll_create1", errno: cepoll_errno()) }
-                    descriptors.append(epollFD)
-                    let wakeFD = shared.track(cepoll_eventfd())
-                    guard wakeFD >= 0 else { throw HTTPServerError.systemCall("eventfd", errno: cepoll_errno()) }
-                    descriptors.append(wakeFD)
+                    let pollerFD = try Self.openPollerDescriptor(backend)
+                    if pollerFD >= 0 { descriptors.append(shared.track(pollerFD)) }
+                    let waker = try Waker.open(portable: portable)
+                    for fd in waker.descriptors { descriptors.append(shared.track(fd)) }
                     setups.append(
-                        EventLoop.Setup(
-                            epollFD: epollFD, wakeFD: wakeFD, listenFD: listener.fd, configuration: configuration,
+                        EventLoopSetup(
+                            pollerFD: pollerFD, waker: waker, listenFD: listener.fd, configuration: configuration,
                             handler: handler, shared: shared, counters: shared.loops[index]))
                 }
                 state.port = boundPort
@@ -112,31 +129,60 @@ public final class HTTPServer: Sendable {
                 throw .invalidConfiguration("\(error)")
             }
 
-            var threads: [pthread_t] = []
+            var threads: [LoopThread.Handle] = []
             for setup in setups {
                 do {
                     threads.append(
                         try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
                             cepoll_set_thread_name(name)
-                            EventLoop(setup).run()
+                            Self.runLoop(setup, backend: backend)
                         })
                 } catch {
                     // Stop the loops already running, then release what the others would have owned.
                     shared.shuttingDown.store(true, ordering: .releasing)
-                    for started in setups.prefix(threads.count) { _ = cepoll_eventfd_signal(started.wakeFD) }
+                    for started in setups.prefix(threads.count) { started.waker.signal() }
                     for thread in threads { LoopThread.join(thread) }
                     for pending in setups.dropFirst(threads.count) {
                         shared.release(pending.listenFD)
-                        shared.release(pending.epollFD)
+                        if pending.pollerFD >= 0 { shared.release(pending.pollerFD) }
                     }
-                    for setup in setups { shared.release(setup.wakeFD) }
+                    for setup in setups { for fd in setup.waker.descriptors { shared.release(fd) } }
                     throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
                 }
             }
+            state.backend = backend
             state.shared = shared
             state.threads = threads
-            state.wakeFDs = setups.map(\.wakeFD)
+            state.wakers = setups.map(\.waker)
             state.phase = .running
+        }
+    }
+
+    /// The backend's own descriptor for one loop (an epoll set), or -1 for `poll`, which needs none.
+    ///
+    /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` when the kernel refuses one.
+    private static func openPollerDescriptor(_ backend: EventLoopBackend) throws(HTTPServerError) -> Int32 {
+        switch backend {
+        case .poll:
+            return -1
+        case .epoll:
+            #if os(Linux)
+                return try EpollPoller.create()
+            #else
+                throw .invalidConfiguration("event loop backend epoll is Linux-only; use poll")
+            #endif
+        }
+    }
+
+    /// Runs one loop on the calling thread with the backend chosen at start, until it drains.
+    private static func runLoop(_ setup: EventLoopSetup, backend: EventLoopBackend) {
+        switch backend {
+        case .epoll:
+            #if os(Linux)
+                EventLoop(setup, poller: EpollPoller(epollFD: setup.pollerFD)).run()
+            #endif
+        case .poll:
+            EventLoop(setup, poller: PollPoller()).run()
         }
     }
 
@@ -156,8 +202,8 @@ public final class HTTPServer: Sendable {
                 state.phase = .stopping
                 guard let shared = state.shared else { return nil }
                 let threads = state.threads
-                let wakeFDs = state.wakeFDs
-                let task = Task { await Self.stop(shared: shared, threads: threads, wakeFDs: wakeFDs) }
+                let wakers = state.wakers
+                let task = Task { await Self.stop(shared: shared, threads: threads, wakers: wakers) }
                 state.stopping = task
                 return task
             case .stopping:
@@ -170,15 +216,15 @@ public final class HTTPServer: Sendable {
         state.withLock { state in
             state.phase = .stopped
             state.threads = []
-            state.wakeFDs = []
+            state.wakers = []
         }
     }
 
     /// Signals every loop to drain, waits for their threads without blocking a cooperative thread,
-    /// then closes the eventfds (no loop uses them any more).
-    private static func stop(shared: ServerShared, threads: [pthread_t], wakeFDs: [Int32]) async {
+    /// then closes the wake-up channels (no loop uses them any more).
+    private static func stop(shared: ServerShared, threads: [LoopThread.Handle], wakers: [Waker]) async {
         shared.shuttingDown.store(true, ordering: .releasing)
-        for fd in wakeFDs { _ = cepoll_eventfd_signal(fd) }
+        for waker in wakers { waker.signal() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             do {
                 // Joining may take up to the shutdown grace: a short-lived thread does it.
@@ -186,13 +232,13 @@ public final class HTTPServer: Sendable {
                     for thread in threads { LoopThread.join(thread) }
                     continuation.resume()
                 }
-                pthread_detach(joiner)
+                LoopThread.detach(joiner)
             } catch {
                 for thread in threads { LoopThread.join(thread) }  // no thread to spare: join here
                 continuation.resume()
             }
         }
-        for fd in wakeFDs { shared.release(fd) }
+        for waker in wakers { for fd in waker.descriptors { shared.release(fd) } }
     }
 }
 
