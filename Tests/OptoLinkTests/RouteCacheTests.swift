@@ -130,7 +130,8 @@ struct RouteCacheTests {
         let sdk = await device.launch()
         _ = try await device.open(sdk, Self.url("welcome", query: "screen=a"), replies: [Self.ok("a")])
         #expect(try await device.outage(sdk, Self.url("welcome", query: "screen=b")).source == .raw)
-        #expect(try await device.outage(sdk, Self.url("welcome", host: "go.acme.test", query: "screen=a")).source == .raw)
+        #expect(
+            try await device.outage(sdk, Self.url("welcome", host: "go.acme.test", query: "screen=a")).source == .raw)
         #expect(try await device.outage(sdk, Self.url("welcome")).source == .raw)
         let hit = try await device.outage(sdk, Self.url("welcome", host: "LINKS.acme.test", query: "screen=a"))
         #expect(hit.source == .cached && hit.linkId == "lnk_a", "host names are case-insensitive")
@@ -203,7 +204,8 @@ struct RouteCacheTests {
         let device = Device()
         let sdk = await device.launch()
         _ = try await device.open(sdk, replies: [.status(200, Self.welcome)])
-        let body = status == 404 ? Fixture.notFoundEnvelope : #"{"statusCode":410,"error":"Gone","message":"Link expired"}"#
+        let body =
+            status == 404 ? Fixture.notFoundEnvelope : #"{"statusCode":410,"error":"Gone","message":"Link expired"}"#
         let gone = try await device.open(sdk, replies: [.status(status, body)])
         #expect(gone.source == .raw && gone.linkId == nil)
         #expect(device.store.string(forKey: "routeCache") == nil)
@@ -305,7 +307,8 @@ struct RouteCacheTests {
         _ = try await device.open(sdk, replies: [.status(200, Self.welcome)])
         let cached = try await device.outage(sdk)
         #expect(cached.source == .cached)
-        #expect(!cached.isDeferred && cached.matchMethod == .direct && cached.confidence == .exact && cached.score == nil)
+        #expect(
+            !cached.isDeferred && cached.matchMethod == .direct && cached.confidence == .exact && cached.score == nil)
     }
 
     // MARK: public surface

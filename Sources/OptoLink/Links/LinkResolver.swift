@@ -32,7 +32,9 @@ struct LinkResolver: Sendable {
             cache?.remember(link, for: url)
             return link
         } catch let error as OptoLinkApiError where error.status == 404 || error.status == 410 {
-            if cache?.evict(url) == true { log.info("link: \(shortCode) is gone (\(error.status)); cached route deleted") }
+            if cache?.evict(url) == true {
+                log.info("link: \(shortCode) is gone (\(error.status)); cached route deleted")
+            }
             log.warning("link: resolving \(shortCode) failed; emitting the raw link", error: error)
             return IncomingLink.rawData(for: url)
         } catch let error as OptoLinkApiError where !(error.status == 429 || error.status >= 500) {

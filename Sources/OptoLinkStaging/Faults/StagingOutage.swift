@@ -72,7 +72,8 @@ public struct StagingOutage: Sendable, Codable, Equatable {
             let allowed = StagingEndpoint.allCases.filter { $0 != .admin }.map(\.rawValue)
             for name in endpoints where !allowed.contains(name) {
                 problems.append(
-                    "\(field).endpoints: unknown endpoint '\(name)' (expected one of \(allowed.joined(separator: ", ")))")
+                    "\(field).endpoints: unknown endpoint '\(name)' (expected one of \(allowed.joined(separator: ", ")))"
+                )
             }
         }
         return problems

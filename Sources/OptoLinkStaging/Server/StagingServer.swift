@@ -122,8 +122,8 @@ public final class StagingServer: Sendable {
         }
         for outage in configuration.faults.outages {
             let scope = outage.endpoints?.joined(separator: ", ") ?? "every route but /__admin"
-            lines.append(
-                "outage: \(outage.mode.rawValue) \(scope) from second \(outage.startSeconds) to \(outage.endSeconds) after start")
+            let window = "from second \(outage.startSeconds) to \(outage.endSeconds) after start"
+            lines.append("outage: \(outage.mode.rawValue) \(scope) \(window)")
         }
         lines.append(
             "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"

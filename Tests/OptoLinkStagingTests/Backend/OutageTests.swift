@@ -62,7 +62,8 @@ import Testing
         let h = BackendHarness(configuration)
         #expect(try h.session("device-0001").status == 200)
         h.backend.setFaults(
-            StagingFaults(outages: [StagingOutage(mode: .refuse, endpoints: ["events"], startSeconds: 0, endSeconds: 1)]))
+            StagingFaults(outages: [StagingOutage(mode: .refuse, endpoints: ["events"], startSeconds: 0, endSeconds: 1)]
+            ))
         for _ in 0..<3 {
             #expect(
                 h.send(
@@ -101,7 +102,8 @@ import Testing
         #expect(try h.respond("GET", Self.dataPath).status == 200, "second 0 after the PUT")
         h.time.advance(2)
         #expect(h.send("GET", Self.dataPath) == .close)
-        let listed = try JSONDecoder().decode(StagingFaults.self, from: Data(try h.respond("GET", "/__admin/faults").body))
+        let listed = try JSONDecoder().decode(
+            StagingFaults.self, from: Data(try h.respond("GET", "/__admin/faults").body))
         #expect(listed.outages == [StagingOutage(mode: .refuse, endpoints: ["data"], startSeconds: 2, endSeconds: 22)])
     }
 
@@ -118,11 +120,23 @@ import Testing
     @Test(arguments: [
         (#"{"outages":[{"mode":"refuse","startSeconds":20,"endSeconds":10}]}"#, "outages[0].endSeconds"),
         (#"{"outages":[{"mode":"refuse","startSeconds":-1,"endSeconds":10}]}"#, "outages[0].startSeconds"),
-        (#"{"outages":[{"mode":"refuse","endpoints":["dta"],"startSeconds":0,"endSeconds":1}]}"#, "unknown endpoint 'dta'"),
-        (#"{"outages":[{"mode":"refuse","endpoints":["admin"],"startSeconds":0,"endSeconds":1}]}"#, "unknown endpoint 'admin'"),
-        (#"{"outages":[{"mode":"refuse","endpoints":[],"startSeconds":0,"endSeconds":1}]}"#, "outages[0].endpoints: empty"),
+        (
+            #"{"outages":[{"mode":"refuse","endpoints":["dta"],"startSeconds":0,"endSeconds":1}]}"#,
+            "unknown endpoint 'dta'"
+        ),
+        (
+            #"{"outages":[{"mode":"refuse","endpoints":["admin"],"startSeconds":0,"endSeconds":1}]}"#,
+            "unknown endpoint 'admin'"
+        ),
+        (
+            #"{"outages":[{"mode":"refuse","endpoints":[],"startSeconds":0,"endSeconds":1}]}"#,
+            "outages[0].endpoints: empty"
+        ),
         (#"{"outages":[{"mode":"drop","startSeconds":0,"endSeconds":1}]}"#, #"unknown value \"drop\""#),
-        (#"{"outages":[{"mode":"reset","from":0,"endSeconds":1}]}"#, "outages[0].from: unknown field (expected one of mode, endpoints, startSeconds, endSeconds)"),
+        (
+            #"{"outages":[{"mode":"reset","from":0,"endSeconds":1}]}"#,
+            "outages[0].from: unknown field (expected one of mode, endpoints, startSeconds, endSeconds)"
+        ),
     ])
     func badOutagesAreRefusedNamingTheField(body: String, mentions: String) throws {
         let h = BackendHarness()
