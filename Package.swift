@@ -15,6 +15,8 @@ let package = Package(
     products: [
         .library(name: "OptoLink", targets: ["OptoLink"]),
         .library(name: "OptoLinkStaging", targets: ["OptoLinkStaging"]),
+        // Test doubles for app developers testing against the SDK (README, "Testing your app").
+        .library(name: "OptoLinkTestSupport", targets: ["OptoLinkTestSupport"]),
         .executable(name: "optolink-soak", targets: ["optolink-soak"]),
     ],
     targets: [
@@ -30,14 +32,15 @@ let package = Package(
         ),
         // The staging emulator: the backend contract, limits, match ladder, faults, ledger.
         .target(name: "OptoLinkStaging", dependencies: ["OptoLinkHTTP"]),
-        // Test doubles shared by test targets and the soak library's self-tests.
+        // Test doubles: a public product for app tests, also used by our own suites.
         .target(name: "OptoLinkTestSupport", dependencies: ["OptoLink"]),
         // The soak tester as a library: profiles, virtual devices, driver, recorder, reports, verdicts.
         .target(name: "OptoLinkSoak", dependencies: ["OptoLink", "OptoLinkStaging", "OptoLinkHTTP"]),
         // The CLI: parses arguments and calls OptoLinkSoak.
         .executableTarget(name: "optolink-soak", dependencies: ["OptoLinkSoak"]),
         // Benchmark server for Benchmarks/http-server.sh (the HTTP layer alone, one trivial route).
-        .executableTarget(name: "optolink-http-bench", dependencies: ["OptoLinkHTTP"], path: "Benchmarks/HTTPServerBench"),
+        .executableTarget(
+            name: "optolink-http-bench", dependencies: ["OptoLinkHTTP"], path: "Benchmarks/HTTPServerBench"),
 
         .testTarget(name: "OptoLinkTests", dependencies: ["OptoLink", "OptoLinkTestSupport"]),
         .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP"]),

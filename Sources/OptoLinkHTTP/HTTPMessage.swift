@@ -141,3 +141,32 @@ public enum HTTPHandlerResult: Sendable, Equatable {
 /// Handles one request. Runs on an event-loop thread: it must not block or sleep; keep
 /// shared state behind a `Mutex`. Delays go through ``HTTPHandlerResult/respondAfter(_:delay:)``.
 public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPConnectionInfo) -> HTTPHandlerResult
+
+/// What the server knows about an error it answers by itself (a request it cannot parse, or one too slow).
+public struct HTTPServerErrorContext: Sendable, Equatable {
+    /// 400, 408, 411, 413, 431, 501 or 505.
+    public var status: Int
+    /// The parse failure behind the status; `nil` for 408 (the request did not arrive in time).
+    public var parseError: HTTPParseError?
+    /// The connection the error is answered on.
+    public var connection: HTTPConnectionInfo
+
+    /// A context as the server fills it in.
+    public init(status: Int, parseError: HTTPParseError?, connection: HTTPConnectionInfo) {
+        self.status = status
+        self.parseError = parseError
+        self.connection = connection
+    }
+}
+
+/// Builds the response for an error the server answers by itself, so an application can give
+/// protocol errors the same body shape as its own (the emulator sends its JSON error envelope).
+/// Runs on a loop thread; must not block. Framing headers in the result are replaced, and the
+/// connection is closed after it.
+public typealias HTTPErrorRenderer = @Sendable (HTTPServerErrorContext) -> HTTPResponse
+
+/// The renderer used when none is given: `text/plain`, e.g. `411 Length Required`.
+public let plainTextErrorRenderer: HTTPErrorRenderer = { context in
+    let body = Array("\(context.status) \(HTTPStatusReason.phrase(for: context.status))\n".utf8)
+    return HTTPResponse(status: context.status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
+}

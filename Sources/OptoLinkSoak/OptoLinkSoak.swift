@@ -32,7 +32,7 @@ public enum OptoLinkSoak {
             let requests = run.stopRequests
             // SIGINT (Ctrl-C) and SIGTERM both stop new work, let in-flight calls finish within
             // the grace period and write the report; the exit code says which one (130 / 143).
-            let traps = [(SIGINT, "SIGINT", "interrupted"), (SIGTERM, "SIGTERM", "terminated")].map { number, name, reason in
+            let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map { number, name, reason in
                 SignalTrap(signal: number) {
                     FileHandle.standardError.write(Data("\n\(requests.record(name))\n".utf8))
                     control.stop(reason)
@@ -46,6 +46,8 @@ public enum OptoLinkSoak {
             return await ServeCommand.run(options)
         case .bench(let options):
             return await SoakBench.run(options)
+        case .compare(let options):
+            return CompareCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }.exitCode
         }
     }
 }

@@ -4,8 +4,9 @@ import Foundation
 /// (or ``advance(to:)``) passes their deadline, in deadline order.
 ///
 /// Sleeps honour cancellation (they throw `CancellationError`), so the SDK's deadline
-/// race can cancel its timer. ``waitForSleepers(_:)`` lets a test wait, without real
-/// sleeps, until the code under test is parked on the clock.
+/// race can cancel its timer. ``waitForSleepers(_:)`` and ``waitForSleep(_:)`` let a test wait,
+/// without real sleeps, until the code under test is parked on the clock; both return early
+/// when the waiting task is cancelled (e.g. by a test's time limit).
 public final class ManualClock: Clock, Sendable {
     public typealias Instant = VirtualInstant
 
@@ -14,11 +15,13 @@ public final class ManualClock: Clock, Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    private struct State: Sendable {
+    private struct State: WaitableState {
         var now = VirtualInstant()
         var sleepers: [UInt64: Sleeper] = [:]
         var nextId: UInt64 = 0
-        var waiters = CountWaiters()
+        var waiters = ConditionWaiters<State>()
+
+        var pendingSleeps: [Duration] { sleepers.values.map { now.duration(to: $0.deadline) }.sorted() }
     }
 
     private let state = TestLock(State())
@@ -34,9 +37,7 @@ public final class ManualClock: Clock, Sendable {
 
     /// The deadlines of the current sleepers, as offsets from now, ascending.
     public var pendingSleeps: [Duration] {
-        state.withLock { state in
-            state.sleepers.values.map { state.now.duration(to: $0.deadline) }.sorted()
-        }
+        state.withLock { $0.pendingSleeps }
     }
 
     public func sleep(until deadline: VirtualInstant, tolerance: Duration? = nil) async throws {
@@ -52,7 +53,7 @@ public final class ManualClock: Clock, Sendable {
                     if Task.isCancelled { return (.cancel, []) }
                     if deadline <= state.now { return (.resume, []) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return (.wait, state.waiters.takeSatisfied(by: state.sleepers.count))
+                    return (.wait, state.takeSatisfiedWaiters())
                 }
                 for waiter in ready { waiter.resume() }
                 switch outcome {
@@ -62,8 +63,9 @@ public final class ManualClock: Clock, Sendable {
                 }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let (sleeper, ready) = state.withLock { ($0.sleepers.removeValue(forKey: id), $0.takeSatisfiedWaiters()) }
             sleeper?.continuation.resume(throwing: CancellationError())
+            for waiter in ready { waiter.resume() }
         }
     }
 
@@ -75,17 +77,30 @@ public final class ManualClock: Clock, Sendable {
 
     /// Moves time to `instant` (never backwards) and resumes every sleeper due by then.
     public func advance(to instant: VirtualInstant) {
-        let due = state.withLock { state -> [Sleeper] in
+        let (due, ready) = state.withLock { state -> ([Sleeper], [CheckedContinuation<Void, Never>]) in
             if instant > state.now { state.now = instant }
             let due = state.sleepers.filter { $0.value.deadline <= state.now }
             for id in due.keys { state.sleepers.removeValue(forKey: id) }
-            return due.values.sorted { $0.deadline < $1.deadline }
+            return (due.values.sorted { $0.deadline < $1.deadline }, state.takeSatisfiedWaiters())
         }
         for sleeper in due { sleeper.continuation.resume() }
+        for waiter in ready { waiter.resume() }
     }
 
-    /// Returns once at least `count` tasks are sleeping on this clock.
+    /// Returns once at least `count` tasks are sleeping on this clock (at once if they already
+    /// are, or when the waiting task is cancelled).
     public func waitForSleepers(_ count: Int = 1) async {
-        await state.wait(until: count, current: { $0.sleepers.count }, waiters: \.waiters)
+        await state.wait { $0.sleepers.count >= count }
+    }
+
+    /// Returns once some task sleeps with exactly `remaining` left before its deadline (at once
+    /// if one already does, or when the waiting task is cancelled).
+    ///
+    /// Tells apart sleeps that overlap: after a reply beats the SDK's 10 s per-attempt deadline,
+    /// that deadline's sleep may still be pending for a moment while the back-off (0.5 s) starts;
+    /// `waitForSleep(.milliseconds(500))` waits for the back-off itself (docs/CONTRACT.md §2,
+    /// "Retry matrix").
+    public func waitForSleep(_ remaining: Duration) async {
+        await state.wait { $0.pendingSleeps.contains(remaining) }
     }
 }

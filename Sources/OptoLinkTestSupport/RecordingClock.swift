@@ -6,12 +6,28 @@ import OptoLink
 /// and Retry-After delays without waiting.
 ///
 /// The SDK's per-attempt deadlines are not ordinary sleeps here: the clock adopts
-/// `OptoLinkDeadlineClock`, records them in ``deadlines`` and, by default, never fires them
-/// (the attempt always finishes first). With `deadlinesFire: true` every deadline fires at
-/// once: use it only with attempts that hang (`StubTransport.Reply.hang`), since a fast
-/// reply would race the deadline; use ``ManualClock`` to time out some attempts and not others.
+/// `OptoLinkDeadlineClock` and records them in ``deadlines``. What they do is said once, at
+/// creation, by ``AttemptDeadlines``: ``AttemptDeadlines/neverExpire`` (the default; every
+/// attempt finishes first) or ``AttemptDeadlines/expireEveryAttempt`` (every attempt times out).
+/// To time out some attempts and not others, use ``ManualClock`` with
+/// ``StubTransport/Reply/after(_:on:_:)`` instead.
+///
+/// Sleeps return at once and advance the virtual `now`; they are recorded, so a test can assert
+/// the exact back-off and Retry-After delays (docs/CONTRACT.md §2, "Retry matrix").
 public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
     public typealias Instant = VirtualInstant
+
+    /// What the SDK's per-attempt deadline (docs/CONTRACT.md §2, "Timeout per attempt") does on
+    /// a ``RecordingClock``.
+    public enum AttemptDeadlines: Sendable, Equatable {
+        /// Never fires: the attempt always wins the race, whatever its reply. The default.
+        case neverExpire
+        /// Fires at once for every attempt: every call sees `OptoLinkConnectionError.timeout`
+        /// (and retries per the matrix). Pair it only with replies that never come
+        /// (`StubTransport.Reply.hang`); a reply that is ready at once races the deadline, and
+        /// either may win.
+        case expireEveryAttempt
+    }
 
     private struct State: Sendable {
         var now = VirtualInstant()
@@ -20,10 +36,19 @@ public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
     }
 
     private let state = TestLock(State())
-    private let deadlinesFire: Bool
 
-    public init(deadlinesFire: Bool = false) {
-        self.deadlinesFire = deadlinesFire
+    /// What the SDK's per-attempt deadlines do on this clock.
+    public let attemptDeadlines: AttemptDeadlines
+
+    /// A clock at virtual time zero whose per-attempt deadlines behave as `attemptDeadlines` says.
+    public init(attemptDeadlines: AttemptDeadlines = .neverExpire) {
+        self.attemptDeadlines = attemptDeadlines
+    }
+
+    /// The earlier spelling: `true` meant ``AttemptDeadlines/expireEveryAttempt``.
+    @available(*, deprecated, message: "say what deadlines do: RecordingClock(attemptDeadlines: .expireEveryAttempt)")
+    public convenience init(deadlinesFire: Bool) {
+        self.init(attemptDeadlines: deadlinesFire ? .expireEveryAttempt : .neverExpire)
     }
 
     public var now: VirtualInstant { state.withLock { $0.now } }
@@ -44,9 +69,12 @@ public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
         try Task.checkCancellation()
     }
 
+    /// Records `timeout`, then expires at once or waits for cancellation, per ``attemptDeadlines``.
+    ///
+    /// - Throws: `CancellationError` when the attempt finished first (``AttemptDeadlines/neverExpire``).
     public func sleepUntilDeadline(_ timeout: Duration) async throws {
         state.withLock { $0.deadlines.append(timeout) }
-        if deadlinesFire { return }
+        if attemptDeadlines == .expireEveryAttempt { return }
         await suspendUntilCancelled()
         throw CancellationError()
     }

@@ -23,10 +23,24 @@ public final class StubTransport: OptoLinkTransport {
         case hang
         /// Waits for `gate` to open, then answers with `then`.
         case gated(Gate, then: Reply)
+        /// Sleeps `delay` on `clock`, then answers with `then`; build it with ``after(_:on:_:)``.
+        case delayed(Duration, clock: any Clock<Duration>, then: Reply)
         /// Throws an error that is not a `URLError` (the SDK must map it to `.unknown`).
         case foreignError
         /// Computes the answer from the request (e.g. echo a body, check a header).
         case compute(@Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse)
+
+        /// `reply`, once `delay` has passed on `clock`: pass the clock the SDK instance was given
+        /// (its environment's `clock`), so the reply and the SDK's per-attempt deadline race in the
+        /// same time. With a ``ManualClock``, ``ManualClock/advance(by:)`` decides which comes first:
+        /// a reply after 3 s beats a 10 s timeout, one after 12 s loses to it (the attempt is
+        /// cancelled and the transport throws `URLError(.cancelled)`).
+        ///
+        /// Do not pass a ``RecordingClock``: its sleeps return at once and would show up in its
+        /// recorded back-off ``RecordingClock/sleeps``.
+        public static func after(_ delay: Duration, on clock: some Clock<Duration>, _ reply: Reply) -> Reply {
+            .delayed(delay, clock: clock, then: reply)
+        }
 
         /// A response with a UTF-8 body (`Content-Type: application/json` unless the body
         /// starts with `<`).
@@ -50,12 +64,13 @@ public final class StubTransport: OptoLinkTransport {
 
     private struct ForeignError: Error {}
 
-    private struct State: Sendable {
+    private struct State: WaitableState {
         var perEndpoint: [OptoLinkEndpoint: [Reply]] = [:]
         var shared: [Reply] = []
         var defaults: [OptoLinkEndpoint: Reply] = [:]
         var recorded: [Recorded] = []
-        var waiters = CountWaiters()
+        var perEndpointCount: [OptoLinkEndpoint: Int] = [:]
+        var waiters = ConditionWaiters<State>()
     }
 
     private let state = TestLock(State())
@@ -85,9 +100,17 @@ public final class StubTransport: OptoLinkTransport {
         requests.filter { $0.context.endpoint == endpoint }
     }
 
-    /// Returns once at least `count` requests have arrived.
+    /// Returns once at least `count` requests have arrived (at once if they already have, or
+    /// when the waiting task is cancelled).
     public func waitForRequests(_ count: Int) async {
-        await state.wait(until: count, current: { $0.recorded.count }, waiters: \.waiters)
+        await state.wait { $0.recorded.count >= count }
+    }
+
+    /// Returns once at least `count` requests have reached `endpoint`, retries included (at once
+    /// if they already have, or when the waiting task is cancelled). Suspends without polling or
+    /// real sleeps, so it is safe in virtual time.
+    public func waitForRequests(_ count: Int, to endpoint: OptoLinkEndpoint) async {
+        await state.wait { $0.perEndpointCount[endpoint, default: 0] >= count }
     }
 
     public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
@@ -104,7 +127,8 @@ public final class StubTransport: OptoLinkTransport {
             } else {
                 reply = state.defaults[context.endpoint] ?? Self.contractDefault(for: context.endpoint)
             }
-            return (reply, state.waiters.takeSatisfied(by: state.recorded.count))
+            state.perEndpointCount[context.endpoint, default: 0] += 1
+            return (reply, state.takeSatisfiedWaiters())
         }
         for waiter in ready { waiter.resume() }
         return try await play(reply, request, context)
@@ -125,6 +149,13 @@ public final class StubTransport: OptoLinkTransport {
             throw URLError(.cancelled)
         case .gated(let gate, let then):
             await gate.wait()
+            return try await play(then, request, context)
+        case .delayed(let delay, let clock, let then):
+            do {
+                try await clock.sleep(for: delay)
+            } catch {
+                throw URLError(.cancelled)  // the attempt was cancelled first (its deadline, or the caller)
+            }
             return try await play(then, request, context)
         case .compute(let body):
             return try await body(request, context)

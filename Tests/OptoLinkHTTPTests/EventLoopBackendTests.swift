@@ -1,4 +1,3 @@
-import CEpoll
 import Testing
 
 @testable import OptoLinkHTTP

@@ -176,11 +176,99 @@ struct HTTPRequestParserTests {
         #expect(parse(text) == [.failure(.malformedHeader)])
     }
 
-    @Test(arguments: ["chunked", "gzip, chunked", "identity"])
-    func transferEncodingIs501(_ coding: String) {
-        let text = "POST / HTTP/1.1\r\nTransfer-Encoding: \(coding)\r\nContent-Length: 3\r\n\r\nabc"
+    @Test(arguments: ["gzip", "identity", "gzip, chunked", "chunked;q=1", ""])
+    func transferCodingOtherThanChunkedIs501(_ coding: String) {
+        let text = "POST / HTTP/1.1\r\nTransfer-Encoding: \(coding)\r\n\r\nabc"
         #expect(parse(text) == [.failure(.unsupportedTransferEncoding)])
         #expect(HTTPParseError.unsupportedTransferEncoding.status == 501)
+    }
+
+    /// The smuggling shapes: framing two ways at once, chunked where it cannot be trusted.
+    @Test(arguments: [
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: identity\r\nContent-Length: 3\r\n\r\nabc",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n",
+    ])
+    func conflictingTransferEncodingIs400(_ text: String) {
+        #expect(parse(text) == [.failure(.invalidTransferEncoding)])
+        #expect(HTTPParseError.invalidTransferEncoding.status == 400)
+    }
+
+    private static let chunkedHead = "POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n"
+
+    @Test func chunkedBodyIsDecodedWithExtensionsAndTrailers() throws {
+        let text =
+            Self.chunkedHead + "3;name=value\r\nabc\r\n" + "a \t; x\r\n0123456789\r\n" + "0\r\nX-Checksum: 1\r\n\r\n"
+            + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
+        let whole = parse(text)
+        guard case .request(let request, let keepAlive) = try #require(whole.first) else {
+            Issue.record("expected a request, got \(whole)")
+            return
+        }
+        #expect(String(decoding: request.body, as: UTF8.self) == "abc0123456789")
+        #expect(request.headers["transfer-encoding"] == "Chunked")
+        #expect(keepAlive)
+        #expect(whole.count == 2)
+        // Cut at every byte: the same two requests.
+        #expect(parse(Array(text.utf8).map { [$0] }) == whole)
+    }
+
+    @Test(arguments: [
+        "0x3\r\nabc\r\n0\r\n\r\n",  // a 0x prefix
+        "-3\r\nabc\r\n0\r\n\r\n",  // a sign
+        " 3\r\nabc\r\n0\r\n\r\n",  // leading whitespace
+        "3 \r\nabc\r\n0\r\n\r\n",  // trailing whitespace without an extension
+        "3\nabc\r\n0\r\n\r\n",  // bare LF after the size
+        "3\r\nabcX\r\n0\r\n\r\n",  // more data than the size says
+        "3\r\nabc\n0\r\n\r\n",  // bare LF after the data
+        "3;a\u{01}b\r\nabc\r\n0\r\n\r\n",  // a control character in an extension
+        "1000000000000000\r\n",  // 16 hex digits
+        "\r\n",  // no size at all
+        "0\r\nBad Trailer\r\n\r\n",  // a trailer without a colon
+        "0\r\n folded\r\n\r\n",  // an obsolete fold in the trailers
+    ])
+    func malformedChunkedBodyIs400(_ body: String) {
+        #expect(parse(Self.chunkedHead + body) == [.failure(.malformedChunkedBody)])
+        #expect(parse(Array((Self.chunkedHead + body).utf8).map { [$0] }) == [.failure(.malformedChunkedBody)])
+    }
+
+    @Test func chunkedBodyLimits() {
+        let limits = HTTPRequestParser.Limits(maxHeaderBytes: 256, maxBodyBytes: 10)
+        #expect(parse(Self.chunkedHead + "6\r\nabcdef\r\n5\r\n", limits: limits) == [.failure(.bodyTooLarge)])
+        let trailer = "X-T: " + String(repeating: "t", count: 300) + "\r\n"
+        #expect(parse(Self.chunkedHead + "0\r\n" + trailer + "\r\n", limits: limits) == [.failure(.headersTooLarge)])
+        guard case .request(let r, _) = parse(Self.chunkedHead + "A\r\n0123456789\r\n0\r\n\r\n", limits: limits).first
+        else {
+            Issue.record("a body of exactly the limit is accepted")
+            return
+        }
+        #expect(r.body.count == 10)
+    }
+
+    @Test func chunkedBodyWithExpectContinueAwaitsContinue() {
+        var parser = HTTPRequestParser()
+        parser.append(Array("POST /e HTTP/1.1\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        #expect(parser.next() == nil)
+        #expect(parser.isAwaitingContinue)
+        parser.continueSent()
+        #expect(!parser.isAwaitingContinue)
+        parser.append(Array("0\r\n\r\n".utf8))
+        guard case .request(let r, _) = parser.next() else {
+            Issue.record("the empty chunked body completes the request")
+            return
+        }
+        #expect(r.body.isEmpty)
+    }
+
+    @Test func chunkedSatisfiesTheLengthRequirement() {
+        guard case .request = parse(Self.chunkedHead + "0\r\n\r\n").first else {
+            Issue.record("a chunked POST is not 411")
+            return
+        }
     }
 
     @Test(arguments: ["POST", "PUT", "PATCH"])

@@ -54,7 +54,9 @@ struct HTTPServerTests {
         ("GARBAGE\r\n\r\n", 400),
         ("GET / HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 17_000) + "\r\n\r\n", 431),
         ("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400),
         ("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 411),
         ("POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400),
         ("GET / HTTP/2.0\r\n\r\n", 505),
@@ -361,8 +363,8 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func connectionsBeyondTheMaximumAreClosedAtOnce() async throws {
-        try await withHTTPServer(.init(maxConnections: 2), handler: echoHandler) { server in
+    @Test func atTheCapTheLongestIdleConnectionMakesRoom() async throws {
+        try await withHTTPServer(.init(loopCount: 1, maxConnections: 2), handler: echoHandler) { server in
             let a = try TestClient(port: server.port)
             let b = try TestClient(port: server.port)
             for client in [a, b] {
@@ -370,9 +372,101 @@ struct HTTPServerTests {
                 #expect(try client.readResponse().status == 200)
             }
             let c = try TestClient(port: server.port)
+            try c.send("GET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try c.readResponse().bodyText == "GET /c ")
+            #expect(a.waitForClose() == nil)  // the longest idle one was reclaimed
+            try b.send("GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try b.readResponse().bodyText == "GET /b ")
+            #expect(server.counters().connectionsReclaimed == 1)
+            #expect(server.counters().connectionsRejected == 0)
+        }
+    }
+
+    @Test func atTheCapWithEveryConnectionMidRequestANewOneIsRefused() async throws {
+        try await withHTTPServer(.init(loopCount: 1, maxConnections: 2), handler: echoHandler) { server in
+            let a = try TestClient(port: server.port)
+            let b = try TestClient(port: server.port)
+            for client in [a, b] { try client.send("GET / HTTP/1.1\r\nHo") }  // requests in progress
+            #expect(await eventually { server.counters().connectionsAccepted == 2 })
+            let c = try TestClient(port: server.port)
             c.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(throws: (any Error).self) { try c.readResponse() }
             #expect(server.counters().connectionsRejected == 1)
+            try a.send("st: x\r\n\r\n")
+            #expect(try a.readResponse().status == 200)
+        }
+    }
+
+    @Test func silentConnectionsDoNotLockOutNewClients() async throws {
+        // Every slot held by a connection that never sends a byte (the lock-out seen at 16,384).
+        let configuration = HTTPServer.Configuration(
+            loopCount: 1, timeouts: .init(idle: .seconds(60), request: .seconds(30)), maxConnections: 8)
+        try await withHTTPServer(configuration, handler: echoHandler) { server in
+            let silent = try (0..<8).map { _ in try TestClient(port: server.port) }
+            #expect(await eventually { server.counters().connectionsOpen == 8 })
+            var served: [TestClient] = []  // kept open, so each new client needs a reclaimed slot
+            for i in 0..<3 {
+                let fresh = try TestClient(port: server.port)
+                try fresh.send("GET /fresh/\(i) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try fresh.readResponse().bodyText == "GET /fresh/\(i) ")
+                served.append(fresh)
+            }
+            #expect(server.counters().connectionsReclaimed == 3)
+            #expect(server.counters().connectionsRejected == 0)
+            #expect(silent.prefix(3).allSatisfy { $0.waitForClose() == nil })  // the oldest silent ones went
+        }
+    }
+
+    @Test func aSilentConnectionGetsTheRequestTimeoutNotTheIdleOne() async throws {
+        let configuration = HTTPServer.Configuration(timeouts: .init(idle: .seconds(60), request: .milliseconds(300)))
+        try await withHTTPServer(configuration, handler: echoHandler) { server in
+            let silent = try TestClient(port: server.port)
+            #expect(silent.waitForClose() == nil)  // closed without an answer, long before 60 s
+            #expect(server.counters().requestTimeouts == 1)
+            #expect(server.counters().idleTimeouts == 0)
+            #expect(server.counters().badRequests == 0)
+        }
+    }
+
+    @Test func protocolErrorsUseTheGivenRenderer() async throws {
+        let server = HTTPServer(
+            configuration: .init(timeouts: .init(request: .milliseconds(300))),
+            errorRenderer: { context in
+                let kind = context.parseError?.shortDescription ?? "timeout"
+                return HTTPResponse(
+                    status: 599, headers: ["Content-Type": "application/json", "Content-Length": "1"],
+                    body: Array("{\"status\":\(context.status),\"kind\":\"\(kind)\"}".utf8))
+            }, handler: echoHandler)
+        try server.start()
+        for (request, status, kind) in [
+            ("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 411, "length_required"),
+            ("GET / HTTP/3.0\r\n\r\n", 505, "unsupported_version"),
+            ("GET / HTTP/1.1\r\nHo", 408, "timeout"),
+        ] {
+            let client = try TestClient(port: server.port)
+            try client.send(request)
+            let response = try client.readResponse()
+            #expect(response.status == status)  // the server keeps its status whatever the renderer says
+            #expect(response.header("Content-Type") == "application/json")
+            #expect(response.bodyText == "{\"status\":\(status),\"kind\":\"\(kind)\"}")
+            #expect(response.header("Connection") == "close")
+        }
+        await server.shutdown()
+    }
+
+    @Test func chunkedRequestBodyReachesTheHandlerAndTheConnectionStaysUsable() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n")
+            try client.send("A\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "POST /c abc0123456789")
+            try client.send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "GET /next ")
+            try client.send(
+                "POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(try client.readResponse().status == 100)
+            try client.send("2\r\nhi\r\n0\r\n\r\n")
+            #expect(try client.readResponse().bodyText == "POST /e hi")
         }
     }
 

@@ -36,7 +36,7 @@ struct CommandLineTests {
             (["run", "p.json", "--seed", "-1"], "--seed: \"-1\" is not an unsigned integer"),
             (["run", "p.json", "--rate", "0"], "--rate: must be > 0 journeys/s (0 would start nothing)"),
             (["serve", "--port", "70000"], "--port: \"70000\" is not a port (0…65535)"),
-            (["launch"], "unknown command \"launch\" (expected run, serve, bench, --help, --version)"),
+            (["launch"], "unknown command \"launch\" (expected run, serve, bench, compare, --help, --version)"),
         ])
     func badFlags(arguments: [String], message: String) {
         #expect(throws: SoakUsageError(message: message)) { try SoakCommandLine.parse(arguments) }
@@ -70,5 +70,97 @@ struct CommandLineTests {
         #expect(help.contains("load.grace"))
         #expect(help.contains("load.iterations is a total of journeys"))
         #expect(SoakCommandLine.usage.contains("143"))
+    }
+}
+
+@Suite("Command line: thresholds, JUnit, baseline, metrics")
+struct CommandLineReportFlagTests {
+    @Test("--threshold is repeatable and adds to the profile's; --no-thresholds drops the profile's")
+    func thresholdFlags() throws {
+        guard case .run(let options) = try SoakCommandLine.parse([
+            "run", "p.json", "--threshold", "match.call_latency.p95 < 300ms", "--threshold=backoff.early == 0",
+            "--junit", "j.xml", "--baseline", "Reports/old", "--metrics-listen", "[::1]:0",
+        ]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(options.extraThresholds == ["match.call_latency.p95 < 300ms", "backoff.early == 0"])
+        #expect(options.junitPath == "j.xml" && options.baselineDirectory == "Reports/old")
+        #expect(options.metricsListen == MetricsListenAddress(host: "::1", port: 0))
+        var profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: "Profiles/smoke.json"))
+        let own = profile.expect.thresholds
+        #expect(!own.isEmpty)
+        #expect(try options.apply(to: profile).expect.thresholds == own + options.extraThresholds)
+        var none = options
+        none.noThresholds = true
+        #expect(try none.apply(to: profile).expect.thresholds == options.extraThresholds)
+        none.extraThresholds = []
+        profile = try none.apply(to: profile)
+        #expect(profile.expect.thresholds.isEmpty)
+    }
+
+    @Test(
+        "a bad --threshold is refused before the run, naming the flag and the expression",
+        arguments: [
+            ("match.call_latncy.p95 < 1s", "did you mean match.call_latency.p95?"),
+            ("backoff.early 0", "no operator"),
+            ("http.requests > lots", "bad value 'lots'"),
+        ])
+    func badThreshold(expression: String, fragment: String) throws {
+        var options = SoakRunOptions(profilePath: "p.json")
+        options.extraThresholds = [expression]
+        let profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: "Profiles/smoke.json"))
+        #expect {
+            try options.apply(to: profile)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("--threshold '\(expression)'") && text.contains(fragment)
+        }
+    }
+
+    @Test(
+        "--metrics-listen takes loopback HOST:PORT only",
+        arguments: [
+            ("0.0.0.0:9464", "is not loopback"), ("127.0.0.1", "is not HOST:PORT"), ("127.0.0.1:70000", "is not HOST:PORT"),
+            ("example.com:80", "is not loopback"), ("127.0.0.1:x", "is not HOST:PORT"),
+        ])
+    func metricsListen(text: String, fragment: String) {
+        #expect {
+            try SoakCommandLine.parse(["run", "p.json", "--metrics-listen", text])
+        } throws: { error in
+            "\(error)".hasPrefix("--metrics-listen:") && "\(error)".contains(fragment)
+        }
+        #expect((try? MetricsListenAddress(parsing: "localhost:9464")) == .init(host: "127.0.0.1", port: 9464))
+    }
+}
+
+@Suite("Command line: compare")
+struct CompareCommandLineTests {
+    @Test("compare takes two directories and the default rule's settings")
+    func parses() throws {
+        guard case .compare(let o) = try SoakCommandLine.parse([
+            "compare", "a", "b", "--out", "o", "--force", "--junit", "j.xml", "--alpha", "0.05", "--min-shift", "20%",
+            "--floor=2ms",
+        ]) else {
+            Issue.record("not a compare")
+            return
+        }
+        #expect(o.baselinePath == "a" && o.currentPath == "b" && o.outDirectory == "o" && o.force)
+        #expect(o.junitPath == "j.xml" && o.rules.alpha == 0.05 && o.rules.minRelative == 0.2)
+        #expect(abs(o.rules.minAbsoluteSeconds - 0.002) < 1e-12)
+    }
+
+    @Test(
+        "bad compare arguments name the flag",
+        arguments: [
+            (["compare", "a"], "compare: needs BASELINE and CURRENT report directories"),
+            (["compare", "a", "b", "c"], "compare: unexpected argument \"c\""),
+            (["compare", "a", "b", "--alpha", "2"], "--alpha: \"2\" is not a significance level (0…0.5)"),
+            (["compare", "a", "b", "--min-shift", "0.1"], "--min-shift: \"0.1\" is not a percentage like 10%"),
+            (["compare", "a", "b", "--floor", "5"], "--floor: \"5\" is not a duration like 5ms or 0.01s"),
+            (["compare", "a", "b", "--frob"], "--frob: unknown option"),
+        ])
+    func refuses(arguments: [String], message: String) {
+        #expect(throws: SoakUsageError(message: message)) { try SoakCommandLine.parse(arguments) }
     }
 }

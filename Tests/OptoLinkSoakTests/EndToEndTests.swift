@@ -67,8 +67,7 @@ struct EndToEndTests {
             let histogram = try #require(summary.endpoints[endpoint.rawValue]?.attemptLatency)
             #expect(histogram.count == UInt64(latencies.count))
             for (p, value) in [(50.0, histogram.p50), (90, histogram.p90), (99, histogram.p99), (99.9, histogram.p999)] {
-                let rank = max(1, Int((p / 100 * Double(latencies.count)).rounded(.up)))
-                let exact = latencies[rank - 1]
+                let exact = LatencyHistogramTests.exact(latencies, p)
                 // Histogram precision, plus 2 µs for the CSV's microsecond rounding of start and end.
                 #expect(abs(value - exact) <= exact * LatencyHistogram.relativePrecision + 2e-6, "\(endpoint) p\(p)")
             }
@@ -77,8 +76,8 @@ struct EndToEndTests {
 
     @Test(
         "an interrupted (SIGINT) or terminated (SIGTERM) run stops new work, still writes a readable report and exits 130 / 143",
-        arguments: [("interrupted", Int32(130)), ("terminated", Int32(143))])
-    func interrupted(reason: String, code: Int32) async throws {
+        arguments: [(StopReason.interrupted, Int32(130)), (.terminated, Int32(143))])
+    func interrupted(reason: StopReason, code: Int32) async throws {
         let e2e = try EndToEndRun(
             profile: e2eProfile(
                 devices: 20, rate: 1,

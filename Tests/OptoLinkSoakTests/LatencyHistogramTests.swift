@@ -5,10 +5,66 @@ import Testing
 
 @Suite("HDR histogram")
 struct LatencyHistogramTests {
+    /// Nearest rank ⌈p/100 · count⌉ (at least 1) in thousandths of a percent, integers only:
+    /// the test's own reference, independent of `NearestRank`.
+    static func referenceRank(_ p: Double, count: Int) -> Int {
+        let thousandths = Int((p * 1000).rounded())
+        return min(count, max(1, (thousandths * count + 99_999) / 100_000))
+    }
+
     /// Nearest-rank percentile of sorted values (the definition the histogram approximates).
     static func exact(_ sorted: [Double], _ p: Double) -> Double {
-        let rank = max(1, Int((p / 100 * Double(sorted.count)).rounded(.up)))
-        return sorted[min(rank, sorted.count) - 1]
+        sorted[referenceRank(p, count: sorted.count) - 1]
+    }
+
+    static let quantiles = [1.0, 50, 90, 95, 99, 99.5, 99.9, 99.99]
+
+    @Test("nearest rank in integers matches ⌈p·n/100⌉ for every count 1…5000 and every reported percentile")
+    func nearestRankForEveryCount() {
+        for count in 1...5000 {
+            for p in Self.quantiles {
+                let rank = NearestRank.rank(percentile: p, count: UInt64(count))
+                #expect(Int(rank) == Self.referenceRank(p, count: count), "p\(p) of \(count)")
+            }
+        }
+        #expect(NearestRank.rank(percentile: 99.9, count: 1000) == 999)
+        #expect(NearestRank.rank(percentile: 99.9, count: 2000) == 1998)
+        #expect(NearestRank.rank(percentile: 50, count: 1) == 1)
+        #expect(NearestRank.rank(percentile: 0, count: 7) == 1)
+        #expect(NearestRank.rank(percentile: 100, count: 7) == 7)
+        #expect(NearestRank.index(percentile: 99, count: 0) == nil)
+        // Counts far beyond any run do not overflow.
+        #expect(NearestRank.rank(percentile: 99.9, count: UInt64.max / 2) < UInt64.max / 2)
+    }
+
+    @Test("the histogram reports the value at the nearest rank for every count 1…4990 (one value per bucket)")
+    func histogramRankForEveryCount() {
+        var histogram = LatencyHistogram()
+        var expected: [Double] = []
+        for count in 1...4990 {
+            // Sample k sits alone in bucket k + 1, so a rank one off lands in another bucket.
+            let (low, width) = LatencyHistogram.bounds(of: count + 1)
+            histogram.record((Double(low) + 0.5) / 1e9)
+            expected.append((Double(low) + Double(width - 1) / 2) / 1e9)
+            for p in [50.0, 99, 99.9] {
+                let rank = Self.referenceRank(p, count: count)
+                let want = min(max(expected[rank - 1], histogram.min), histogram.max)
+                #expect(histogram.percentile(p) == want, "p\(p) of \(count)")
+            }
+        }
+    }
+
+    @Test("p99.9 of 1000 events is the 999th value (7.8 ms), not the maximum (11.9 ms)")
+    func p999OfAThousandIsNotTheMax() {
+        var histogram = LatencyHistogram()
+        for i in 1...998 { histogram.record(Double(i) * 0.000005) }
+        histogram.record(0.0078)
+        histogram.record(0.0119)
+        let p999 = histogram.percentile(99.9)
+        #expect(abs(p999 - 0.0078) <= 0.0078 * LatencyHistogram.relativePrecision, "\(p999)")
+        // The small-set distribution of the reports uses the same ranks: p90 of 10 values is the 9th.
+        #expect(Distribution((1...10).map { Double($0) }).p90 == 9)
+        #expect(Distribution((1...1000).map { Double($0) }).p99 == 990)
     }
 
     @Test("percentiles are within the stated relative precision", arguments: [1, 7, 1000, 50_000])

@@ -44,7 +44,7 @@ struct RecorderTests {
             }
         }
         #expect(step.callIds == [7, 8])
-        recorder.closeCalls(label: label, callIds: [7], outcome: "ok")
+        recorder.closeCalls(label: label, callIds: [7], outcome: .ok)
         recorder.finish()
 
         let attempts = try ReportCSVReader.attempts(directory.appendingPathComponent("attempts.csv"))
@@ -56,16 +56,16 @@ struct RecorderTests {
         #expect(attempts[0].correlationId == "run:d000001:5")
         #expect(attempts[0].clientIP == "10.0.0.9")
         #expect(attempts[1].intendedStart == attempts[1].actualStart, "a retry is measured from its own start")
-        #expect(attempts[2].errorKind == "timed_out" && attempts[2].status == nil)
+        #expect(attempts[2].errorKind == .timedOut && attempts[2].status == nil)
         #expect(attempts[2].intendedStart == attempts[2].actualStart, "only the step's first call claims its due time")
 
         let calls = try ReportCSVReader.calls(directory.appendingPathComponent("calls.csv"))
         #expect(calls.count == 2)
         let event = try #require(calls.first { $0.callId == 7 })
-        #expect(event.attempts == 2 && event.outcome == "ok" && event.finalStatus == 200)
+        #expect(event.attempts == 2 && event.outcome == .ok && event.finalStatus == 200)
         #expect(event.correlationId == "run:d000001:5")
         let identity = try #require(calls.first { $0.callId == 8 })
-        #expect(identity.outcome == "connection_error")
+        #expect(identity.outcome == .connectionError)
     }
 
     @Test("a call closed while its attempt is in flight is written when the attempt ends")

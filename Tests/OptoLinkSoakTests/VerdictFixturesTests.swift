@@ -8,12 +8,12 @@ import Testing
 enum Fixture {
     static func attempt(
         _ endpoint: OptoLinkEndpoint = .events, device: String = "d000001", launch: Int = 1, call: UInt64 = 1,
-        attempt: Int = 1, start: Double, end: Double? = nil, status: Int? = 200, error: String? = nil,
+        attempt: Int = 1, start: Double, end: Double? = nil, status: Int? = 200, error: AttemptErrorKind? = nil,
         retryAfter: Int? = nil, corr: String? = nil, ip: String? = nil
     ) -> AttemptRecord {
         AttemptRecord(
             device: device, launch: launch, callId: call, endpoint: endpoint, attempt: attempt, intendedStart: start,
-            actualStart: start, end: end ?? start + 0.01, status: status, errorKind: status == nil ? (error ?? "timed_out") : nil,
+            actualStart: start, end: end ?? start + 0.01, status: status, errorKind: status == nil ? (error ?? .timedOut) : nil,
             retryAfterSeconds: retryAfter, requestBytes: 100, responseBytes: 50, correlationId: corr, clientIP: ip)
     }
 
@@ -44,11 +44,11 @@ enum Fixture {
 
     static func callRecord(
         _ endpoint: OptoLinkEndpoint, device: String = "d000001", call: UInt64 = 1, attempts: Int = 1,
-        outcome: String = "ok", corr: String? = nil
+        outcome: CallOutcome = .ok, corr: String? = nil
     ) -> CallRecord {
         CallRecord(
             device: device, launch: 1, callId: call, endpoint: endpoint, attempts: attempts, intendedStart: 0, start: 0,
-            end: 0.01, outcome: outcome, finalStatus: outcome == "ok" ? 200 : 500, correlationId: corr)
+            end: 0.01, outcome: outcome, finalStatus: outcome == .ok ? 200 : 500, correlationId: corr)
     }
 
     static func ledger(_ endpoint: String, deviceId: String, corr: String? = nil, at: Double = 1_000) -> StagingLedgerEntry {

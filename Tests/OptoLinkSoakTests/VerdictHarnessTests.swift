@@ -15,8 +15,11 @@ import FoundationNetworking
 /// emulator's socket server runs), so the verdict integration tests need no sockets.
 struct InProcessBackendTransport: OptoLinkTransport {
     let backend: StagingBackend
+    /// In virtual time: the clock a delayed answer sleeps on (and tells of each request).
+    var clock: SteppingClock? = nil
 
     func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse {
+        clock?.touch()
         var headers = HTTPHeaders()
         for (name, value) in request.headers { headers.add(name, value) }
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
@@ -28,7 +31,11 @@ struct InProcessBackendTransport: OptoLinkTransport {
         case .respond(let response):
             return Self.convert(response)
         case .respondAfter(let response, let delay):
-            try await Task.sleep(for: delay)
+            if let clock {
+                try await clock.sleep(for: delay)
+            } else {
+                try await Task.sleep(for: delay)
+            }
             return Self.convert(response)
         case .reset:
             throw URLError(.networkConnectionLost)
@@ -134,7 +141,7 @@ final class VirtualTimeRecorder: OptoLinkMiddleware, Sendable {
         var record = AttemptRecord(
             device: String(label.prefix { $0 != "#" }), launch: 1, callId: context.callId, endpoint: context.endpoint,
             attempt: context.attempt, intendedStart: start, actualStart: start, end: start, status: nil,
-            errorKind: "other", retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
+            errorKind: .other, retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
             clientIP: request.headers["X-Forwarded-For"])
         do {
             let response = try await next(request, context)
@@ -165,21 +172,36 @@ final class VerdictRun: Sendable {
     let virtualRecorder: VirtualTimeRecorder?
 
     /// `limits`: the emulator's; everything not given is far out of reach.
+    /// With `stepping`, the whole run is in virtual time: the SDK sleeps, the emulator's
+    /// limiter and the recorder all read one ``SteppingClock``, which advances whenever every
+    /// device is asleep (a back-off of N seconds takes no real time, and is exact).
+    let stepping: SteppingClock?
+    private let driving: Task<Void, Never>?
+
     init(
         limits: StagingLimits = VerdictRun.relaxedLimits, faults: StagingFaults = .none, maxRetries: Int = 2,
-        virtualTime: VirtualRunTime? = nil
+        virtualTime: VirtualRunTime? = nil, stepping: Bool = false
     ) throws {
+        let clock = stepping ? SteppingClock() : nil
+        self.stepping = clock
+        driving = clock.map { clock in Task { await clock.drive() } }
+        let stagingClock = clock.map { clock in StagingClock { VirtualRunTime.epoch + clock.seconds } }
         backend = StagingBackend(
             configuration: StagingConfiguration(trustForwardedFor: true, limits: limits, faults: faults),
-            clock: virtualTime?.stagingClock ?? .system)
+            clock: stagingClock ?? virtualTime?.stagingClock ?? .system)
         virtualRecorder = virtualTime.map(VirtualTimeRecorder.init(time:))
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("verdicts-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        recorder = try SoakRecorder(directory: directory, timeline: RunTimeline())
+        recorder = try SoakRecorder(
+            directory: directory,
+            timeline: clock.map { RunTimeline(clock: $0, epoch: VirtualRunTime.epoch) } ?? RunTimeline())
         self.maxRetries = maxRetries
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    deinit {
+        driving?.cancel()
+        try? FileManager.default.removeItem(at: directory)
+    }
 
     static let relaxedLimits = StagingLimits(
         match: .init(limit: 100_000, windowSeconds: 60), data: .init(limit: 100_000, windowSeconds: 60),
@@ -198,8 +220,9 @@ final class VerdictRun: Sendable {
         let ipMiddleware: [any OptoLinkMiddleware] = ip.map { [ForwardedForMiddleware(clientIP: $0)] } ?? []
         let environment = OptoLinkEnvironment(
             store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
-            transport: InProcessBackendTransport(backend: backend),
-            middlewares: ipMiddleware + [virtualRecorder ?? recorder] + middlewares, clock: ContinuousClock(),
+            transport: InProcessBackendTransport(backend: backend, clock: stepping),
+            middlewares: ipMiddleware + [virtualRecorder ?? recorder] + middlewares,
+            clock: stepping ?? ContinuousClock(),
             retryPolicy: policy,
             label: "\(Self.deviceName(index))#1")
         return OptoLink(config: config, environment: environment)

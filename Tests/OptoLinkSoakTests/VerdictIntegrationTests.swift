@@ -7,7 +7,8 @@ import Testing
 
 /// Every verdict shown able to fail — with exact counts — against the emulator, with a
 /// deliberately misbehaving client through the SDK's seams, and shown silent with the
-/// well-behaved SDK.
+/// well-behaved SDK. In virtual time: every Retry-After and back-off is waited out exactly,
+/// so "on time" does not depend on how loaded the machine is.
 @Suite(.timeLimit(.minutes(1)))
 struct VerdictIntegrationTests {
     static func eventsLimit(_ limit: Int, per seconds: Double) -> StagingLimits {
@@ -22,7 +23,7 @@ struct VerdictIntegrationTests {
 
     @Test func wellBehavedClientObeysRetryAfterAndTheMatrix() async throws {
         // 6 devices, 4 events per 1 s: 2 events get a 429 with N = 1 and succeed on the retry.
-        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 1))
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 1), stepping: true)
         let instances = await startDevices(run, count: 6)
         await sendOneEventEach(instances)
         let (report, metrics, _) = try run.verdicts(try Self.expect(events: "4/1s per key"))
@@ -48,7 +49,7 @@ struct VerdictIntegrationTests {
 
     @Test func ignoringRetryAfterIsCaughtAsEarlyRetries() async throws {
         // 4 events per 10 s: 2 of 6 devices are rejected on all 3 attempts; each retries after 50 ms.
-        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10))
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10), stepping: true)
         let instances = await startDevices(run, count: 6, policy: IgnoresRetryAfterPolicy())
         await sendOneEventEach(instances)
         let (report, metrics, _) = try run.verdicts(try Self.expect(events: "4/10s per key"))
@@ -71,7 +72,7 @@ struct VerdictIntegrationTests {
     func retryingAnEvent5xxIsCaughtAndDoubleCounts(misbehaving: Bool) async throws {
         // Every event write commits, then answers 500.
         let faults = StagingFaults(endpoints: ["events": [StagingFaultRule(kind: .errorAfterCommit, rate: 1)]])
-        let run = try VerdictRun(faults: faults)
+        let run = try VerdictRun(faults: faults, stepping: true)
         let policy: any OptoLinkRetryPolicy = misbehaving ? RetriesTelemetry5xxPolicy() : OptoLinkContractRetryPolicy()
         let instances = await startDevices(run, count: 3, policy: policy)
         await sendOneEventEach(instances)
@@ -92,7 +93,7 @@ struct VerdictIntegrationTests {
     }
 
     @Test func aMiddlewareThatDuplicatesWritesIsCaught() async throws {
-        let run = try VerdictRun()
+        let run = try VerdictRun(stepping: true)
         let instances = await startDevices(run, count: 3, middlewares: [DuplicatesEventWritesMiddleware()])
         await sendOneEventEach(instances)
         let (_, metrics, _) = try run.verdicts()
@@ -107,7 +108,7 @@ struct VerdictIntegrationTests {
     func aMissingRetryOnMatch5xxIsCaught(misbehaving: Bool) async throws {
         // Every /match answers 503 before anything is written.
         let faults = StagingFaults(endpoints: ["match": [StagingFaultRule(kind: .errorBeforeCommit, rate: 1)]])
-        let run = try VerdictRun(faults: faults)
+        let run = try VerdictRun(faults: faults, stepping: true)
         _ = await startDevices(
             run, count: 3, policy: misbehaving ? NeverRetriesPolicy() : OptoLinkContractRetryPolicy())
         // One more call after the others so no match call is judged as cut short by the run's end.
@@ -128,7 +129,7 @@ struct VerdictIntegrationTests {
 
     @Test func a429WithoutNIsAWrongMessageAndTheClientFallsBackToTheTable() async throws {
         // A proxy strips N from every 429; 4 events per 10 s, 6 devices: 2 calls rejected thrice.
-        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10))
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10), stepping: true)
         let instances = await startDevices(run, count: 6, middlewares: [Rewrites429Middleware(message: "Too Many Requests")])
         await sendOneEventEach(instances)
         let (_, metrics, _) = try run.verdicts(try Self.expect(events: "4/10s per key"))
@@ -141,7 +142,7 @@ struct VerdictIntegrationTests {
 
     @Test func aWrongNIsCaught() async throws {
         // A proxy rewrites N to 0; the client obeys it (on time), the oracle flags every 429.
-        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10))
+        let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10), stepping: true)
         let rewrite = Rewrites429Middleware(message: "Rate limit exceeded. Retry after 0 seconds.")
         let instances = await startDevices(run, count: 6, middlewares: [rewrite])
         await sendOneEventEach(instances)

@@ -59,7 +59,7 @@ import Testing
         let bucket = try oracle(Self.hits(list))
         #expect(bucket.tooLenient == 2)
         #expect(!bucket.enforcedExactly)
-        #expect(bucket.examples.filter { $0.kind == "too_lenient" }.count == 2)
+        #expect(bucket.examples.filter { $0.kind == .tooLenient }.count == 2)
     }
 
     @Test func serverTenPercentTooLenientIsCaught() throws {

@@ -17,8 +17,8 @@ import Testing
             Fixture.callRecord(.events, call: 1, corr: "run1:d1:1"),  // once
             Fixture.callRecord(.events, call: 2, corr: "run1:d1:2"),  // duplicated (3 rows)
             Fixture.callRecord(.events, call: 3, corr: "run1:d1:3"),  // lost
-            Fixture.callRecord(.events, call: 4, outcome: "connection_error", corr: "run1:d1:4"),  // landed unknown
-            Fixture.callRecord(.events, call: 5, outcome: "api_error", corr: "run1:d1:5"),  // not delivered
+            Fixture.callRecord(.events, call: 4, outcome: .connectionError, corr: "run1:d1:4"),  // landed unknown
+            Fixture.callRecord(.events, call: 5, outcome: .apiError, corr: "run1:d1:5"),  // not delivered
         ]
         let ledger = [
             Fixture.ledger("events", deviceId: "uuid-1", corr: "run1:d1:1"),
@@ -62,7 +62,7 @@ import Testing
             Fixture.callRecord(.events, device: "d1", call: 1, corr: "run:d1:1"),
             Fixture.callRecord(.session, device: "d1", call: 2),
             Fixture.callRecord(.identity, device: "d1", call: 3),
-            Fixture.callRecord(.identity, device: "d2", call: 1, outcome: "connection_error"),
+            Fixture.callRecord(.identity, device: "d2", call: 1, outcome: .connectionError),
             Fixture.callRecord(.identityClear, device: "d2", call: 2),
         ]
         let ledger = [

@@ -90,17 +90,17 @@ import Testing
             Fixture.call(.events, call: 2, start: 1, [.init(status: 429, retryAfter: 60)])
             + Fixture.call(.match, call: 5, start: 100, [.init(status: 201)])
         // The driver saw the call cancelled by the run (grace deadline) while it slept: cut short.
-        let cancelled = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: "cancelled")])
+        let cancelled = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: .cancelledByRun)])
         #expect(cancelled.violations == 0)
         #expect(cancelled.cutShort == 1)
         // The same attempts where the client gave up by itself (threw the 429): a missing retry.
-        let gaveUp = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: "api_error")])
+        let gaveUp = audit(attempts, calls: [Fixture.callRecord(.events, call: 2, outcome: .apiError)])
         #expect(gaveUp.violationsByKind == ["missing_retry": 1])
         #expect(gaveUp.cutShort == 0)
     }
 
     @Test func cancelledAttemptsNeedNoRetry() {
-        let attempts = [Fixture.attempt(.match, start: 1, status: nil, error: "cancelled")]
+        let attempts = [Fixture.attempt(.match, start: 1, status: nil, error: .cancelled)]
             + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])
         #expect(audit(attempts).violations == 0)
     }

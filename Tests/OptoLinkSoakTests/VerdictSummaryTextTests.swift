@@ -60,7 +60,7 @@ import Testing
             + Fixture.call(.events, device: "d1", call: 2, [.init(status: 404)])
             + Fixture.call(.events, device: "d2", call: 3, [.init(status: 404)])
         func ended(_ endpoint: OptoLinkEndpoint, _ device: String, _ call: UInt64, _ status: Int) -> CallRecord {
-            var record = Fixture.callRecord(endpoint, device: device, call: call, outcome: "api_error")
+            var record = Fixture.callRecord(endpoint, device: device, call: call, outcome: .apiError)
             record.finalStatus = status
             return record
         }

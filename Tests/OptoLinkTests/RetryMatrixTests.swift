@@ -75,7 +75,7 @@ struct RetryMatrixTests {
     func matrixRow(_ row: Row) async throws {
         let transport = StubTransport()
         transport.enqueue(Array(repeating: row.failure.reply, count: 5), for: row.endpoint)
-        let clock = RecordingClock(deadlinesFire: row.failure == .timeout)
+        let clock = RecordingClock(attemptDeadlines: row.failure == .timeout ? .expireEveryAttempt : .neverExpire)
         let logger = RecordingLogger()
         let store = Fixture.launchedStore()
         let sdk = OptoLink(

@@ -7,9 +7,9 @@ import Foundation
 /// soak tester create isolated instances with ``init(config:environment:)`` and
 /// ``start()``; one instance is one app launch, a relaunch is a new instance over the same
 /// store. An instance owns no threads, sessions or long-lived tasks: the only tasks it
-/// starts are the initialisation task, the fire-and-forget `/sdk/session` call and
-/// Universal Link resolutions, each of which ends with its HTTP call; ``dispose()``
-/// cancels those still running.
+/// starts are the initialisation task, one task per public call, the fire-and-forget
+/// `/sdk/session` call and Universal Link resolutions, each of which ends with its HTTP
+/// call; ``dispose()`` cancels every one still running.
 public final class OptoLink: Sendable {
     /// The persisted install id (UUID v4, lowercase), created on first use of the store.
     public let deviceId: String
@@ -30,7 +30,12 @@ public final class OptoLink: Sendable {
 
     struct Lifecycle: Sendable {
         var startTask: Task<Void, Never>?
+        /// Callers of ``start()`` still awaiting `startTask`.
+        var startWaiters = 0
+        var startFinished = false
         var background: [UInt64: Task<Void, Never>] = [:]
+        /// Cancels each public call still running (see `tracked(_:)`).
+        var calls: [UInt64: @Sendable () -> Void] = [:]
         var nextBackgroundId: UInt64 = 0
         var disposed = false
     }
@@ -58,23 +63,6 @@ public final class OptoLink: Sendable {
                 store: environment.store, maxAge: config.routeCacheMaxAge, maxEntries: config.routeCacheMaxEntries,
                 now: environment.wallClock, log: log)
             : nil
-    }
-
-    /// Runs this instance's initialisation (additive API): idempotent, concurrency-safe
-    /// (every caller awaits the same run), never throws.
-    ///
-    /// On the first launch of the store it consumes the first-launch flag, runs one
-    /// `POST /match` and emits a hit on ``links``; on a miss, a failure, or a later launch
-    /// it sends the fire-and-forget `POST /sdk/session`. Then it releases the URL parked by
-    /// ``handle(url:)``. CONTRACT §2, "Orchestration".
-    public func start() async {
-        let task = lifecycle.withLock { state -> Task<Void, Never> in
-            if let task = state.startTask { return task }
-            let task = Task { await self.runStart() }
-            state.startTask = task
-            return task
-        }
-        await task.value
     }
 
     /// A fresh stream of links: replays the last link, then forwards live ones. Never
@@ -114,56 +102,44 @@ public final class OptoLink: Sendable {
     /// clipboard.
     ///
     /// - Returns: the deferred link, or `nil` on a miss.
-    /// - Throws: ``OptoLinkConnectionError`` when no response arrived within the budget;
+    /// - Throws: ``OptoLinkConnectionError`` when no response arrived within the budget
+    ///   (`URLError(.cancelled)` when the caller is cancelled or ``dispose()`` runs);
     ///   ``OptoLinkApiError`` for a non-retryable status or the last retryable one.
     public func resolveDeferredLink() async throws -> OptoLinkData? {
         log.info("match: manual re-attempt (first-launch flag bypassed)")
-        return try await matcher.run()
+        let matcher = self.matcher
+        return try await tracked(afterStart: false) { try await matcher.run() }
     }
 
     /// Binds this device to the app's user id: `POST /sdk/identity`. Telemetry retry class.
+    ///
+    /// Like every telemetry call, it first waits for a ``start()`` still running (single
+    /// flight), so the backend knows the `deviceId` before the call arrives.
     /// - Throws: ``OptoLinkApiError`` (e.g. 404 unknown deviceId, 429 after the budget),
-    ///   ``OptoLinkConnectionError``.
+    ///   ``OptoLinkConnectionError`` (`URLError(.cancelled)` when the caller is cancelled or
+    ///   ``dispose()`` runs, during a request or a back-off sleep).
     public func setIdentity(externalId: String) async throws {
-        try await telemetry.setIdentity(externalId: externalId)
+        let telemetry = self.telemetry
+        try await tracked { try await telemetry.setIdentity(externalId: externalId) }
     }
 
-    /// Unbinds the user from this device: `POST /sdk/identity/clear`. Telemetry retry class.
-    /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError``.
+    /// Unbinds the user from this device: `POST /sdk/identity/clear`. Telemetry retry class;
+    /// waits for a running ``start()`` first.
+    /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError`` (`.cancelled` as for ``setIdentity(externalId:)``).
     public func clearIdentity() async throws {
-        try await telemetry.clearIdentity()
+        let telemetry = self.telemetry
+        try await tracked { try await telemetry.clearIdentity() }
     }
 
-    /// Records an event: `POST /sdk/events`. Telemetry retry class (never retried on 5xx).
+    /// Records an event: `POST /sdk/events`. Telemetry retry class (never retried on 5xx);
+    /// waits for a running ``start()`` first.
     /// - Parameters:
     ///   - name: the event name (non-empty, or the backend answers 400).
     ///   - properties: flat string map, at most 10240 bytes serialised (else 400).
-    /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError``.
+    /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError`` (`.cancelled` as for ``setIdentity(externalId:)``).
     public func trackEvent(name: String, properties: [String: String] = [:]) async throws {
-        try await telemetry.trackEvent(name: name, properties: properties)
-    }
-
-    /// Ends this instance (test/state reset): unregisters it if it is the singleton,
-    /// cancels its running initialisation, session and resolution tasks, and finishes its
-    /// ``links`` streams. The persisted store is untouched; ``start()`` afterwards does nothing.
-    public func dispose() {
-        let tasks = lifecycle.withLock { state -> [Task<Void, Never>] in
-            state.disposed = true
-            defer { state.background = [:] }
-            return Array(state.background.values) + (state.startTask.map { [$0] } ?? [])
-        }
-        for task in tasks { task.cancel() }
-        broadcaster.finishAll()
-        Self.unregister(self)
-        log.info("disposed")
-    }
-
-    /// Waits until the background work started so far (session call, link resolutions) has
-    /// finished (additive API, for tests and the soak tester).
-    public func waitForBackgroundWork() async {
-        while let task = lifecycle.withLock({ $0.background.values.first }) {
-            await task.value
-        }
+        let telemetry = self.telemetry
+        try await tracked { try await telemetry.trackEvent(name: name, properties: properties) }
     }
 
     // MARK: - Internals
@@ -178,7 +154,8 @@ public final class OptoLink: Sendable {
         TelemetryClient(api: api, deviceId: deviceId, deviceInfo: environment.deviceInfo)
     }
 
-    private func runStart() async {
+    func runStart() async {
+        defer { markStartFinished() }
         if lifecycle.withLock({ $0.disposed }) {
             log.warning("start() after dispose(); nothing to do")
             return
@@ -203,10 +180,15 @@ public final class OptoLink: Sendable {
                     startSession()
                 }
             } catch {
+                if Task.isCancelled {
+                    // Cancelled by the caller or dispose(): no session call, nothing more goes out.
+                    log.info("start: cancelled during the deferred match; no session call")
+                    return
+                }
                 log.warning("start: deferred match failed; resolveDeferredLink() can retry it", error: error)
                 startSession()
             }
-        } else {
+        } else if !Task.isCancelled {
             log.info("start: not a first launch; skipping /match")
             startSession()
         }
@@ -249,7 +231,7 @@ public final class OptoLink: Sendable {
     }
 
     /// Starts a short, tracked task (removed when done, cancelled by ``dispose()``).
-    private func spawn(_ work: @escaping @Sendable () async -> Void) {
+    func spawn(_ work: @escaping @Sendable () async -> Void) {
         lifecycle.withLock { state in
             guard !state.disposed else { return }
             state.nextBackgroundId += 1

@@ -66,13 +66,17 @@ struct OptoLinkRetryLoop: Sendable {
     ///
     /// - Throws: ``OptoLinkApiError`` for the last non-2xx response, or
     ///   ``OptoLinkConnectionError`` when the last attempt got no response (a lost deadline
-    ///   race is `.timedOut`), once the policy stops or the budget is spent.
+    ///   race is `.timedOut`), once the policy stops or the budget is spent;
+    ///   ``OptoLinkConnectionError`` (`.cancelled`) when the task is cancelled: no attempt
+    ///   starts after that, and a back-off sleep ends at once.
     func run(_ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64) async throws
         -> OptoLinkHTTPResponse
     {
         let attempts = maxRetries + 1
         var attempt = 1
         while true {
+            // A cancelled call (caller cancelled, instance disposed) sends nothing more.
+            if Task.isCancelled { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
             let context = OptoLinkRequestContext(
                 endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label,
                 timeout: timeout ?? .zero)
@@ -94,9 +98,13 @@ struct OptoLinkRetryLoop: Sendable {
                 error = connection
             }
 
-            guard attempt < attempts, !Task.isCancelled else {
+            guard attempt < attempts else {
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "no budget left")
                 throw error
+            }
+            if Task.isCancelled {
+                logFailure(endpoint, callId, attempt, of: attempts, error, then: "cancelled; no retry")
+                throw OptoLinkConnectionError(underlying: URLError(.cancelled))
             }
             switch policy.decide(after: failure, endpoint: endpoint, retryIndex: attempt - 1) {
             case .stop:

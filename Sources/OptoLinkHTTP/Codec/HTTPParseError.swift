@@ -8,12 +8,19 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     /// A header line has no colon, an empty or non-token name, whitespace before the colon,
     /// a control character in its value, or is an obsolete folded continuation → 400.
     case malformedHeader
-    /// The request line plus headers exceed ``HTTPRequestParser/Limits/maxHeaderBytes`` → 431.
+    /// The request line plus headers (or a chunked body's trailers) exceed
+    /// ``HTTPRequestParser/Limits/maxHeaderBytes`` → 431.
     case headersTooLarge
-    /// `Content-Length` exceeds ``HTTPRequestParser/Limits/maxBodyBytes`` → 413.
+    /// `Content-Length`, or the chunks of a chunked body, exceed ``HTTPRequestParser/Limits/maxBodyBytes`` → 413.
     case bodyTooLarge
-    /// `Transfer-Encoding` was sent; chunked and other codings are not supported → 501.
+    /// `Transfer-Encoding` names a coding other than `chunked` (e.g. `gzip`, `identity`) → 501.
     case unsupportedTransferEncoding
+    /// A framing conflict that could smuggle a request: `Transfer-Encoding` with `Content-Length`,
+    /// `Transfer-Encoding` in HTTP/1.0, or `chunked` repeated or not the final coding → 400.
+    case invalidTransferEncoding
+    /// A chunked body breaks the syntax: a size that is not hexadecimal, a chunk not followed by
+    /// CRLF, a bare LF, or a malformed trailer field → 400.
+    case malformedChunkedBody
     /// A `POST`, `PUT` or `PATCH` came without `Content-Length` (when required) → 411.
     case lengthRequired
     /// `Content-Length` is not a decimal number, or several disagree → 400.
@@ -24,7 +31,9 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The status code the server answers with.
     public var status: Int {
         switch self {
-        case .malformedRequestLine, .malformedHeader, .invalidContentLength: 400
+        case .malformedRequestLine, .malformedHeader, .invalidContentLength, .invalidTransferEncoding,
+            .malformedChunkedBody:
+            400
         case .lengthRequired: 411
         case .bodyTooLarge: 413
         case .headersTooLarge: 431
@@ -41,6 +50,8 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
         case .headersTooLarge: "headers_too_large"
         case .bodyTooLarge: "body_too_large"
         case .unsupportedTransferEncoding: "unsupported_transfer_encoding"
+        case .invalidTransferEncoding: "invalid_transfer_encoding"
+        case .malformedChunkedBody: "malformed_chunked_body"
         case .lengthRequired: "length_required"
         case .invalidContentLength: "invalid_content_length"
         case .unsupportedVersion: "unsupported_version"

@@ -31,9 +31,9 @@ public enum HTTPResponseSerializer {
         buffer.append(contentsOf: crlf)
         buffer.append(contentsOf: dateHeader)
         for field in response.headers.fields where !isFramingHeader(field.name) {
-            appendSanitized(field.name, to: &buffer)
+            HTTPRequestSerializer.appendSanitized(field.name, to: &buffer)
             buffer.append(contentsOf: ": ".utf8)
-            appendSanitized(field.value, to: &buffer)
+            HTTPRequestSerializer.appendSanitized(field.value, to: &buffer)
             buffer.append(contentsOf: crlf)
         }
         // 1xx, 204 and 304 carry no body (RFC 9110 §6.4.1); 1xx and 204 also no Content-Length.
@@ -57,14 +57,6 @@ public enum HTTPResponseSerializer {
     private static func isFramingHeader(_ name: String) -> Bool {
         name.caseInsensitiveEquals("content-length") || name.caseInsensitiveEquals("connection")
             || name.caseInsensitiveEquals("transfer-encoding")
-    }
-
-    private static func appendSanitized(_ text: String, to buffer: inout [UInt8]) {
-        if text.utf8.contains(where: { $0 == .cr || $0 == .lf }) {
-            for c in text.utf8 { buffer.append(c == .cr || c == .lf ? .space : c) }
-        } else {
-            buffer.append(contentsOf: text.utf8)
-        }
     }
 
     /// The interim response sent when a request with `Expect: 100-continue` waits for its body.

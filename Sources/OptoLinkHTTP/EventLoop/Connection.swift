@@ -30,7 +30,9 @@ final class Connection {
     var peerClosedInput = false
     var closed = false
 
-    /// Monotonic nanoseconds of the last byte received.
+    /// At least one byte arrived since accept (a silent connection gets the request timeout).
+    var receivedAny = false
+    /// Monotonic nanoseconds of the last byte received (of the accept, before any byte).
     var lastActivity: UInt64
     /// Monotonic nanoseconds of the last successful write (or when output became pending).
     var lastWriteProgress: UInt64

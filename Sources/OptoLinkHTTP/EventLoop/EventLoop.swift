@@ -15,6 +15,7 @@ struct EventLoopSetup: Sendable {
     var listenFD: Int32
     var configuration: HTTPServer.Configuration
     var handler: HTTPHandler
+    var errorRenderer: HTTPErrorRenderer
     var shared: ServerShared
     var counters: LoopCounters
 }
@@ -46,6 +47,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     private var listenFD: Int32
     private let configuration: HTTPServer.Configuration
     private let handler: HTTPHandler
+    private let errorRenderer: HTTPErrorRenderer
     private let shared: ServerShared
     private let counters: LoopCounters
     private let idleTimeout: UInt64
@@ -68,6 +70,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         listenFD = setup.listenFD
         configuration = setup.configuration
         handler = setup.handler
+        errorRenderer = setup.errorRenderer
         shared = setup.shared
         counters = setup.counters
         idleTimeout = setup.configuration.timeouts.idle.nanosecondsClamped
@@ -152,7 +155,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             shared.track(fd)
             counters.accepted.wrappingAdd(1, ordering: .relaxed)
             let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-            if open > configuration.maxConnections || draining {
+            if draining || (open > configuration.maxConnections && !reclaimIdleConnection()) {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
                 counters.rejected.wrappingAdd(1, ordering: .relaxed)
                 shared.release(fd)
@@ -181,6 +184,22 @@ final class EventLoop<Poller: ReadinessPoller> {
         }
     }
 
+    /// At the connection cap: closes this loop's longest-idle connection (no request in progress,
+    /// nothing to write) so a new client is served instead of refused. Silent connections count
+    /// as idle. Returns `false` when every connection of this loop is busy.
+    private func reclaimIdleConnection() -> Bool {
+        var oldest: Connection?
+        for case let connection? in connections
+        where connection.isIdle && !connection.lingering && connection.requestStart == nil {
+            if let current = oldest, current.lastActivity <= connection.lastActivity { continue }
+            oldest = connection
+        }
+        guard let oldest else { return false }
+        counters.reclaimed.wrappingAdd(1, ordering: .relaxed)
+        close(oldest)
+        return true
+    }
+
     /// Out of descriptors or memory: stop polling the listener for 100 ms instead of spinning on it.
     private func pauseAccepting() {
         guard !acceptPaused, listenFD >= 0 else { return }
@@ -196,6 +215,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             if n > 0 {
                 reads += 1
                 connection.lastActivity = now
+                connection.receivedAny = true
                 if connection.lingering { continue }
                 if connection.parser.isIdle, connection.requestStart == nil { connection.requestStart = now }
                 connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
@@ -256,7 +276,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             switch output {
             case .failure(let error):
                 counters.recordBadRequest(status: error.status)
-                respondWithError(status: error.status, on: connection)
+                respondWithError(status: error.status, parseError: error, on: connection)
             case .request(let request, let keepAlive):
                 counters.requests.wrappingAdd(1, ordering: .relaxed)
                 connection.requestStart = nil
@@ -307,9 +327,9 @@ final class EventLoop<Poller: ReadinessPoller> {
         if persistence == .close { connection.closeAfterWrite = true }
     }
 
-    private func respondWithError(status: Int, on connection: Connection) {
-        let body = Array("\(status) \(HTTPStatusReason.phrase(for: status))\n".utf8)
-        let response = HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
+    private func respondWithError(status: Int, parseError: HTTPParseError?, on connection: Connection) {
+        var response = errorRenderer(HTTPServerErrorContext(status: status, parseError: parseError, connection: connection.info))
+        response.status = status
         connection.closingOnError = true
         enqueue(response, persistence: .close, omitBody: false, on: connection)
     }
@@ -404,6 +424,8 @@ final class EventLoop<Poller: ReadinessPoller> {
         if connection.hasPendingOutput { return connection.lastWriteProgress &+ requestTimeout }
         if connection.delayed != nil { return .max }
         if let start = connection.requestStart { return start &+ requestTimeout }
+        // A connection that never sent a byte gets the request timeout, not the (longer) idle one.
+        if !connection.receivedAny { return connection.lastActivity &+ min(idleTimeout, requestTimeout) }
         return connection.lastActivity &+ idleTimeout
     }
 
@@ -472,8 +494,11 @@ final class EventLoop<Poller: ReadinessPoller> {
             counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
             counters.recordBadRequest(status: 408)
             connection.requestStart = nil
-            respondWithError(status: 408, on: connection)
+            respondWithError(status: 408, parseError: nil, on: connection)
             flush(connection)
+        } else if !connection.receivedAny {
+            counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
+            close(connection)  // silent since accept: nothing to answer
         } else {
             counters.idleTimeouts.wrappingAdd(1, ordering: .relaxed)
             close(connection)

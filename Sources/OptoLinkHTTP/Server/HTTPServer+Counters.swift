@@ -13,15 +13,18 @@ extension HTTPServer {
         public var connectionsAccepted: Int
         /// Connections open right now.
         public var connectionsOpen: Int
-        /// Connections closed right after accept because `maxConnections` were open.
+        /// Connections closed right after accept because `maxConnections` were open and none was idle.
         public var connectionsRejected: Int
+        /// Idle connections closed to make room for a new client at `maxConnections`.
+        public var connectionsReclaimed: Int
         /// Requests parsed completely and passed to the handler.
         public var requests: Int
         /// Requests answered by the server itself with an error status (400, 408, 411, 413, 431, 501, 505), by status.
         public var badRequestsByStatus: [Int: Int]
         /// Keep-alive connections closed for being idle.
         public var idleTimeouts: Int
-        /// Connections ended for a request that arrived too slowly (408) or a response the client did not read.
+        /// Connections ended for a request that arrived too slowly (408), a response the client did not
+        /// read, or no byte at all within the request timeout after accept (closed without an answer).
         public var requestTimeouts: Int
         /// Connections aborted with a TCP reset because the handler returned ``HTTPHandlerResult/reset``.
         public var resets: Int
@@ -33,6 +36,7 @@ extension HTTPServer {
             connectionsAccepted = 0
             connectionsOpen = 0
             connectionsRejected = 0
+            connectionsReclaimed = 0
             requests = 0
             badRequestsByStatus = [:]
             idleTimeouts = 0
@@ -45,7 +49,8 @@ extension HTTPServer {
         public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
 
         private enum CodingKeys: String, CodingKey {
-            case connectionsAccepted, connectionsOpen, connectionsRejected, requests, badRequestsByStatus
+            case connectionsAccepted, connectionsOpen, connectionsRejected, connectionsReclaimed, requests
+            case badRequestsByStatus
             case idleTimeouts, requestTimeouts, resets, closedWithoutResponse
         }
 
@@ -55,6 +60,7 @@ extension HTTPServer {
             connectionsAccepted = try container.decode(Int.self, forKey: .connectionsAccepted)
             connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
             connectionsRejected = try container.decode(Int.self, forKey: .connectionsRejected)
+            connectionsReclaimed = try container.decodeIfPresent(Int.self, forKey: .connectionsReclaimed) ?? 0
             requests = try container.decode(Int.self, forKey: .requests)
             idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
             requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
@@ -78,6 +84,7 @@ extension HTTPServer {
             try container.encode(connectionsAccepted, forKey: .connectionsAccepted)
             try container.encode(connectionsOpen, forKey: .connectionsOpen)
             try container.encode(connectionsRejected, forKey: .connectionsRejected)
+            try container.encode(connectionsReclaimed, forKey: .connectionsReclaimed)
             try container.encode(requests, forKey: .requests)
             try container.encode(idleTimeouts, forKey: .idleTimeouts)
             try container.encode(requestTimeouts, forKey: .requestTimeouts)
@@ -102,6 +109,7 @@ final class LoopCounters: Sendable {
 
     let accepted = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
+    let reclaimed = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
     let idleTimeouts = Atomic<Int>(0)
     let requestTimeouts = Atomic<Int>(0)
@@ -153,6 +161,7 @@ final class ServerShared: Sendable {
         for loop in loops {
             result.connectionsAccepted += loop.accepted.load(ordering: .relaxed)
             result.connectionsRejected += loop.rejected.load(ordering: .relaxed)
+            result.connectionsReclaimed += loop.reclaimed.load(ordering: .relaxed)
             result.requests += loop.requests.load(ordering: .relaxed)
             result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
             result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)

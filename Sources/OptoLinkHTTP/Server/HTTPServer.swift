@@ -21,6 +21,7 @@ public final class HTTPServer: Sendable {
     /// The configuration the server was created with.
     public let configuration: Configuration
     private let handler: HTTPHandler
+    private let errorRenderer: HTTPErrorRenderer
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -36,8 +37,15 @@ public final class HTTPServer: Sendable {
     }
 
     /// A server that will serve `handler`; nothing is bound until ``start()``.
-    public init(configuration: Configuration = .init(), handler: @escaping HTTPHandler) {
+    ///
+    /// - Parameter errorRenderer: builds the body of the errors the server answers by itself
+    ///   (400, 408, 411, 413, 431, 501, 505); `text/plain` by default.
+    public init(
+        configuration: Configuration = .init(), errorRenderer: @escaping HTTPErrorRenderer = plainTextErrorRenderer,
+        handler: @escaping HTTPHandler
+    ) {
         self.configuration = configuration
+        self.errorRenderer = errorRenderer
         self.handler = handler
     }
 
@@ -118,7 +126,8 @@ public final class HTTPServer: Sendable {
                     setups.append(
                         EventLoopSetup(
                             pollerFD: pollerFD, waker: waker, listenFD: listener.fd, configuration: configuration,
-                            handler: handler, shared: shared, counters: shared.loops[index]))
+                            handler: handler, errorRenderer: errorRenderer, shared: shared,
+                            counters: shared.loops[index]))
                 }
                 state.port = boundPort
             } catch let error as HTTPServerError {

@@ -5,6 +5,7 @@ public enum SoakCommand: Sendable, Equatable {
     case run(SoakRunOptions)
     case serve(ServeOptions)
     case bench(BenchOptions)
+    case compare(CompareOptions)
     /// Print this help text and exit 0.
     case help(String)
     case version

@@ -17,6 +17,8 @@ public enum SoakCommandLine {
           optolink-soak run PROFILE [options]   replay a profile with thousands of virtual devices
           optolink-soak serve [options]         run the staging emulator in the foreground
           optolink-soak bench [options]         measure the driver's own overhead
+          optolink-soak compare BASELINE CURRENT [options]
+                                                compare two runs' reports for regressions
           optolink-soak --version
 
         Run `optolink-soak <command> --help` for a command's options.
@@ -45,6 +47,15 @@ public enum SoakCommandLine {
           --out DIR            report directory (default Reports/<profile>-<timestamp>/)
           --ledger FILE        server ledger exported from the real backend (JSON array)
           --no-progress        no progress line
+          --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
+                               --threshold 'match.call_latency.p95 < 300ms'
+          --no-thresholds      ignore the profile's thresholds (--threshold ones still apply)
+          --junit FILE         also write thresholds and verdicts as JUnit XML to FILE
+          --baseline DIR       then compare with that earlier report (see `compare --help`);
+                               the comparison goes to <report>/compare/, exit 1 on a regression
+          --metrics-listen HOST:PORT
+                               serve live Prometheus metrics at http://HOST:PORT/metrics while
+                               the run lasts (loopback only; port 0 = any free port, printed)
           -h, --help           this help
         """
 
@@ -60,6 +71,33 @@ public enum SoakCommandLine {
                                  see Profiles/staging/README.md); unknown keys are errors
           --trust-forwarded-for  take the client IP from X-Forwarded-For
           -h, --help             this help
+        """
+
+    public static let compareUsage = """
+        USAGE: optolink-soak compare BASELINE CURRENT [options]
+
+        Compares two report directories of the same profile (e.g. the last release and the
+        release candidate): per endpoint counts, 429 and failure rates, attempt and call latency
+        p50/p95/p99 with a Mann–Whitney U test on the histograms; per verdict the counts that
+        changed. Writes compare.md (for a pull request), compare.json and report.html.
+
+        Regression: the current profile's expect.regression rules when it has them
+        ("match.call_latency.p95 < baseline * 1.10"), else the default rule (printed): a latency
+        shift significant at p < 0.01 that is also > 10 % and > 5 ms; any verdict count worse.
+        A latency shift while the soak process itself was slowed (start lag p99 > 2× and > +2 ms)
+        is inconclusive (exit 2): the machine was busier, re-run both on a quiet machine.
+
+        OPTIONS:
+          --out DIR          where the files go (default CURRENT/compare/)
+          --force            compare even when the profiles differ (noted in the output)
+          --junit FILE       also write one JUnit test case per check
+          --alpha P          default rule: significance level (default 0.01)
+          --min-shift PCT    default rule: relative latency change, e.g. 10% (default 10%)
+          --floor DURATION   default rule: absolute latency change, e.g. 5ms (default 5ms)
+          -h, --help         this help
+
+        Exit codes: 0 no regression · 1 regression · 2 could not compare (unreadable report,
+        unknown schemaVersion, different profiles without --force, or inconclusive).
         """
 
     public static let benchUsage = """
@@ -87,7 +125,10 @@ public enum SoakCommandLine {
         case "run": return try parseRun(rest)
         case "serve": return try parseServe(rest)
         case "bench": return try parseBench(rest)
-        default: throw SoakUsageError(message: "unknown command \"\(first)\" (expected run, serve, bench, --help, --version)")
+        case "compare": return try parseCompare(rest)
+        default:
+            throw SoakUsageError(
+                message: "unknown command \"\(first)\" (expected run, serve, bench, compare, --help, --version)")
         }
     }
 
@@ -165,6 +206,11 @@ public enum SoakCommandLine {
             case "--out": options.outDirectory = try value()
             case "--ledger": options.ledgerPath = try value()
             case "--no-progress": options.progress = false
+            case "--threshold": options.extraThresholds.append(try value())
+            case "--no-thresholds": options.noThresholds = true
+            case "--junit": options.junitPath = try value()
+            case "--baseline": options.baselineDirectory = try value()
+            case "--metrics-listen": options.metricsListen = try MetricsListenAddress(parsing: value())
             default: return false
             }
             return true
@@ -195,6 +241,43 @@ public enum SoakCommandLine {
             return true
         }
         return wantsHelp ? .help(serveUsage) : .serve(options)
+    }
+
+    private static func parseCompare(_ args: [String]) throws -> SoakCommand {
+        var paths: [String] = []
+        var options = CompareOptions(baselinePath: "", currentPath: "")
+        let wantsHelp = try walk(args, positional: { arg in
+            guard paths.count < 2 else { throw SoakUsageError(message: "compare: unexpected argument \"\(arg)\"") }
+            paths.append(arg)
+        }) { flag, value in
+            switch flag {
+            case "--out": options.outDirectory = try value()
+            case "--force": options.force = true
+            case "--junit": options.junitPath = try value()
+            case "--alpha": options.rules.alpha = try number(flag, value(), 1e-9...0.5, "a significance level (0…0.5)")
+            case "--min-shift":
+                let text = try value()
+                guard let fraction = Thresholds.parseValue(text), text.hasSuffix("%"), (0...10).contains(fraction) else {
+                    throw SoakUsageError(message: "--min-shift: \"\(text)\" is not a percentage like 10%")
+                }
+                options.rules.minRelative = fraction
+            case "--floor":
+                let text = try value()
+                guard text.hasSuffix("s"), let seconds = Thresholds.parseValue(text), (0...3600).contains(seconds) else {
+                    throw SoakUsageError(message: "--floor: \"\(text)\" is not a duration like 5ms or 0.01s")
+                }
+                options.rules.minAbsoluteSeconds = seconds
+            default: return false
+            }
+            return true
+        }
+        if wantsHelp { return .help(compareUsage) }
+        guard paths.count == 2 else {
+            throw SoakUsageError(message: "compare: needs BASELINE and CURRENT report directories")
+        }
+        options.baselinePath = paths[0]
+        options.currentPath = paths[1]
+        return .compare(options)
     }
 
     private static func parseBench(_ args: [String]) throws -> SoakCommand {

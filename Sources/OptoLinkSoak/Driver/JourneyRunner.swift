@@ -10,7 +10,12 @@ import FoundationNetworking
 ///
 /// Times: a journey's first step is due at the journey's intended start; every later step
 /// is due when the previous one ended (plus the think time of a `wait`). The first SDK call
-/// of a step is measured from the step's due time.
+/// of a step is measured from the step's due time; the whole journey is measured from its
+/// intended start.
+///
+/// Deadlines (``RunControl``): no step starts once the step window has closed (`duration`,
+/// or the stop), and no call once the cutoff has passed; work still running at the cutoff
+/// is cancelled, and its journey counts as unfinished.
 public struct JourneyRunner: Sendable {
     public let recorder: SoakRecorder
     /// The one transport every SDK instance shares.
@@ -46,66 +51,77 @@ public struct JourneyRunner: Sendable {
         self.retryPolicy = retryPolicy
     }
 
-    /// Runs `journey` on `device`; returns `false` when the run stopped before its last step.
+    /// Runs `journey` on `device`; returns `true` when every step ran to its end, `false`
+    /// when the step window closed before a step or the run cancelled a step's work.
     public func run(_ journey: Journey, on device: VirtualDevice, intendedStart: Double, rng: inout SeededRandom)
         async -> Bool
     {
         var due = intendedStart
         for step in journey.steps {
-            if control.isStopped || Task.isCancelled { return false }
+            if Task.isCancelled || !control.stepAllowed(at: recorder.timeline.now()) { return false }
             if case .wait(let seconds, let jitter) = step {
                 due += seconds + (jitter > 0 ? rng.unit() * jitter : 0)
                 guard await sleep(until: due) else { return false }
                 continue
             }
-            await perform(step, on: device, due: due)
+            guard await perform(step, on: device, due: due) else { return false }
             due = recorder.timeline.now()
         }
-        return true
+        return !Task.isCancelled
     }
 
-    /// Sleeps on the injected clock until run time `target`, waking early when the run stops.
-    /// Returns `false` when the run stopped or the task was cancelled.
+    /// Sleeps on the injected clock until run time `target`, waking when the step window
+    /// closes. Returns `false` when the window closed first or the task was cancelled.
     func sleep(until target: Double) async -> Bool {
         while true {
-            if control.isStopped || Task.isCancelled { return false }
-            let remaining = target - recorder.timeline.now()
-            if remaining <= 0 { return true }
+            if Task.isCancelled { return false }
+            let now = recorder.timeline.now()
+            if !control.stepAllowed(at: now) { return false }
+            if target <= now { return true }
+            // Wake at the target or the window's end, and at least every 0.25 s to see a stop.
+            let wake = Swift.min(target, control.windowEnd, now + 0.25)
             do {
-                try await clock.sleep(for: .nanoseconds(Int64(Swift.min(remaining, 0.25) * 1e9)), tolerance: nil)
+                try await clock.sleep(for: .nanoseconds(Int64(Swift.max(0, wake - now) * 1e9)), tolerance: nil)
             } catch {
                 return false
             }
         }
     }
 
-    func perform(_ step: JourneyStep, on device: VirtualDevice, due: Double) async {
+    /// Runs one step; returns `false` when the run cut it short (window closed between its
+    /// calls, cutoff reached, task cancelled).
+    func perform(_ step: JourneyStep, on device: VirtualDevice, due: Double) async -> Bool {
         switch step {
         case .click(let link, let org):
-            await click(link: link, org: org ?? sdk.orgKey, device: device)
+            return await click(link: link, org: org ?? sdk.orgKey, device: device)
         case .firstLaunch:
-            await launch(device, fresh: true, due: due)
+            return await launch(device, fresh: true, due: due)
         case .relaunch:
-            await launch(device, fresh: false, due: due)
+            return await launch(device, fresh: false, due: due)
         case .open(let link, let style, let timeout):
-            await open(link: link, style: style, timeout: timeout, device: device, due: due)
+            return await open(link: link, style: style, timeout: timeout, device: device, due: due)
         case .event(let name, let properties, let count):
             for index in 0..<count {
-                if control.isStopped { return }
+                // Each repetition is a step of its own: none starts once the window has closed.
+                if index > 0, !control.stepAllowed(at: recorder.timeline.now()) { return false }
                 let sequence = device.nextSequence()
                 var props = properties.mapValues { expand($0, device: device, sequence: sequence) }
                 props["opl_corr"] = "\(runId):\(device.id):\(sequence)"
                 let eventName = expand(name, device: device, sequence: sequence)
                 let sent = props
-                await call(device, due: index == 0 ? due : nil) { try await $0.trackEvent(name: eventName, properties: sent) }
+                let done = await call(device, due: index == 0 ? due : nil) {
+                    try await $0.trackEvent(name: eventName, properties: sent)
+                }
+                if !done { return false }
             }
+            return true
         case .identify(let externalId):
             let id = expand(externalId, device: device, sequence: device.nextSequence())
-            await call(device, due: due) { try await $0.setIdentity(externalId: id) }
+            return await call(device, due: due) { try await $0.setIdentity(externalId: id) }
         case .clearIdentity:
-            await call(device, due: due) { try await $0.clearIdentity() }
+            return await call(device, due: due) { try await $0.clearIdentity() }
         case .wait:
-            break
+            return true
         }
     }
 
@@ -120,7 +136,8 @@ public struct JourneyRunner: Sendable {
 
     // MARK: Steps
 
-    func click(link: String, org: String, device: VirtualDevice) async {
+    func click(link: String, org: String, device: VirtualDevice) async -> Bool {
+        guard control.attemptAllowed(at: recorder.timeline.now()) else { return false }
         let url = baseURL.appendingPathComponent(org).appendingPathComponent(link)
         var request = URLRequest(url: url)
         request.setValue(device.userAgent, forHTTPHeaderField: "User-Agent")
@@ -141,10 +158,12 @@ public struct JourneyRunner: Sendable {
                 }
             }
         }
+        if Task.isCancelled { return false }
         recorder.clickRecorded(status: status, latency: recorder.timeline.now() - start, clipboardPlaced: placed)
+        return true
     }
 
-    func launch(_ device: VirtualDevice, fresh: Bool, due: Double) async {
+    func launch(_ device: VirtualDevice, fresh: Bool, due: Double) async -> Bool {
         let (previousLabel, previous, launch) = device.state.withLock { s -> (String, OptoLink?, Int) in
             let old = (device.id + "#\(s.launch)", s.instance)
             s.launch += 1
@@ -161,18 +180,27 @@ public struct JourneyRunner: Sendable {
         var config = OptoLinkConfig(apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL)
         config.timeout = sdk.timeout
         config.maxRetries = sdk.maxRetries
+        let middlewares: [any OptoLinkMiddleware] = [
+            RunCutoffMiddleware(control: control, timeline: recorder.timeline),
+            ForwardedForMiddleware(clientIP: device.clientIP), recorder,
+        ]
         let environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
-            middlewares: [ForwardedForMiddleware(clientIP: device.clientIP), recorder], clock: clock,
+            middlewares: middlewares, clock: clock,
             retryPolicy: retryPolicy, label: label)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }
         recorder.deviceIdRecorded(device: device.id, deviceId: instance.deviceId)
         let context = StepContext(label: label, intendedStart: due)
         await StepContext.$current.withValue(context) { await instance.start() }
-        recorder.closeCalls(label: label, callIds: context.callIds, outcome: nil)
-        guard fresh else { return }
-        let deferred = await firstLink(of: instance.links, within: deferredLinkWait, skipFirst: false)
+        // start() never throws: a cancelled journey task means the run cut the launch.
+        let cut = Task.isCancelled
+        recorder.closeCalls(label: label, callIds: context.callIds, outcome: cut ? CallOutcome.cancelledByRun : nil)
+        if cut { return false }
+        guard fresh else { return true }
+        let wait = Swift.min(deferredLinkWait, Swift.max(0, control.cutoff - recorder.timeline.now()))
+        let deferred = await firstLink(of: instance.links, within: wait, skipFirst: false)
+        if Task.isCancelled { return false }
         let clicked = device.state.withLock { s -> String? in
             s.lastLink = deferred
             defer { s.clickedLinkId = nil }
@@ -182,11 +210,14 @@ public struct JourneyRunner: Sendable {
             AttributionRecord(
                 device: device.id, clickedLinkId: clicked, emittedLinkId: deferred?.linkId,
                 matchMethod: deferred?.matchMethod.rawValue, sharedNAT: device.sharedNAT))
+        return true
     }
 
-    func open(link: String, style: JourneyStep.OpenStyle, timeout: Double, device: VirtualDevice, due: Double) async {
+    func open(link: String, style: JourneyStep.OpenStyle, timeout: Double, device: VirtualDevice, due: Double) async
+        -> Bool
+    {
         let (instance, hadLink) = device.state.withLock { ($0.instance, $0.lastLink != nil) }
-        guard let instance else { return }
+        guard let instance else { return true }
         let url: URL?
         switch style {
         case .universal:
@@ -199,39 +230,44 @@ public struct JourneyRunner: Sendable {
         case .custom:
             url = URL(string: "\(sdk.customScheme)://\(link)")
         }
-        guard let url else { return }
+        guard let url else { return true }
         let stream = instance.links
         let label = device.state.withLock { "\(device.id)#\($0.launch)" }
         let context = StepContext(label: label, intendedStart: due)
         let start = recorder.timeline.now()
         StepContext.$current.withValue(context) { instance.handle(url: url) }
-        let emitted = await firstLink(of: stream, within: timeout, skipFirst: hadLink)
+        // The wait for the link ends at the cutoff at the latest; an open cut there is not a time-out.
+        let remaining = control.cutoff - start
+        let emitted = await firstLink(of: stream, within: Swift.min(timeout, Swift.max(0, remaining)), skipFirst: hadLink)
+        if emitted == nil && (remaining < timeout || Task.isCancelled) { return false }
         recorder.openRecorded(emitted: emitted != nil, latency: recorder.timeline.now() - start)
         if let emitted { device.state.withLock { $0.lastLink = emitted } }
+        return true
     }
 
     /// Runs one public telemetry call inside a step context and closes its calls with the
-    /// outcome the public API reported.
-    func call(_ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void) async {
+    /// outcome the public API reported. Returns `false` when the run cancelled the call.
+    func call(_ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void) async -> Bool {
         let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
-        guard let instance else { return }
+        guard let instance else { return true }
         let context = StepContext(label: label, intendedStart: due)
-        let outcome: String = await StepContext.$current.withValue(context) {
+        let outcome: CallOutcome = await StepContext.$current.withValue(context) {
             do {
                 try await body(instance)
-                return "ok"
+                return CallOutcome.ok
             } catch is OptoLinkApiError {
-                return "api_error"
+                return CallOutcome.apiError
             } catch let error as OptoLinkConnectionError where error.underlying.code == .cancelled {
                 // The run stopped the call (grace deadline, Ctrl-C), e.g. during a back-off sleep.
-                return "cancelled"
+                return CallOutcome.cancelledByRun
             } catch is OptoLinkConnectionError {
-                return "connection_error"
+                return CallOutcome.connectionError
             } catch {
-                return "other_error"
+                return CallOutcome.otherError
             }
         }
         recorder.closeCalls(label: label, callIds: context.callIds, outcome: outcome)
+        return outcome != CallOutcome.cancelledByRun && !Task.isCancelled
     }
 
     /// The first link `stream` yields within `seconds` (after skipping the replayed one when

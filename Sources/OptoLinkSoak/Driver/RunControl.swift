@@ -1,18 +1,87 @@
 import Synchronization
 
-/// The run's stop switch: once stopped, no journey or step starts; in-flight calls finish
-/// (or are cancelled when the grace period ends). Set by the duration, the iteration
-/// budget, or SIGINT; the first reason wins.
+/// The run's stop switch and its deadlines, in run seconds on the run's one clock.
+///
+/// - The **step window** ends at `load.duration` (or earlier, when the run is stopped): no
+///   journey and no step starts at or after it. Without a `duration` (an open model bounded
+///   by its stages) it never closes by itself: journeys started in the schedule run their steps.
+/// - The **cutoff** is the run's end (`duration`, else the stages' total, or the stop if
+///   earlier) plus `grace`: no call and no HTTP attempt starts at or after it, and whatever
+///   is still running then is cancelled.
+///
+/// A stop (SIGINT, SIGTERM, an early abort) closes the window at once, so in-flight
+/// work gets at most `grace` seconds from the stop. The first reason wins.
 public final class RunControl: Sendable {
-    private let reason = Mutex<String?>(nil)
+    private struct State {
+        var reason: StopReason?
+        var timeline: RunTimeline?
+        var window = Double.infinity
+        var end = Double.infinity
+        var grace = 0.0
+        var stoppedAt: Double?
+        var cut = false
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
-    /// Stops the run for `why` (`duration`, `iterations`, `interrupted`, …); later calls keep the first reason.
-    public func stop(_ why: String) {
-        reason.withLock { if $0 == nil { $0 = why } }
+    /// Sets the run's clock and deadlines (the driver calls it when the run starts).
+    /// - Parameters:
+    ///   - window: seconds after which no step starts (`.infinity`: only the stop closes it).
+    ///   - end: seconds after which no journey starts; the cutoff is `end + grace`
+    ///     (`.infinity` when only `iterations` bounds the run). At least `window`.
+    ///   - grace: seconds in-flight work may take after `end` (or the stop).
+    public func arm(timeline: RunTimeline, window: Double, end: Double, grace: Double) {
+        state.withLock { s in
+            s.timeline = timeline
+            s.window = window
+            s.end = Swift.min(end, window)
+            s.grace = Swift.max(0, grace)
+            if s.reason != nil, s.stoppedAt == nil { s.stoppedAt = timeline.now() }
+        }
     }
 
-    public var isStopped: Bool { reason.withLock { $0 != nil } }
-    public var stopReason: String? { reason.withLock { $0 } }
+    /// Stops the run for `why` (`interrupted`, `terminated`, `misconfigured`, …); later calls keep
+    /// the first reason. Closes the step window now; the cutoff becomes now + grace at the latest.
+    public func stop(_ why: StopReason) {
+        state.withLock { s in
+            guard s.reason == nil else { return }
+            s.reason = why
+            s.stoppedAt = s.timeline?.now()
+        }
+    }
+
+    /// Whether ``stop(_:)`` was called.
+    public var isStopped: Bool { state.withLock { $0.reason != nil } }
+    /// The first reason given to ``stop(_:)``, if any.
+    public var stopReason: StopReason? { state.withLock { $0.reason } }
+
+    /// Run seconds at which the step window closes: `duration`, or the stop time if earlier.
+    public var windowEnd: Double {
+        state.withLock { s in Swift.min(s.window, s.stoppedAt ?? .infinity) }
+    }
+
+    /// Run seconds at which every call and attempt is cut: the run's end (or the stop) + grace.
+    public var cutoff: Double {
+        state.withLock { s in Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
+    }
+
+    /// Whether a step may start at run time `t` (the run is not stopped and the window is open).
+    public func stepAllowed(at t: Double) -> Bool {
+        state.withLock { s in s.reason == nil && t < s.window }
+    }
+
+    /// Whether a call or attempt may start at run time `t` (before the cutoff, and not cut).
+    public func attemptAllowed(at t: Double) -> Bool {
+        state.withLock { s in !s.cut && t < Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
+    }
+
+    /// Marks the cutoff as reached: from now on nothing starts, whatever the clock says.
+    public func markCut() {
+        state.withLock { $0.cut = true }
+    }
+
+    /// Whether the cutoff was reached with work still running (it was cancelled).
+    public var wasCut: Bool { state.withLock { $0.cut } }
 }

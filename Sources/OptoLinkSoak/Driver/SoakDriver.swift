@@ -1,6 +1,3 @@
-import Foundation
-import Synchronization
-
 /// Runs a profile's load model over the virtual devices with structured concurrency.
 ///
 /// - Open model: an ``ArrivalSchedule`` plans journey starts; a bounded task group starts
@@ -9,8 +6,13 @@ import Synchronization
 ///   and its lag recorded; its calls are still measured from the planned time.
 /// - Closed model: `concurrency` devices loop journeys back to back.
 ///
-/// Both stop at `duration`, after `iterations` journeys, or when ``RunControl`` stops; then
-/// no new step starts, in-flight calls get `grace` seconds, and anything left is cancelled.
+/// Deadlines, all on the runner's one clock (``RunControl``): no journey or step starts at
+/// or after `load.duration` (or the stop); an open model without a `duration` starts no
+/// journey after its stages' end and lets started journeys run their steps. In-flight work
+/// then gets `grace` seconds; at the cutoff (`duration` or the stages' end, or the stop, plus
+/// `grace`) a watchdog cancels every journey and disposes every SDK instance, which ends their
+/// requests and back-off sleeps, and no attempt starts after it. So a run lasts at most its
+/// end plus `grace` plus teardown, whatever the backend does.
 public final class SoakDriver: Sendable {
     public let profile: SoakProfile
     public let devices: [VirtualDevice]
@@ -30,68 +32,137 @@ public final class SoakDriver: Sendable {
 
     private enum ChildResult: Sendable { case journey, watchdog }
 
-    /// Runs until the load model ends or the run is stopped; returns the stop reason:
-    /// `completed` (schedule or iterations done), `duration`, `iterations`, `interrupted`
-    /// (``RunControl`` stopped it), or `deadline` (in-flight work outlived the grace period).
-    public func run() async -> String {
-        let duration = profile.load.effectiveDuration
-        let limit = profile.load.iterations ?? Int.max
-        let natural: String = await withTaskGroup(of: ChildResult.self) { group in
-            var running = 0
-            var natural = "completed"
-            switch profile.load.model {
-            case .open:
-                (running, natural) = await openModel(&group, duration: duration, limit: limit)
-            case .closed:
-                running = closedModel(&group, duration: duration, limit: limit)
-                natural = "completed"
-            }
-            // No new journeys start now; in-flight ones get the grace period, then are cancelled.
-            let grace = profile.load.grace
+    /// Why the run ended, as ``run()`` reports it.
+    ///
+    /// `completed` (the open model's schedule ran out and every journey ended), `iterations`
+    /// (the journey budget was spent and every journey ended), `duration` (the step window
+    /// closed and in-flight work ended within the grace period), `interrupted` / `terminated`
+    /// (a signal stopped the run and in-flight work ended within the grace period), or
+    /// `deadline` (the cutoff was reached with work still running, and that work was cancelled).
+    public func run() async -> StopReason {
+        let load = profile.load
+        // An explicit duration closes the step window; an open model without one ends its
+        // arrivals with its stages and lets started journeys run until the cutoff.
+        let window = load.duration ?? .infinity
+        let end = load.duration ?? (load.model == .open ? load.effectiveDuration : .infinity)
+        let timeline = runner.recorder.timeline
+        control.arm(timeline: timeline, window: window, end: end, grace: load.grace)
+        let limit = load.iterations ?? Int.max
+        let budget = AtomicCounter()
+        let natural: StopReason = await withTaskGroup(of: ChildResult.self) { group in
             let clock = runner.clock
             let control = self.control
-            let timeline = runner.recorder.timeline
-            let closedEnd = profile.load.model == .closed ? timeline.now() + duration : 0
             group.addTask {
-                while !control.isStopped && timeline.now() < closedEnd && !Task.isCancelled {
-                    try? await clock.sleep(for: .milliseconds(50), tolerance: nil)
-                }
-                try? await clock.sleep(for: .nanoseconds(Int64(grace * 1e9)), tolerance: nil)
-                return .watchdog
+                // The watchdog: sleeps until the cutoff, which a stop can bring forward.
+                await Self.sleepUntilCutoff(control, timeline: timeline, clock: clock) ? .watchdog : .journey
             }
-            while running > 0, let result = await group.next() {
-                switch result {
-                case .journey: running -= 1
-                case .watchdog:
-                    control.stop("deadline")
-                    group.cancelAll()
-                }
+            var tracker = Tracker()
+            let natural: StopReason
+            switch load.model {
+            case .open: natural = await openModel(&group, tracker: &tracker, end: end, limit: limit)
+            case .closed:
+                natural = .duration
+                closedModel(&group, tracker: &tracker, budget: budget, limit: limit)
+            }
+            while tracker.running > 0, !tracker.cut, let result = await group.next() {
+                tracker.handle(result, driver: self, group: &group)
             }
             group.cancelAll()
-            return natural
+            // The closed model ends by its budget when a worker found it spent.
+            return load.model == .closed && budget.current > limit ? .iterations : natural
         }
+        if !control.wasCut { await finishBackgroundWork() }
+        // Teardown: end every launch, then wait for the cancelled work to wind down (it ends at
+        // once: cancellation reaches every request and sleep), so every attempt is recorded.
+        let instances = devices.compactMap { device in device.state.withLock { $0.instance } }
         for device in devices { runner.endLaunch(of: device) }
+        for instance in instances { await instance.waitForBackgroundWork() }
+        if control.wasCut { return .deadline }
         return control.stopReason ?? natural
     }
 
-    private func openModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) async -> (Int, String)
+    /// Sleeps on `clock` until the run's cutoff (re-read every 50 ms, since a stop brings it
+    /// forward); returns `true` at the cutoff, `false` when cancelled first.
+    private static func sleepUntilCutoff(_ control: RunControl, timeline: RunTimeline, clock: any Clock<Duration>)
+        async -> Bool
     {
-        var schedule = ArrivalSchedule(
-            startRate: profile.load.startRate, stages: profile.load.stages, duration: duration)
+        while !Task.isCancelled {
+            let now = timeline.now()
+            let cutoff = control.cutoff
+            if now >= cutoff { return true }
+            let nap = Swift.min(cutoff - now, 0.05)
+            do { try await clock.sleep(for: .nanoseconds(Int64(nap * 1e9)), tolerance: nil) } catch { return false }
+        }
+        return false
+    }
+
+    /// Gives the instances' fire-and-forget work (session calls, link resolutions) until the
+    /// cutoff to finish; whatever is still running then is cancelled.
+    private func finishBackgroundWork() async {
+        let instances = devices.compactMap { device in device.state.withLock { $0.instance } }
+        guard !instances.isEmpty else { return }
+        let timeline = runner.recorder.timeline
+        let clock = runner.clock
+        let control = self.control
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for instance in instances { await instance.waitForBackgroundWork() }
+                return true
+            }
+            group.addTask { await !Self.sleepUntilCutoff(control, timeline: timeline, clock: clock) }
+            if let finished = await group.next(), !finished {
+                control.markCut()
+                for instance in instances { instance.dispose() }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Counts running journeys and handles the watchdog's firing.
+    private struct Tracker {
+        var running = 0
+        var cut = false
+
+        mutating func handle(_ result: ChildResult, driver: SoakDriver, group: inout TaskGroup<ChildResult>) {
+            switch result {
+            case .journey:
+                running -= 1
+            case .watchdog:
+                cut = true
+                guard running > 0 else { return }
+                // Cut: nothing starts any more; every journey and every instance's work is cancelled.
+                driver.control.markCut()
+                group.cancelAll()
+                // Disposing (not ending the launch) leaves each call to be closed by its own journey,
+                // with the outcome it saw, or at the very end.
+                for device in driver.devices { device.state.withLock { $0.instance }?.dispose() }
+            }
+        }
+    }
+
+    private func openModel(
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, end: Double, limit: Int
+    ) async -> StopReason {
+        let load = profile.load
+        var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: end)
         var rng = SeededRandom(seed: profile.seed ^ 0x0E7E)
         let weights = profile.journeys.map(\.weight)
-        let maxInFlight = profile.load.maxInFlight
-        var running = 0
+        let timeline = runner.recorder.timeline
         var k = 0
-        var reason = profile.load.duration != nil ? "duration" : "completed"
+        var reason: StopReason = load.duration != nil ? .duration : .completed
         while let intended = schedule.next() {
             if k >= limit {
-                reason = "iterations"
+                reason = .iterations
                 break
             }
             scheduled.add()
-            while running >= maxInFlight, let _ = await group.next() { running -= 1 }
-            guard await runner.sleep(until: intended) else { break }
+            while tracker.running >= load.maxInFlight, !tracker.cut, let result = await group.next() {
+                tracker.handle(result, driver: self, group: &group)
+            }
+            if tracker.cut { break }
+            // A journey planned in the schedule starts even when late (counted, with its lag),
+            // unless the step window has closed.
+            guard await runner.sleep(until: intended), control.stepAllowed(at: timeline.now()) else { break }
             let device = devices[k % devices.count]
             let journey = profile.journeys[rng.pickIndex(weights)]
             var journeyRng = SeededRandom(seed: rng.next())
@@ -100,22 +171,24 @@ public final class SoakDriver: Sendable {
             group.addTask {
                 inFlight.add()
                 defer { inFlight.add(-1) }
-                runner.recorder.journeyStarted(name: journey.name, lag: runner.recorder.timeline.now() - intended)
+                runner.recorder.journeyStarted(name: journey.name, lag: timeline.now() - intended)
                 let completed = await runner.run(journey, on: device, intendedStart: intended, rng: &journeyRng)
-                runner.recorder.journeyEnded(completed: completed)
+                runner.recorder.journeyEnded(
+                    name: journey.name, completed: completed, duration: timeline.now() - intended)
                 return .journey
             }
-            running += 1
+            tracker.running += 1
             k += 1
         }
-        return (running, reason)
+        return reason
     }
 
-    private func closedModel(_ group: inout TaskGroup<ChildResult>, duration: Double, limit: Int) -> Int {
+    private func closedModel(
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, budget: AtomicCounter, limit: Int
+    ) {
         let concurrency = profile.load.concurrency ?? devices.count
-        let budget = AtomicCounter()
         let weights = profile.journeys.map(\.weight)
-        let end = runner.recorder.timeline.now() + duration
+        let timeline = runner.recorder.timeline
         for worker in 0..<concurrency {
             let device = devices[worker % devices.count]
             let runner = self.runner
@@ -125,20 +198,20 @@ public final class SoakDriver: Sendable {
             let inFlight = self.inFlight
             group.addTask {
                 var rng = SeededRandom(seed: profile.seed ^ UInt64(worker) &* 0x9E37)
-                while !control.isStopped && !Task.isCancelled {
-                    if runner.recorder.timeline.now() >= end || budget.add() > limit { break }
+                while !Task.isCancelled && control.stepAllowed(at: timeline.now()) {
+                    if budget.add() > limit { break }
                     scheduled.add()
                     let journey = profile.journeys[rng.pickIndex(weights)]
-                    let start = runner.recorder.timeline.now()
+                    let start = timeline.now()
                     inFlight.add()
                     runner.recorder.journeyStarted(name: journey.name, lag: 0)
                     let completed = await runner.run(journey, on: device, intendedStart: start, rng: &rng)
                     inFlight.add(-1)
-                    runner.recorder.journeyEnded(completed: completed)
+                    runner.recorder.journeyEnded(name: journey.name, completed: completed, duration: timeline.now() - start)
                 }
                 return .journey
             }
         }
-        return concurrency
+        tracker.running = concurrency
     }
 }

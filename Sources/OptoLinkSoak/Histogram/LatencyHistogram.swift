@@ -66,12 +66,13 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// Mean in seconds (0 when empty).
     public var mean: Double { count == 0 ? 0 : sum / Double(count) }
 
-    /// The nearest-rank percentile in seconds: the value at rank ⌈p/100 · count⌉ (at least 1),
-    /// within ``relativePrecision``. `p` in 0…100; 100 returns the exact max. 0 when empty.
+    /// The nearest-rank percentile in seconds: the value at rank ⌈p/100 · count⌉ (at least 1,
+    /// computed in integers by ``NearestRank``), within ``relativePrecision``. `p` in 0…100;
+    /// 100 returns the exact max. 0 when empty.
     public func percentile(_ p: Double) -> Double {
         guard count > 0 else { return 0 }
         if p >= 100 { return max }
-        let rank = Swift.max(UInt64(1), UInt64((p / 100 * Double(count)).rounded(.up)))
+        let rank = NearestRank.rank(percentile: p, count: count)
         var seen: UInt64 = 0
         for (i, c) in counts.enumerated() where c != 0 {
             seen += c

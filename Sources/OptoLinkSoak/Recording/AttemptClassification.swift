@@ -10,20 +10,20 @@ enum AttemptClassification {
     /// A short, value-free error kind for an attempt with no response (`timed_out`, …).
     /// A cancellation after at least the per-attempt timeout counts as `timed_out` (the
     /// SDK enforces its deadline by cancelling the transport call).
-    static func errorKind(_ error: any Error, elapsed: Double, timeout: Duration) -> String {
+    static func errorKind(_ error: any Error, elapsed: Double, timeout: Duration) -> AttemptErrorKind {
         let timeoutSeconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         if let urlError = error as? URLError {
             switch urlError.code {
-            case .timedOut: return "timed_out"
-            case .networkConnectionLost: return "connection_lost"
-            case .cannotConnectToHost, .cannotFindHost: return "cannot_connect"
-            case .badServerResponse: return "bad_response"
-            case .cancelled: return elapsed >= timeoutSeconds * 0.999 ? "timed_out" : "cancelled"
-            default: return "other"
+            case .timedOut: return .timedOut
+            case .networkConnectionLost: return .connectionLost
+            case .cannotConnectToHost, .cannotFindHost: return .cannotConnect
+            case .badServerResponse: return .badResponse
+            case .cancelled: return elapsed >= timeoutSeconds * 0.999 ? .timedOut : .cancelled
+            default: return .other
             }
         }
-        if error is CancellationError { return elapsed >= timeoutSeconds * 0.999 ? "timed_out" : "cancelled" }
-        return "other"
+        if error is CancellationError { return elapsed >= timeoutSeconds * 0.999 ? .timedOut : .cancelled }
+        return .other
     }
 
     /// `N` from a 429 body `Retry after N second(s)`, else `nil`.

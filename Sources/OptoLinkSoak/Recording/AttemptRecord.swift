@@ -20,9 +20,8 @@ public struct AttemptRecord: Sendable, Codable, Equatable {
     public var end: Double
     /// HTTP status, or `nil` when no response arrived.
     public var status: Int?
-    /// Short, value-free error kind when no response arrived: `timed_out`, `connection_lost`,
-    /// `cannot_connect`, `bad_response`, `cancelled`, `other`.
-    public var errorKind: String?
+    /// Why no response arrived, or `nil` when one did.
+    public var errorKind: AttemptErrorKind?
     /// `N` parsed from a 429 body.
     public var retryAfterSeconds: Int?
     public var requestBytes: Int
@@ -35,7 +34,7 @@ public struct AttemptRecord: Sendable, Codable, Equatable {
 
     public init(
         device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempt: Int,
-        intendedStart: Double, actualStart: Double, end: Double, status: Int?, errorKind: String?,
+        intendedStart: Double, actualStart: Double, end: Double, status: Int?, errorKind: AttemptErrorKind?,
         retryAfterSeconds: Int?, requestBytes: Int, responseBytes: Int, correlationId: String?,
         clientIP: String? = nil
     ) {
@@ -71,15 +70,15 @@ public struct CallRecord: Sendable, Codable, Equatable {
     public var start: Double
     /// Last attempt's end (includes back-off sleeps).
     public var end: Double
-    /// `ok`, `api_error`, `connection_error`.
-    public var outcome: String
+    /// How the call ended.
+    public var outcome: CallOutcome
     /// The last attempt's status, if any.
     public var finalStatus: Int?
     public var correlationId: String?
 
     public init(
         device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempts: Int,
-        intendedStart: Double, start: Double, end: Double, outcome: String, finalStatus: Int?,
+        intendedStart: Double, start: Double, end: Double, outcome: CallOutcome, finalStatus: Int?,
         correlationId: String?
     ) {
         self.device = device

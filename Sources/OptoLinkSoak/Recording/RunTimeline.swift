@@ -1,30 +1,42 @@
 import Foundation
 
-/// The run's time axis: seconds since the run started on the monotonic clock, plus the
-/// wall-clock epoch of that start (to join with the server ledger's epoch times).
+/// The run's time axis: seconds since the run started, read from the run's one injected
+/// clock (the same clock the driver and every SDK instance sleep on), plus the wall-clock
+/// epoch of that start (to join with the server ledger's epoch times).
+///
+/// A real run uses `ContinuousClock`; a test passes a virtual clock, and then every time in
+/// the report (attempts, calls, journeys, the timeline) is virtual time.
 public struct RunTimeline: Sendable {
-    public let origin: ContinuousClock.Instant
-    /// Unix epoch seconds at `origin`.
+    /// Seconds elapsed on the clock since the origin.
+    private let elapsed: @Sendable () -> Duration
+    /// Unix epoch seconds at the origin.
     public let originEpoch: Double
 
+    /// A timeline starting now on `ContinuousClock`.
     public init() {
-        origin = ContinuousClock.now
-        originEpoch = Date().timeIntervalSince1970
+        self.init(clock: ContinuousClock())
+    }
+
+    /// A timeline starting now on `clock`; `originEpoch` is the wall-clock time now (or `epoch`).
+    public init(clock: any Clock<Duration>, epoch: Double? = nil) {
+        elapsed = Self.stopwatch(clock)
+        originEpoch = epoch ?? Date().timeIntervalSince1970
+    }
+
+    /// Reads `clock` now and returns the time elapsed since then, on each call.
+    private static func stopwatch<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
+        let origin = clock.now
+        return { origin.duration(to: clock.now) }
     }
 
     /// Seconds since the run started.
     public func now() -> Double {
-        seconds(at: ContinuousClock.now)
+        Self.seconds(elapsed())
     }
 
-    /// Seconds since the run started at `instant`.
-    public func seconds(at instant: ContinuousClock.Instant) -> Double {
-        let d = (instant - origin).components
+    /// `duration` in seconds.
+    public static func seconds(_ duration: Duration) -> Double {
+        let d = duration.components
         return Double(d.seconds) + Double(d.attoseconds) / 1e18
-    }
-
-    /// The instant `seconds` after the run started.
-    public func instant(at seconds: Double) -> ContinuousClock.Instant {
-        origin.advanced(by: .nanoseconds(Int64((seconds * 1e9).rounded())))
     }
 }

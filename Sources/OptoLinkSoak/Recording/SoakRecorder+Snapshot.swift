@@ -6,15 +6,19 @@ extension SoakRecorder {
         }
     }
 
-    /// The per-interval counters, in time order.
-    func intervalSummary() -> [SoakSummary.Interval] {
+    /// The per-interval counters, in time order: one row for every interval from 0 to the
+    /// end of the run (`activeSeconds`), idle ones included (all zero), so a stall shows as
+    /// rows of zeros rather than as a gap.
+    func intervalSummary(activeSeconds: Double) -> [SoakSummary.Interval] {
         state.withLock { s in
-            s.intervals.keys.sorted().compactMap { slot in
-                guard let b = s.intervals[slot] else { return nil }
+            let covered = activeSeconds.isFinite ? Int((Swift.max(0, activeSeconds) / interval).rounded(.up)) : 0
+            let last = Swift.max(covered, (s.intervals.keys.max() ?? -1) + 1)
+            return (0..<last).map { slot in
+                let b = s.intervals[slot] ?? IntervalStats()
                 return SoakSummary.Interval(
                     t: Double(slot) * interval, journeys: b.journeys, lateStarts: b.lateStarts, attempts: b.attempts,
                     status429: b.status429, errors: b.errors,
-                    meanLatencyFromIntended: b.attempts > 0 ? b.latencySum / Double(b.attempts) : 0,
+                    meanLatencyFromIntended: b.latencyCount > 0 ? b.latencySum / Double(b.latencyCount) : 0,
                     maxLatencyFromIntended: b.latencyMax)
             }
         }
@@ -30,11 +34,13 @@ extension SoakRecorder {
             let journeys = SoakSummary.JourneySummary(
                 scheduled: 0, started: s.journeysStarted, completed: s.journeysCompleted,
                 unfinished: s.journeysUnfinished, lateStarts: s.lateStarts, lateThresholdSeconds: lateThreshold,
-                startLag: HistogramSummary(s.startLag), byName: s.journeysByName)
+                startLag: HistogramSummary(s.startLag), byName: s.journeysByName,
+                unfinishedByName: s.journeysUnfinishedByName,
+                durationFromIntended: s.journeyDurations.mapValues(HistogramSummary.init))
             var endpoints: [String: SoakSummary.EndpointSummary] = [:]
             for (endpoint, e) in s.endpoints {
                 endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(
-                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: e.callOutcomes,
+                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                     attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                     callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,

@@ -24,8 +24,10 @@ public final class SoakRecorder: Sendable {
         var start: Double
         var end: Double
         var lastStatus: Int?
+        /// The last attempt's error kind when it got no response (`cancelled`, `timed_out`, …).
+        var lastErrorKind: AttemptErrorKind?
         var closeRequested = false
-        var thrownOutcome: String?
+        var thrownOutcome: CallOutcome?
         var correlationId: String?
     }
 
@@ -33,7 +35,7 @@ public final class SoakRecorder: Sendable {
         var attempts = 0
         var calls = 0
         var byStatus: [String: Int] = [:]
-        var callOutcomes: [String: Int] = [:]
+        var callOutcomes: [CallOutcome: Int] = [:]
         var attemptsPerCall: [String: Int] = [:]
         var attemptLatency = LatencyHistogram()
         var attemptLatencyFromIntended = LatencyHistogram()
@@ -50,6 +52,8 @@ public final class SoakRecorder: Sendable {
         var status429 = 0
         var errors = 0
         var latencySum = 0.0
+        /// Attempts in `latencySum` (cancelled ones are left out).
+        var latencyCount = 0
         var latencyMax = 0.0
     }
 
@@ -68,6 +72,9 @@ public final class SoakRecorder: Sendable {
         var journeysCompleted = 0
         var journeysUnfinished = 0
         var journeysByName: [String: Int] = [:]
+        var journeysUnfinishedByName: [String: Int] = [:]
+        /// Per journey name: time from the intended start to the end of the last step, completed journeys only.
+        var journeyDurations: [String: LatencyHistogram] = [:]
         var lateStarts = 0
         var startLag = LatencyHistogram()
         var firstLaunches = 0
@@ -85,6 +92,7 @@ public final class SoakRecorder: Sendable {
     }
 
     public let timeline: RunTimeline
+    let control: RunControl?
     /// A journey starting later than this after its intended start counts as a late start.
     public let lateThreshold: Double
     let attemptsCSV: CSVStreamWriter
@@ -97,8 +105,15 @@ public final class SoakRecorder: Sendable {
     public let interval: Double
 
     /// - Parameter interval: seconds per timeline interval (choose so a run has ≤ ~600).
-    public init(directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1) throws {
+    /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
+    ///   work is recorded as `cancelled_by_run` (other cancellations, e.g. a relaunch disposing
+    ///   the previous instance, as `cancelled`).
+    public init(
+        directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
+        control: RunControl? = nil
+    ) throws {
         self.timeline = timeline
+        self.control = control
         self.lateThreshold = lateThreshold
         self.interval = max(0.001, interval)
         attemptsCSV = try CSVStreamWriter(
@@ -128,36 +143,48 @@ public final class SoakRecorder: Sendable {
     }
 
     /// Records a finished attempt (writes its CSV row, updates aggregates, closes its call if due).
+    ///
+    /// An attempt the run cancelled (error kind `cancelled`: the grace deadline, a disposed
+    /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
+    /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
+        let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
+        let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
             var stats = s.endpoints[record.endpoint] ?? EndpointStats()
             stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? record.errorKind ?? "other", default: 0] += 1
-            stats.attemptLatency.record(record.end - record.actualStart)
-            stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
+            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
+            if !cancelled {
+                stats.attemptLatency.record(record.end - record.actualStart)
+                stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
+                s.allAttempts.record(record.end - record.actualStart)
+            }
             stats.requestBytes += record.requestBytes
             stats.responseBytes += record.responseBytes
             s.endpoints[record.endpoint] = stats
-            s.allAttempts.record(record.end - record.actualStart)
             let slot = Int(record.actualStart / interval)
             var bucket = s.intervals[slot] ?? IntervalStats()
             let fromIntended = record.end - record.intendedStart
             bucket.attempts += 1
             if record.status == 429 { bucket.status429 += 1 }
-            if record.status.map({ $0 >= 500 }) ?? true { bucket.errors += 1 }
-            bucket.latencySum += fromIntended
-            bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            if isError { bucket.errors += 1 }
+            if !cancelled {
+                bucket.latencySum += fromIntended
+                bucket.latencyCount += 1
+                bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            }
             s.intervals[slot] = bucket
             s.attempts += 1
             if record.status == 429 { s.status429 += 1 }
-            if record.status.map({ $0 >= 500 }) ?? true { s.errors += 1 }
+            if isError { s.errors += 1 }
             s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
             let key = CallKey(label: label, callId: record.callId)
             guard var call = s.openCalls[key] else { return nil }
             call.inFlight -= 1
             call.end = Swift.max(call.end, record.end)
             call.lastStatus = record.status
+            call.lastErrorKind = record.errorKind
             if call.correlationId == nil { call.correlationId = record.correlationId }
             s.openCalls[key] = call
             return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
@@ -168,7 +195,12 @@ public final class SoakRecorder: Sendable {
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
     /// public call's outcome, `nil` = derive from the last attempt), or every open call of
     /// the label when `callIds` is `nil` (the launch is over).
-    public func closeCalls(label: String, callIds: [UInt64]?, outcome: String?) {
+    ///
+    /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
+    /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
+    /// sleep shows how long it really ran.
+    public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
+        let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
             let keys = callIds.map { $0.map { CallKey(label: label, callId: $0) } }
                 ?? s.openCalls.keys.filter { $0.label == label }
@@ -176,7 +208,15 @@ public final class SoakRecorder: Sendable {
             for key in keys {
                 guard s.openCalls[key] != nil else { continue }
                 s.openCalls[key]?.closeRequested = true
-                if let outcome { s.openCalls[key]?.thrownOutcome = outcome }
+                // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
+                let succeeded = s.openCalls[key]?.lastStatus.map { (200..<300).contains($0) } ?? false
+                if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
+                    s.openCalls[key]?.thrownOutcome = outcome
+                }
+                if outcome == CallOutcome.cancelledByRun, var call = s.openCalls[key] {
+                    call.end = Swift.max(call.end, now)
+                    s.openCalls[key] = call
+                }
                 if s.openCalls[key]?.inFlight == 0, let record = Self.close(key, in: &s) { done.append(record) }
             }
             return done
@@ -184,13 +224,18 @@ public final class SoakRecorder: Sendable {
         for record in finished { callsCSV.append(record.csvFields) }
     }
 
-    /// Emits every call still open (calls with attempts in flight get outcome `unfinished`),
-    /// then flushes and closes both CSV files.
+    /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
+    /// ending now), then flushes and closes both CSV files.
     public func finish() {
+        let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
             let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
             return keys.compactMap { key in
-                if (s.openCalls[key]?.inFlight ?? 0) > 0 { s.openCalls[key]?.thrownOutcome = "unfinished" }
+                if var call = s.openCalls[key], call.inFlight > 0 {
+                    call.thrownOutcome = CallOutcome.unfinished
+                    call.end = Swift.max(call.end, now)
+                    s.openCalls[key] = call
+                }
                 return Self.close(key, in: &s)
             }
         }
@@ -201,11 +246,12 @@ public final class SoakRecorder: Sendable {
 
     private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
-        let derived: String =
+        let derived: CallOutcome =
             switch call.lastStatus {
-            case .some(let status) where (200..<300).contains(status): "ok"
-            case .some: "api_error"
-            case .none: "connection_error"
+            case .some(let status) where (200..<300).contains(status): CallOutcome.ok
+            case .some: CallOutcome.apiError
+            case .none where call.lastErrorKind?.isCancellation ?? false: .cancelledByRun
+            case .none: CallOutcome.connectionError
             }
         let record = CallRecord(
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
@@ -215,7 +261,8 @@ public final class SoakRecorder: Sendable {
         stats.calls += 1
         stats.callOutcomes[record.outcome, default: 0] += 1
         stats.attemptsPerCall[String(call.attempts), default: 0] += 1
-        stats.callLatency.record(call.end - call.intendedStart)
+        // Only calls that finished by themselves have a latency; cut ones are counted by outcome.
+        if record.outcome.isFinished { stats.callLatency.record(call.end - call.intendedStart) }
         s.endpoints[call.endpoint] = stats
         s.calls += 1
         return record
@@ -236,10 +283,18 @@ public final class SoakRecorder: Sendable {
         }
     }
 
-    /// Records a journey end (`completed == false`: cut short by the stop deadline).
-    public func journeyEnded(completed: Bool) {
+    /// Records a journey end. `completed == false`: the run cut it short (a step never
+    /// started, or a step's work was cancelled). `duration`: seconds from the journey's
+    /// intended start to its end; kept per journey name for completed journeys only.
+    public func journeyEnded(name: String, completed: Bool, duration: Double) {
         state.withLock { s in
-            if completed { s.journeysCompleted += 1 } else { s.journeysUnfinished += 1 }
+            if completed {
+                s.journeysCompleted += 1
+                s.journeyDurations[name, default: LatencyHistogram()].record(duration)
+            } else {
+                s.journeysUnfinished += 1
+                s.journeysUnfinishedByName[name, default: 0] += 1
+            }
         }
     }
 

@@ -26,10 +26,16 @@ extension AttemptRecord {
         [
             device, String(launch), String(callId), endpoint.rawValue, String(attempt), formatSeconds(intendedStart),
             formatSeconds(actualStart), formatSeconds(end), formatSeconds(end - actualStart),
-            formatSeconds(end - intendedStart), status.map(String.init) ?? "", errorKind ?? "",
+            formatSeconds(end - intendedStart), status.map(String.init) ?? "", errorKind?.rawValue ?? "",
             retryAfterSeconds.map(String.init) ?? "", String(requestBytes), String(responseBytes), correlationId ?? "",
             clientIP ?? "",
         ]
+    }
+
+    /// An empty field as `.some(nil)`, a parseable one as `.some(value)`, anything else `nil`.
+    static func optional<T>(_ field: String, _ parse: (String) -> T?) -> T?? {
+        if field.isEmpty { return .some(nil) }
+        return parse(field).map { .some($0) }
     }
 
     /// Parses one `attempts.csv` row (as written by ``csvFields``); `nil` when malformed.
@@ -37,12 +43,14 @@ extension AttemptRecord {
         guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
             let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempt = Int(f[4]), let intended = Double(f[5]),
             let start = Double(f[6]), let end = Double(f[7]), let requestBytes = Int(f[13]),
-            let responseBytes = Int(f[14])
+            let responseBytes = Int(f[14]), let status = Self.optional(f[10], Int.init),
+            let errorKind = Self.optional(f[11], AttemptErrorKind.init(rawValue:)),
+            let retryAfter = Self.optional(f[12], Int.init)
         else { return nil }
         self.init(
             device: f[0], launch: launch, callId: callId, endpoint: endpoint, attempt: attempt, intendedStart: intended,
-            actualStart: start, end: end, status: Int(f[10]), errorKind: f[11].isEmpty ? nil : f[11],
-            retryAfterSeconds: Int(f[12]), requestBytes: requestBytes, responseBytes: responseBytes,
+            actualStart: start, end: end, status: status, errorKind: errorKind,
+            retryAfterSeconds: retryAfter, requestBytes: requestBytes, responseBytes: responseBytes,
             correlationId: f[15].isEmpty ? nil : f[15], clientIP: f[16].isEmpty ? nil : f[16]
         )
     }
@@ -60,7 +68,7 @@ extension CallRecord {
         [
             device, String(launch), String(callId), endpoint.rawValue, String(attempts), formatSeconds(intendedStart),
             formatSeconds(start), formatSeconds(end), formatSeconds(end - start), formatSeconds(end - intendedStart),
-            outcome, finalStatus.map(String.init) ?? "", correlationId ?? "",
+            outcome.rawValue, finalStatus.map(String.init) ?? "", correlationId ?? "",
         ]
     }
 
@@ -68,11 +76,12 @@ extension CallRecord {
     public init?(csvFields f: [String]) {
         guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
             let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempts = Int(f[4]), let intended = Double(f[5]),
-            let start = Double(f[6]), let end = Double(f[7])
+            let start = Double(f[6]), let end = Double(f[7]), let outcome = CallOutcome(csv: f[10]),
+            let finalStatus = AttemptRecord.optional(f[11], Int.init)
         else { return nil }
         self.init(
             device: f[0], launch: launch, callId: callId, endpoint: endpoint, attempts: attempts,
-            intendedStart: intended, start: start, end: end, outcome: f[10], finalStatus: Int(f[11]),
+            intendedStart: intended, start: start, end: end, outcome: outcome, finalStatus: finalStatus,
             correlationId: f[12].isEmpty ? nil : f[12]
         )
     }
@@ -80,15 +89,30 @@ extension CallRecord {
 
 /// Reads the records back from a report directory's CSVs (the verdicts run on these).
 public enum ReportCSVReader {
-    /// Parses a CSV file whose first row is `header`, skipping malformed rows.
-    /// - Throws: when the file cannot be read or its header differs.
+    /// Parses a CSV file whose first row is `header`; every other row must parse.
+    /// - Throws: ``ReportIOError`` when the file cannot be read, its header differs, or a row is
+    ///   malformed (naming the file and the row number, 1 = the header). Nothing is skipped:
+    ///   verdicts over a silently shortened file would judge a run that did not happen.
     public static func read<T>(_ url: URL, header: [String], _ parse: ([String]) -> T?) throws -> [T] {
-        let text = try String(contentsOf: url, encoding: .utf8)
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw ReportIOError(path: url.path, reason: "cannot read it (\(error.localizedDescription))")
+        }
         let rows = CSV.parse(text)
         guard let first = rows.first, first == header else {
-            throw SoakProfileError(message: "\(url.lastPathComponent): unexpected header")
+            throw ReportIOError(path: url.path, reason: "unexpected header (not written by this version?)")
         }
-        return rows.dropFirst().compactMap(parse)
+        var records: [T] = []
+        records.reserveCapacity(rows.count - 1)
+        for (index, row) in rows.enumerated().dropFirst() {
+            guard let record = parse(row) else {
+                throw ReportIOError(path: url.path, reason: "row \(index + 1) is malformed: \(row.prefix(4))…")
+            }
+            records.append(record)
+        }
+        return records
     }
 
     public static func attempts(_ url: URL) throws -> [AttemptRecord] {
@@ -98,4 +122,19 @@ public enum ReportCSVReader {
     public static func calls(_ url: URL) throws -> [CallRecord] {
         try read(url, header: CallRecord.csvHeader, CallRecord.init(csvFields:))
     }
+}
+
+/// A report file could not be written or read back; the run fails with exit code 2.
+public struct ReportIOError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file concerned.
+    public var path: String
+    /// What went wrong, in words.
+    public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "report file \(path): \(reason)" }
 }

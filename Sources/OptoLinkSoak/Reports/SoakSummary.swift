@@ -3,7 +3,9 @@ import Foundation
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
 public struct SoakSummary: Sendable, Codable {
-    public var schemaVersion = 1
+    /// The `schemaVersion` this version writes.
+    public static let currentSchemaVersion = 1
+    public var schemaVersion = SoakSummary.currentSchemaVersion
     public var run: RunMetadata
     public var journeys: JourneySummary
     /// Per SDK endpoint (`match`, `session`, `events`, …).
@@ -44,27 +46,39 @@ public struct SoakSummary: Sendable, Codable {
         public var durationSeconds: Double
         public var interrupted: Bool
         /// `completed`, `duration`, `iterations`, `interrupted`, `deadline`.
-        public var stopReason: String
+        public var stopReason: StopReason
         /// `embedded` or `remote`.
         public var backend: String
         public var baseURL: String
         public var loadModel: String
         public var devices: Int
         public var seed: UInt64
+        /// SHA-256 of the effective profile without its pass/fail sections (``ProfileFingerprint``):
+        /// `compare` refuses runs whose fingerprints differ. Absent in reports of older versions.
+        public var profileHash: String? = nil
     }
 
     public struct JourneySummary: Sendable, Codable {
         public var scheduled: Int
         public var started: Int
         public var completed: Int
-        /// Journeys cut short by the stop deadline or cancellation.
+        /// Journeys the run cut short: a step never started (the step window closed, the run
+        /// stopped) or a step's work was cancelled at the cutoff. A journey counts as completed
+        /// only when every step ran to its end.
         public var unfinished: Int
         /// Journeys that started later than `lateThresholdSeconds` after their intended start.
         public var lateStarts: Int
         public var lateThresholdSeconds: Double
         /// Actual minus intended start of every journey (open model; 0 in the closed model).
         public var startLag: HistogramSummary
+        /// Journeys started, per journey name.
         public var byName: [String: Int]
+        /// Unfinished journeys, per journey name.
+        public var unfinishedByName: [String: Int] = [:]
+        /// Per journey name, completed journeys only: seconds from the journey's intended start
+        /// (its planned arrival, open model) to the end of its last step, so a stall anywhere
+        /// in the journey, or a late start, is in it (metrics `journey.<name>.duration.<p>`).
+        public var durationFromIntended: [String: HistogramSummary] = [:]
     }
 
     public struct EndpointSummary: Sendable, Codable {

@@ -46,6 +46,9 @@ public struct SoakRun: Sendable {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
     public var progress = ProgressReporter()
+    /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
+    /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
     public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
@@ -69,6 +72,14 @@ public struct SoakRun: Sendable {
             profile = try options.apply(to: decoded)
         } catch {
             return fail("\(error)")
+        }
+        if let baseline = options.baselineDirectory {
+            // Fail before the run, not after it, when the baseline cannot be read.
+            do {
+                _ = try SoakReportDirectory.load(URL(fileURLWithPath: baseline, isDirectory: true))
+            } catch {
+                return fail("--baseline: \(error)")
+            }
         }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
@@ -108,27 +119,46 @@ public struct SoakRun: Sendable {
             return fail("\(error)")
         }
 
-        let timeline = RunTimeline()
+        let clock = self.clock
+        let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let span = profile.load.effectiveDuration + profile.load.grace
             recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)))
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control)
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let clock = ContinuousClock()
         let runner = JourneyRunner(
             recorder: recorder, transport: makeTransport(session), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         let devices = makeDevices(profile)
         let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        var metricsEndpoint: MetricsEndpoint? = nil
+        if let address = options.metricsListen {
+            do {
+                metricsEndpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
+                    var live = recorder.liveMetrics()
+                    live.profile = profileName
+                    live.runId = runId
+                    live.journeysInFlight = driver.inFlight.current
+                    live.residentBytes = ProcessMemory.residentBytes()
+                    return live
+                }
+            } catch {
+                recorder.finish()
+                return fail("--metrics-listen \(address.host):\(address.port): cannot listen (\(error))")
+            }
+            let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+            log("metrics: http://\(host):\(metricsEndpoint?.port ?? 0)/metrics")
+        }
         log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
 
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
-        let stopReason: String = await withTaskGroup(of: String?.self) { group in
+        let stopReason: StopReason = await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if options.progress {
                 let progress = self.progress
@@ -160,7 +190,7 @@ public struct SoakRun: Sendable {
                 }
                 return nil
             }
-            var reason = "completed"
+            var reason = StopReason.completed
             while let value = await group.next() {
                 if let value {
                     reason = value
@@ -171,16 +201,22 @@ public struct SoakRun: Sendable {
         }
         let activeSeconds = timeline.now()
         recorder.finish()
-        return await finishReport(
+        let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: stopReason, activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current)
+        // The endpoint serves until the report is written, so a last scrape sees the final counts.
+        await metricsEndpoint?.stop()
+        return result
     }
 
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
-        stopReason: String, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
+        stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int
     ) async -> SoakRunResult {
-        let interrupted = stopReason == "interrupted" || stopReason == "terminated"
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        let interrupted = signal != nil
         var ledger: [StagingLedgerEntry]? = nil
         var ledgerError: String? = nil
         do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
@@ -201,13 +237,25 @@ public struct SoakRun: Sendable {
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
-        summary.timeline = recorder.intervalSummary()
+        summary.run.profileHash = ProfileFingerprint.of(profile)
+        summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
-        let attempts = (try? ReportCSVReader.attempts(attemptsURL)) ?? []
-        let calls = (try? ReportCSVReader.calls(callsURL)) ?? []
+        // The report is only worth its verdicts if every row reached the disk and reads back whole.
+        var ioProblems: [String] = []
+        for writer in [recorder.attemptsCSV, recorder.callsCSV] {
+            if let failure = writer.failure { ioProblems.append("\(writer.url.path): \(failure)") }
+        }
+        var attempts: [AttemptRecord] = []
+        var calls: [CallRecord] = []
+        do {
+            attempts = try ReportCSVReader.attempts(attemptsURL)
+            calls = try ReportCSVReader.calls(callsURL)
+        } catch {
+            ioProblems.append("\(error)")
+        }
         let verdicts = Verdicts.evaluate(
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
@@ -219,17 +267,45 @@ public struct SoakRun: Sendable {
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(profile.expect.thresholds, metrics: metrics)
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
+        summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         do {
             try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
+            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
             try AtomicFile.write(
                 Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+            let html = HTMLReport.run(
+                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
+            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
+        if !ioProblems.isEmpty {
+            let message =
+                "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
+            log("error: \(message)")
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
+        }
         let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = stopReason == "terminated" ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code: Int32 = signal == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var junit = JUnitReport.run(summary)
+        if let baseline = options.baselineDirectory {
+            var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
+            compare.outDirectory = directory.appendingPathComponent("compare").path
+            let compared = CompareCommand.run(compare, log: log)
+            if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
+            // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
+            if code < 100 { code = max(code, compared.exitCode) }
+        }
+        if let path = options.junitPath {
+            do {
+                try junit.write(to: URL(fileURLWithPath: path))
+            } catch {
+                log("error: --junit \(path): cannot write (\(error.localizedDescription))")
+                return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+            }
+        }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 

@@ -19,6 +19,16 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var ledgerPath: String?
     /// Print the progress line.
     public var progress = true
+    /// `--threshold EXPR` (repeatable): expressions added to the profile's `expect.thresholds`.
+    public var extraThresholds: [String] = []
+    /// `--no-thresholds`: drop the profile's own thresholds (`--threshold` ones still apply).
+    public var noThresholds = false
+    /// `--junit FILE`: also write the thresholds and verdicts as JUnit XML there.
+    public var junitPath: String?
+    /// `--baseline DIR`: after the run, compare it with that report directory (`compare`).
+    public var baselineDirectory: String?
+    /// `--metrics-listen HOST:PORT`: serve live Prometheus metrics there during the run.
+    public var metricsListen: MetricsListenAddress?
 
     public init(profilePath: String) { self.profilePath = profilePath }
 
@@ -31,6 +41,12 @@ public struct SoakRunOptions: Sendable, Equatable {
         if let apiKey { p.sdk.apiKey = apiKey }
         if let orgKey { p.sdk.orgKey = orgKey }
         if let duration { p.load.duration = duration }
+        for expression in extraThresholds {
+            if let problem = Thresholds.problem(in: expression) {
+                throw SoakProfileError(message: "--threshold '\(expression)': \(problem)")
+            }
+        }
+        p.expect.thresholds = (noThresholds ? [] : p.expect.thresholds) + extraThresholds
         if let rate {
             guard p.load.model == .open else {
                 throw SoakProfileError(message: "--rate: applies to the open load model only (profile uses closed)")

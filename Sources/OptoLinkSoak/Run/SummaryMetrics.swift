@@ -1,10 +1,38 @@
+import OptoLink
+
 /// Flattens a summary into the metric names thresholds use (latencies in seconds):
 /// `http.requests`, `http.errors`, `http.errors.rate`, `http.429`, `http.429.rate`,
-/// `<endpoint>.attempts|calls|errors|429`, `<endpoint>.attempt_latency.<p>`,
+/// `<endpoint>.attempts|calls|errors|429`, `<endpoint>.errors.rate|429.rate` (per attempt), `<endpoint>.attempt_latency.<p>`,
 /// `<endpoint>.latency_from_intended.<p>`, `<endpoint>.call_latency.<p>` (p = p50 … p999,
 /// max, mean), `<endpoint>.calls.<outcome>`, `journeys.*`, `deferred.*`, `clicks.*`,
 /// `opens.*`, `rss.max_bytes`. Every name is listed in `Reports/README.md`.
 public enum SummaryMetrics {
+    /// The statistics of a latency histogram, as metric suffixes (seconds).
+    static let statistics = ["p50", "p90", "p95", "p99", "p999", "max", "mean", "min"]
+    /// Every deferred-match method a run counts (the contract's methods, `NONE` for no link).
+    static let deferredMethods = AttributionVerdict.methods
+
+    /// Every metric name ``build(_:)`` can produce.
+    static var patterns: [MetricPattern] {
+        let endpoints = MetricPatternPart.cases(of: OptoLinkEndpoint.self)
+        let statistics = MetricPatternPart.oneOf(statistics)
+        return [
+            MetricPattern("http", ["requests", "calls", "errors", "429", "requests_per_second"]),
+            MetricPattern("http", ["errors", "429"], "rate"),
+            MetricPattern(endpoints, ["attempts", "calls", "errors", "429"]),
+            MetricPattern(endpoints, ["errors", "429"], "rate"),
+            MetricPattern(endpoints, "calls", .cases(of: CallOutcome.self)),
+            MetricPattern(endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics),
+            MetricPattern("journeys", ["started", "completed", "unfinished", "late_starts"]),
+            MetricPattern("journeys", "start_lag", statistics),
+            MetricPattern("deferred", .oneOf(["first_launches", "matched", "match_rate"] + deferredMethods)),
+            MetricPattern("clicks", ["count", "clipboard_placed", "errors"]),
+            MetricPattern("opens", ["count", "timed_out"]),
+            MetricPattern("opens", "latency", statistics),
+            MetricPattern("rss", "max_bytes"),
+        ]
+    }
+
     public static func build(_ s: SoakSummary) -> [String: Double] {
         var m: [String: Double] = [:]
         let attempts = Double(s.totals.attempts)
@@ -18,10 +46,17 @@ public enum SummaryMetrics {
         for (name, e) in s.endpoints {
             m["\(name).attempts"] = Double(e.attempts)
             m["\(name).calls"] = Double(e.calls)
-            let errors = e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
+            // 5xx and attempts with no response; attempts the run cancelled are not the backend's errors.
+            let errors = e.byStatus.filter { key, _ in
+                Int(key).map { $0 >= 500 } ?? !(AttemptErrorKind(rawValue: key)?.isCancellation ?? false)
+            }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
-            for (outcome, count) in e.callOutcomes { m["\(name).calls.\(outcome)"] = Double(count) }
+            m["\(name).errors.rate"] = e.attempts > 0 ? Double(errors) / Double(e.attempts) : 0
+            m["\(name).429.rate"] = e.attempts > 0 ? Double(e.byStatus["429"] ?? 0) / Double(e.attempts) : 0
+            for outcome in CallOutcome.allCases {
+                m["\(name).calls.\(outcome.rawValue)"] = Double(e.callOutcomes[outcome.rawValue] ?? 0)
+            }
             for (p, v) in e.attemptLatency.namedValues { m["\(name).attempt_latency.\(p)"] = v }
             for (p, v) in e.attemptLatencyFromIntended.namedValues { m["\(name).latency_from_intended.\(p)"] = v }
             for (p, v) in e.callLatency.namedValues { m["\(name).call_latency.\(p)"] = v }
@@ -36,7 +71,7 @@ public enum SummaryMetrics {
         let none = Double(s.deferredMatch.byMethod["NONE"] ?? 0)
         m["deferred.matched"] = first - none
         m["deferred.match_rate"] = first > 0 ? (first - none) / first : 0
-        for (method, count) in s.deferredMatch.byMethod { m["deferred.\(method)"] = Double(count) }
+        for method in deferredMethods { m["deferred.\(method)"] = Double(s.deferredMatch.byMethod[method] ?? 0) }
         m["clicks.count"] = Double(s.clicks.count)
         m["clicks.clipboard_placed"] = Double(s.clicks.clipboardPlaced)
         m["clicks.errors"] = Double(s.clicks.byStatus.filter { $0.key != "200" }.values.reduce(0, +))

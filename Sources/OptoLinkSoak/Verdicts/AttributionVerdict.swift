@@ -1,3 +1,5 @@
+import OptoLink
+
 /// Attribution accuracy: the link each virtual device clicked before install against the
 /// deferred link its SDK emitted on first launch (CONTRACT §2, "Deferred match").
 ///
@@ -5,7 +7,7 @@
 /// clicked, nothing emitted. **False positive**: emitted a link without any click. **Organic**:
 /// no click, nothing emitted (correct too, but not in the rate). Broken down by match method
 /// (`NONE` when nothing was emitted) and by whether the device sat behind the shared NAT IP.
-public struct AttributionVerdict: Sendable, Codable, Equatable {
+public struct AttributionVerdict: Verdict {
     /// Outcome counts of one group of devices.
     public struct Counts: Sendable, Codable, Equatable {
         public var devices = 0
@@ -60,20 +62,55 @@ public struct AttributionVerdict: Sendable, Codable, Equatable {
     public var ownIP: Counts
 
     public static func evaluate(_ records: [AttributionRecord]) -> AttributionVerdict {
+        Verdicts.run(Self.self, attribution: records, context: VerdictContext())
+    }
+
+    public static let key = "attribution"
+
+    /// Every match method the contract knows, plus `UNKNOWN` for a method the SDK reported that is not one.
+    static let methods: [String] = [
+        MatchMethod.clipboard, .installReferrer, .fingerprintExact, .fingerprintScored, .ipFuzzy, .direct, .none,
+    ].map(\.rawValue)
+
+    static let countNames = [
+        "devices", "correct", "wrong_link", "missed", "false_positive", "organic", "correct_rate", "precision",
+    ]
+
+    public static var metricPatterns: [MetricPattern] {
+        [
+            MetricPattern("attribution", .oneOf(countNames)),
+            MetricPattern("attribution", ["shared_nat", "own_ip"], .oneOf(countNames)),
+            MetricPattern("attribution", "method", .oneOf(methods + ["UNKNOWN"]), .oneOf(countNames)),
+        ]
+    }
+
+    public static func makePass(_ context: VerdictContext) -> Pass { Pass() }
+
+    public var notExercised: [String: String] {
+        overall.devices == 0 ? ["attribution": "no first launch ran the deferred match"] : [:]
+    }
+
+    /// Counts each first launch's outcome as it comes.
+    public struct Pass: VerdictPass {
         var overall = Counts()
         var byMethod: [String: Counts] = [:]
         var shared = Counts()
         var own = Counts()
-        for record in records {
+
+        public mutating func consume(_ record: RunRecord) {
+            guard case .attribution(let record) = record else { return }
             overall.record(record)
             let method = record.emittedLinkId == nil ? "NONE" : (record.matchMethod ?? "UNKNOWN")
             byMethod[method, default: Counts()].record(record)
             if record.sharedNAT { shared.record(record) } else { own.record(record) }
         }
-        return AttributionVerdict(overall: overall, byMethod: byMethod, sharedNAT: shared, ownIP: own)
+
+        public mutating func finish() -> AttributionVerdict {
+            AttributionVerdict(overall: overall, byMethod: byMethod, sharedNAT: shared, ownIP: own)
+        }
     }
 
-    func addMetrics(to metrics: inout [String: Double]) {
+    public func addMetrics(to metrics: inout [String: Double]) {
         guard overall.devices > 0 else { return }
         overall.addMetrics(prefix: "attribution", to: &metrics)
         for (method, counts) in byMethod { counts.addMetrics(prefix: "attribution.method.\(method)", to: &metrics) }

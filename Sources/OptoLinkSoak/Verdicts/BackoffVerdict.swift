@@ -9,7 +9,7 @@ import OptoLink
 /// expected (minus a rounding slack) is **early** — a violation; up to the profile's tolerance
 /// longer is **on time**; longer still is **late**. Retries the matrix forbids are the retry
 /// audit's business and are not judged here.
-public struct BackoffVerdict: Sendable, Codable, Equatable {
+public struct BackoffVerdict: Verdict {
     /// Early / on time / late counts for one cause of waiting.
     public struct Counts: Sendable, Codable, Equatable {
         public var checked = 0
@@ -18,6 +18,15 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
         public var late = 0
 
         public init() {}
+
+        /// The count of one judgement.
+        public subscript(judgement: BackoffJudgement) -> Int {
+            switch judgement {
+            case .early: early
+            case .onTime: onTime
+            case .late: late
+            }
+        }
     }
 
     /// One judged retry.
@@ -28,8 +37,8 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
         public var endpoint: OptoLinkEndpoint
         /// The retry's attempt number (2 = first retry).
         public var attempt: Int
-        /// `rate_limited` (after a 429 with `N`) or `exponential`.
-        public var cause: String
+        /// What the retry waited for.
+        public var cause: BackoffCause
         public var gapSeconds: Double
         public var expectedSeconds: Double
     }
@@ -67,27 +76,76 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
 
     /// Judges every permitted retry in `attempts`.
     public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> BackoffVerdict {
-        evaluate(calls: CallKey.group(attempts), configuration: configuration)
+        Verdicts.run(Self.self, attempts: attempts, context: VerdictContext(configuration: configuration))
     }
 
-    /// The same over attempts already grouped by call.
-    static func evaluate(calls groups: [CallKey.Group], configuration: VerdictsConfiguration) -> BackoffVerdict {
+    public static let key = "backoff"
+
+    public static var metricPatterns: [MetricPattern] {
+        let counts = MetricPatternPart.oneOf(["checked"] + BackoffJudgement.allCases.map(\.rawValue))
+        return [
+            MetricPattern("backoff", counts),
+            MetricPattern("backoff", ["429", "exponential"], counts),
+            MetricPattern("backoff", "429", "without_n"),
+            MetricPattern("backoff", "gap_excess", .oneOf(Distribution.metricSuffixes)),
+        ]
+    }
+
+    public static func makePass(_ context: VerdictContext) -> Pass { Pass(configuration: context.configuration) }
+
+    public var notExercised: [String: String] {
+        var result: [String: String] = [:]
+        if total.checked == 0 { result["backoff"] = "no retry was judged" }
+        if rateLimited.checked == 0 { result["backoff.429"] = "no retry after a 429 with N was judged" }
+        if exponential.checked == 0 { result["backoff.exponential"] = "no retry on the exponential table was judged" }
+        return result
+    }
+
+    /// Collects each call's attempts until the call closes, then judges its retries.
+    public struct Pass: VerdictPass {
+        let configuration: VerdictsConfiguration
+        var open = CallGroups()
         var rateLimited = Counts()
         var exponential = Counts()
         var withoutN = 0
-        var early: [(shortfall: Double, offender: Offender)] = []
-        var late: [(excess: Double, offender: Offender)] = []
+        var early = WorstList<Offender>()
+        var late = WorstList<Offender>()
         var excesses: [Double] = []
 
-        for (key, callAttempts) in groups {
+        init(configuration: VerdictsConfiguration) {
+            self.configuration = configuration
+            let limit = max(0, configuration.worstOffenderCount)
+            early = WorstList(limit: limit)
+            late = WorstList(limit: limit)
+        }
+
+        public mutating func consume(_ record: RunRecord) {
+            if let closed = open.consume(record) { judge(closed) }
+        }
+
+        public mutating func finish() -> BackoffVerdict {
+            for group in open.drain() { judge(group) }
+            return BackoffVerdict(
+                rateLimited: rateLimited,
+                exponential: exponential,
+                rateLimitedWithoutN: withoutN,
+                excess: Distribution(excesses),
+                excessHistogram: BackoffVerdict.histogram(excesses),
+                worstEarly: early.sorted,
+                worstLate: late.sorted)
+        }
+
+        private mutating func judge(_ group: CallGroups.Closed) {
+            let key = group.key
+            let callAttempts = group.attempts
             for (previous, next) in zip(callAttempts, callAttempts.dropFirst()) {
                 let outcome = ContractRetryExpectation.Outcome(previous)
                 guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else { continue }
                 let retryIndex = max(0, next.attempt - 2)
                 let expected = ContractRetryExpectation.expectedBackoff(after: outcome, retryIndex: retryIndex)
-                var cause = "exponential"
+                var cause = BackoffCause.exponential
                 if case .rateLimited(let n) = outcome {
-                    if n == nil { withoutN += 1 } else { cause = "rate_limited" }
+                    if n == nil { withoutN += 1 } else { cause = .rateLimited }
                 }
                 let gap = next.actualStart - previous.end
                 let excess = gap - expected
@@ -95,30 +153,21 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
                 let offender = Offender(
                     device: key.device, launch: key.launch, callId: key.callId, endpoint: previous.endpoint,
                     attempt: next.attempt, cause: cause, gapSeconds: gap, expectedSeconds: expected)
-                var counts = cause == "rate_limited" ? rateLimited : exponential
+                var counts = cause == .rateLimited ? rateLimited : exponential
                 counts.checked += 1
+                let order = WorstOrder(key: key, attempt: next.attempt)
                 if excess < -configuration.backoffEarlySlackSeconds {
                     counts.early += 1
-                    early.append((-excess, offender))
+                    early.insert(offender, badness: -excess, order: order)
                 } else if excess <= configuration.backoffToleranceSeconds {
                     counts.onTime += 1
                 } else {
                     counts.late += 1
-                    late.append((excess, offender))
+                    late.insert(offender, badness: excess, order: order)
                 }
-                if cause == "rate_limited" { rateLimited = counts } else { exponential = counts }
+                if cause == .rateLimited { rateLimited = counts } else { exponential = counts }
             }
         }
-
-        let limit = max(0, configuration.worstOffenderCount)
-        return BackoffVerdict(
-            rateLimited: rateLimited,
-            exponential: exponential,
-            rateLimitedWithoutN: withoutN,
-            excess: Distribution(excesses),
-            excessHistogram: histogram(excesses),
-            worstEarly: early.sorted { $0.shortfall > $1.shortfall }.prefix(limit).map(\.offender),
-            worstLate: late.sorted { $0.excess > $1.excess }.prefix(limit).map(\.offender))
     }
 
     private static func histogram(_ values: [Double]) -> [Bar] {
@@ -130,12 +179,12 @@ public struct BackoffVerdict: Sendable, Codable, Equatable {
         }
     }
 
-    func addMetrics(to metrics: inout [String: Double]) {
+    public func addMetrics(to metrics: inout [String: Double]) {
         for (prefix, counts) in [("backoff", total), ("backoff.429", rateLimited), ("backoff.exponential", exponential)] {
             metrics["\(prefix).checked"] = Double(counts.checked)
-            metrics["\(prefix).early"] = Double(counts.early)
-            metrics["\(prefix).on_time"] = Double(counts.onTime)
-            metrics["\(prefix).late"] = Double(counts.late)
+            for judgement in BackoffJudgement.allCases {
+                metrics["\(prefix).\(judgement.rawValue)"] = Double(counts[judgement])
+            }
         }
         metrics["backoff.429.without_n"] = Double(rateLimitedWithoutN)
         excess.addMetrics(prefix: "backoff.gap_excess", to: &metrics)

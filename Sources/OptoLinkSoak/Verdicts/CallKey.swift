@@ -19,16 +19,79 @@ struct CallKey: Hashable, Comparable, Sendable {
     static func < (lhs: CallKey, rhs: CallKey) -> Bool {
         (lhs.device, lhs.launch, lhs.callId) < (rhs.device, rhs.launch, rhs.callId)
     }
+}
 
-    /// One call's attempts, sorted by attempt number.
-    typealias Group = (key: CallKey, attempts: [AttemptRecord])
+/// The attempts of each call still open in a time-ordered stream: a call's attempts are
+/// collected until its call record arrives, then handed over and forgotten.
+struct CallGroups {
+    /// One call's attempts (sorted by attempt number) and its call record, when it had one.
+    struct Closed {
+        var key: CallKey
+        var attempts: [AttemptRecord]
+        var call: CallRecord?
+    }
 
-    /// Groups attempts by call, each group sorted by attempt number; groups in key order.
-    static func group(_ attempts: [AttemptRecord]) -> [Group] {
-        var groups: [CallKey: [AttemptRecord]] = [:]
-        for attempt in attempts { groups[CallKey(attempt), default: []].append(attempt) }
-        return groups.keys.sorted().map { key in
-            (key, groups[key, default: []].sorted { ($0.attempt, $0.actualStart) < ($1.attempt, $1.actualStart) })
+    private var open: [CallKey: [AttemptRecord]] = [:]
+    /// The latest attempt end seen so far (seconds since run start).
+    private(set) var lastEnd = 0.0
+
+    /// Takes one record; returns the call it closes, if any.
+    mutating func consume(_ record: RunRecord) -> Closed? {
+        switch record {
+        case .attempt(let attempt):
+            open[CallKey(attempt), default: []].append(attempt)
+            lastEnd = max(lastEnd, attempt.end)
+            return nil
+        case .call(let call):
+            let key = CallKey(call)
+            guard let attempts = open.removeValue(forKey: key) else { return nil }
+            return Closed(key: key, attempts: Self.sorted(attempts), call: call)
+        case .attribution:
+            return nil
         }
+    }
+
+    /// Calls whose call record never came (the run ended first, or only attempts were given), in key order.
+    mutating func drain() -> [Closed] {
+        defer { open.removeAll() }
+        return open.keys.sorted().map { Closed(key: $0, attempts: Self.sorted(open[$0, default: []]), call: nil) }
+    }
+
+    private static func sorted(_ attempts: [AttemptRecord]) -> [AttemptRecord] {
+        attempts.sorted { ($0.attempt, $0.actualStart) < ($1.attempt, $1.actualStart) }
+    }
+}
+
+/// Where an offender stands among equals: its call, then its place within the call.
+struct WorstOrder: Comparable {
+    var key: CallKey
+    var attempt: Int
+
+    static func < (lhs: WorstOrder, rhs: WorstOrder) -> Bool { (lhs.key, lhs.attempt) < (rhs.key, rhs.attempt) }
+}
+
+/// The `limit` worst items seen so far (largest badness first, then call order), in bounded memory.
+struct WorstList<Item> {
+    private var items: [(badness: Double, order: WorstOrder, item: Item)] = []
+    private(set) var limit = 0
+
+    init(limit: Int = 0) { self.limit = limit }
+
+    mutating func insert(_ item: Item, badness: Double, order: WorstOrder) {
+        guard limit > 0 else { return }
+        items.append((badness, order, item))
+        if items.count > 2 * limit + 64 { trim() }
+    }
+
+    /// The kept items, worst first.
+    var sorted: [Item] {
+        var copy = self
+        copy.trim()
+        return copy.items.map(\.item)
+    }
+
+    private mutating func trim() {
+        items.sort { ($0.badness, $1.order) > ($1.badness, $0.order) }
+        if items.count > limit { items.removeLast(items.count - limit) }
     }
 }

@@ -24,7 +24,7 @@ enum ContractRetryExpectation {
     enum Outcome: Equatable {
         case success
         /// No response; `kind` is the recorder's error kind.
-        case noResponse(kind: String?)
+        case noResponse(kind: AttemptErrorKind?)
         case rateLimited(retryAfterSeconds: Int?)
         case serverError(Int)
         case clientError(Int)
@@ -46,7 +46,10 @@ enum ContractRetryExpectation {
         }
 
         /// A client-side cancellation (the run stopping) ends a call without a retry legitimately.
-        var isCancellation: Bool { self == .noResponse(kind: "cancelled") }
+        var isCancellation: Bool {
+            if case .noResponse(let kind?) = self { return kind.isCancellation }
+            return false
+        }
     }
 
     static func column(of endpoint: OptoLinkEndpoint) -> Column {

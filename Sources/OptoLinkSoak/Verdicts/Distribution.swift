@@ -11,9 +11,7 @@ public struct Distribution: Sendable, Codable, Equatable {
         let sorted = values.filter { $0.isFinite }.sorted()
         count = sorted.count
         func rank(_ q: Double) -> Double? {
-            guard !sorted.isEmpty else { return nil }
-            let index = Swift.max(0, Swift.min(sorted.count - 1, Int((q * Double(sorted.count)).rounded(.up)) - 1))
-            return sorted[index]
+            NearestRank.index(percentile: q * 100, count: sorted.count).map { sorted[$0] }
         }
         min = sorted.first
         p50 = rank(0.50)
@@ -21,6 +19,9 @@ public struct Distribution: Sendable, Codable, Equatable {
         p99 = rank(0.99)
         max = sorted.last
     }
+
+    /// The metric suffixes ``addMetrics(prefix:to:)`` writes.
+    static let metricSuffixes = ["min", "p50", "p90", "p99", "max"]
 
     /// Adds `prefix.p50` … `prefix.max` for the values present.
     func addMetrics(prefix: String, to metrics: inout [String: Double]) {

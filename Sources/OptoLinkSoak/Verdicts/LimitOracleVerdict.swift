@@ -20,7 +20,7 @@ import OptoLink
 ///   window length; each hit is judged against the passed hits that certainly / possibly fall in
 ///   its window; `N` must lie in `1…ceil(window)`.
 /// - **Wrong message**: a 429 whose body gave no parseable `N` (counted in every algorithm).
-public struct LimitOracleVerdict: Sendable, Codable, Equatable {
+public struct LimitOracleVerdict: Verdict {
     /// The verdict for one declared bucket.
     public struct Bucket: Sendable, Codable, Equatable {
         public var declared: DeclaredLimit
@@ -94,8 +94,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
 
     /// One judged hit that broke the declaration.
     public struct Finding: Sendable, Codable, Equatable {
-        /// `too_lenient`, `too_strict`, `wrong_message` or `wrong_n`.
-        public var kind: String
+        public var kind: LimitFinding
         public var key: String
         public var device: String
         public var callId: UInt64
@@ -113,40 +112,89 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
 
     /// Replays `attempts` against every declared limit of `configuration`.
     public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> LimitOracleVerdict {
-        var buckets: [String: Bucket] = [:]
-        var errors: [String] = []
-        for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
-            let endpoints: [OptoLinkEndpoint]
-            do {
-                endpoints = try LimitBucket.endpoints(of: name)
-            } catch {
-                errors.append(String(describing: error))
-                continue
-            }
-            var replay = LimitReplay(
-                declared: declared, tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
-                maxExamples: max(0, configuration.worstOffenderCount))
-            let members = Set(endpoints)
-            var byKey: [String: [LimitReplay.Hit]] = [:]
-            for attempt in attempts where members.contains(attempt.endpoint) {
-                let key = declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
-                byKey[key, default: []].append(LimitReplay.Hit(attempt))
-            }
-            replay.bucket = Bucket(declared: declared, endpoints: endpoints)
-            replay.bucket.keys = byKey.count
-            for key in byKey.keys.sorted() {
-                let hits = byKey[key, default: []].sorted { ($0.start, $0.end) < ($1.start, $1.end) }
-                switch configuration.algorithm {
-                case .fixedWindow: replay.fixedWindow(hits, key: key)
-                case .slidingWindow: replay.slidingWindow(hits, key: key)
-                }
-            }
-            buckets[name] = replay.bucket
-        }
-        return LimitOracleVerdict(algorithm: configuration.algorithm, buckets: buckets, errors: errors)
+        Verdicts.run(Self.self, attempts: attempts, context: VerdictContext(configuration: configuration))
     }
 
-    func addMetrics(to metrics: inout [String: Double]) {
+    public static let key = "limits"
+
+    static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous"]
+
+    public static var metricPatterns: [MetricPattern] {
+        [
+            MetricPattern("limits", .oneOf(totalsSuffixes + ["declaration_errors"])),
+            MetricPattern(
+                "limits", .anyName,
+                .oneOf(["accepted", "rejected", "uncertain", "windows", "exact"] + totalsSuffixes)),
+        ]
+    }
+
+    public static func makePass(_ context: VerdictContext) -> Pass { Pass(configuration: context.configuration) }
+
+    public var notExercised: [String: String] {
+        var result: [String: String] = [:]
+        for (name, bucket) in buckets where !bucket.reachedLimit && bucket.tooLenient == 0 {
+            result["limits.\(name)"] = "the \(name) limit (\(bucket.declared)) was never reached: no 429 and no hit over it"
+        }
+        if !buckets.isEmpty && result.count == buckets.count {
+            result["limits"] = "no declared limit was reached"
+        }
+        return result
+    }
+
+    /// Collects each declared bucket's hits per bucket key (compact: times, status, `N`), then
+    /// replays the windows at the end.
+    public struct Pass: VerdictPass {
+        let configuration: VerdictsConfiguration
+        var buckets: [(name: String, declared: DeclaredLimit, endpoints: [OptoLinkEndpoint])] = []
+        var errors: [String] = []
+        /// Bucket index → bucket key → hits.
+        var hits: [[String: [LimitReplay.Hit]]] = []
+
+        init(configuration: VerdictsConfiguration) {
+            self.configuration = configuration
+            for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
+                do {
+                    buckets.append((name, declared, try LimitBucket.endpoints(of: name)))
+                } catch {
+                    errors.append(String(describing: error))
+                }
+            }
+            hits = Array(repeating: [:], count: buckets.count)
+        }
+
+        public mutating func consume(_ record: RunRecord) {
+            guard case .attempt(let attempt) = record else { return }
+            for (index, bucket) in buckets.enumerated() where bucket.endpoints.contains(attempt.endpoint) {
+                let key = bucket.declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
+                hits[index][key, default: []].append(LimitReplay.Hit(attempt))
+            }
+        }
+
+        public mutating func finish() -> LimitOracleVerdict {
+            var result: [String: Bucket] = [:]
+            for (index, bucket) in buckets.enumerated() {
+                let declared = bucket.declared
+                var replay = LimitReplay(
+                    declared: declared,
+                    tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
+                    maxExamples: max(0, configuration.worstOffenderCount))
+                let byKey = hits[index]
+                replay.bucket = Bucket(declared: declared, endpoints: bucket.endpoints)
+                replay.bucket.keys = byKey.count
+                for key in byKey.keys.sorted() {
+                    let keyHits = byKey[key, default: []].sorted { ($0.start, $0.end) < ($1.start, $1.end) }
+                    switch configuration.algorithm {
+                    case .fixedWindow: replay.fixedWindow(keyHits, key: key)
+                    case .slidingWindow: replay.slidingWindow(keyHits, key: key)
+                    }
+                }
+                result[bucket.name] = replay.bucket
+            }
+            return LimitOracleVerdict(algorithm: configuration.algorithm, buckets: result, errors: errors)
+        }
+    }
+
+    public func addMetrics(to metrics: inout [String: Double]) {
         var totals: [String: Int] = [:]
         for (name, bucket) in buckets {
             let values: [(String, Int)] = [
@@ -161,7 +209,7 @@ public struct LimitOracleVerdict: Sendable, Codable, Equatable {
             metrics["limits.\(name).exact"] = bucket.enforcedExactly ? 1 : 0
         }
         guard !buckets.isEmpty else { return }
-        for metric in ["too_lenient", "too_strict", "wrong_message", "wrong_n", "ambiguous"] {
+        for metric in Self.totalsSuffixes {
             metrics["limits.\(metric)"] = Double(totals[metric] ?? 0)
         }
         metrics["limits.declaration_errors"] = Double(errors.count)

@@ -47,7 +47,7 @@ struct LimitReplay {
         }
     }
 
-    private mutating func finding(_ kind: String, _ hit: Hit, key: String, _ detail: String) {
+    private mutating func finding(_ kind: LimitFinding, _ hit: Hit, key: String, _ detail: String) {
         guard bucket.examples.count < maxExamples else { return }
         bucket.examples.append(
             .init(
@@ -60,14 +60,14 @@ struct LimitReplay {
     private mutating func checkN(_ hit: Hit, key: String, least: Double, most: Double) {
         guard let n = hit.retryAfterSeconds else {
             bucket.wrongMessage += 1
-            finding("wrong_message", hit, key: key, "429 without a parseable 'Retry after N second(s)'")
+            finding(.wrongMessage, hit, key: key, "429 without a parseable 'Retry after N second(s)'")
             return
         }
         let low = max(1, Self.wholeSecondsUp(min(least, most) - tolerance))
         let high = max(low, Self.wholeSecondsUp(max(least, most) + tolerance))
         if n < low || n > high {
             bucket.wrongN += 1
-            finding("wrong_n", hit, key: key, "N = \(n), expected \(low)…\(high)")
+            finding(.wrongN, hit, key: key, "N = \(n), expected \(low)…\(high)")
         }
     }
 
@@ -124,7 +124,7 @@ struct LimitReplay {
             if passes.count > limit {
                 bucket.tooLenient += passes.count - limit
                 for hit in passes.dropFirst(limit) {
-                    finding("too_lenient", hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
+                    finding(.tooLenient, hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
                 }
             }
             // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
@@ -135,7 +135,7 @@ struct LimitReplay {
                 let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
                 if before < limit {
                     bucket.tooStrict += 1
-                    finding("too_strict", hit, key: key, "429 with at most \(before) of \(limit) hits before it")
+                    finding(.tooStrict, hit, key: key, "429 with at most \(before) of \(limit) hits before it")
                 }
                 checkN(hit, key: key, least: closeLow - hit.end, most: closeHigh - hit.start)
             }
@@ -217,14 +217,14 @@ struct LimitReplay {
             if hit.isAccepted {
                 if definite >= limit {
                     bucket.tooLenient += 1
-                    finding("too_lenient", hit, key: key, "passed with \(definite) passes already in the window")
+                    finding(.tooLenient, hit, key: key, "passed with \(definite) passes already in the window")
                 } else if possible >= limit {
                     bucket.ambiguous += 1
                 }
             } else if hit.isRejected {
                 if possible < limit {
                     bucket.tooStrict += 1
-                    finding("too_strict", hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
+                    finding(.tooStrict, hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
                 } else if definite < limit {
                     bucket.ambiguous += 1
                 }

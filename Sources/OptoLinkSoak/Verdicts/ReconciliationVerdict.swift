@@ -12,7 +12,7 @@ import OptoLinkStaging
 /// saw success, server stored nothing); **landed unknown** (client saw a failure, the server
 /// stored it); **not delivered** (failure, nothing stored — consistent); **unexpected** (stored
 /// under this run's correlation prefix but never sent).
-public struct ReconciliationVerdict: Sendable, Codable, Equatable {
+public struct ReconciliationVerdict: Verdict {
     /// The reconciliation of one endpoint.
     public struct EndpointCounts: Sendable, Codable, Equatable {
         /// Client calls judged.
@@ -80,7 +80,7 @@ public struct ReconciliationVerdict: Sendable, Codable, Equatable {
         for call in eventCalls {
             guard let corr = call.correlationId else { continue }
             sent.insert(corr)
-            events.record(ok: call.outcome == "ok", stored: stored[corr] ?? 0)
+            events.record(ok: call.outcome.isSuccess, stored: stored[corr] ?? 0)
         }
         events.unexpected = stored.filter { !sent.contains($0.key) }.reduce(0) { $0 + $1.value }
         let uncorrelated = eventCalls.filter { $0.correlationId == nil }.count
@@ -96,7 +96,7 @@ public struct ReconciliationVerdict: Sendable, Codable, Equatable {
             var perDevice: [String: (ok: Int, failed: Int)] = [:]
             var lump = (ok: 0, failed: 0)
             for call in endpointCalls {
-                let ok = call.outcome == "ok"
+                let ok = call.outcome.isSuccess
                 if let id = learntDeviceIds[call.device] {
                     perDevice[id, default: (0, 0)].ok += ok ? 1 : 0
                     perDevice[id, default: (0, 0)].failed += ok ? 0 : 1
@@ -131,7 +131,58 @@ public struct ReconciliationVerdict: Sendable, Codable, Equatable {
         return ReconciliationVerdict(available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
     }
 
-    func addMetrics(to metrics: inout [String: Double]) {
+    public static let key = "reconciliation"
+
+    public static var metricPatterns: [MetricPattern] {
+        [
+            MetricPattern(.oneOf(writeEndpoints.map(\.rawValue)), .oneOf(countNames)),
+            MetricPattern("reconcile", .oneOf(totalNames)),
+        ]
+    }
+
+    /// The endpoints that write to the server's ledger.
+    static let writeEndpoints: [OptoLinkEndpoint] = OptoLinkEndpoint.allCases.filter { $0.retryClass != .repeatSafe }
+
+    /// The per-endpoint counts, as metric suffixes.
+    static let countNames = ReconcileOutcome.allCases.map(\.rawValue) + ["duplicate_writes", "unexpected"]
+    /// The run-wide totals, as metric suffixes of `reconcile.`.
+    static let totalNames = [ReconcileOutcome.duplicated.rawValue, ReconcileOutcome.lost.rawValue]
+
+    public static func makePass(_ context: VerdictContext) -> Pass { Pass(context: context) }
+
+    public var notExercised: [String: String] {
+        guard available else { return [:] }
+        var result: [String: String] = [:]
+        for endpoint in Self.writeEndpoints where (endpoints[endpoint.rawValue]?.calls ?? 0) == 0 {
+            for name in Self.countNames {
+                result[endpoint.rawValue + "." + name] = "no \(endpoint.rawValue) write was made"
+            }
+        }
+        if endpoints.values.allSatisfy({ $0.calls == 0 }) { result["reconcile"] = "no write was made" }
+        return result
+    }
+
+    /// Collects the write calls, then joins them with the ledger.
+    public struct Pass: VerdictPass {
+        let context: VerdictContext
+        var calls: [CallRecord] = []
+
+        public mutating func consume(_ record: RunRecord) {
+            guard case .call(let call) = record, ReconciliationVerdict.writeEndpoints.contains(call.endpoint) else {
+                return
+            }
+            calls.append(call)
+        }
+
+        public mutating func finish() -> ReconciliationVerdict {
+            ReconciliationVerdict.evaluate(
+                calls: calls, ledger: context.ledger, deviceIds: context.deviceIds,
+                runStartEpoch: context.runStartEpoch,
+                edgeToleranceSeconds: context.configuration.edgeToleranceSeconds)
+        }
+    }
+
+    public func addMetrics(to metrics: inout [String: Double]) {
         guard available else { return }
         var duplicated = 0
         var lost = 0

@@ -10,7 +10,7 @@ import OptoLink
 /// while budget was left). A call whose last attempt ended too close to the end of the run for
 /// its back-off to elapse, or whose call the run cancelled while it waited (outcome `cancelled`),
 /// is counted as `cutShort`, not as a missing retry.
-public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
+public struct RetryMatrixVerdict: Verdict {
     /// The kinds of violation, as metric suffixes.
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case retried5xxTelemetry = "retried_5xx_telemetry"
@@ -30,7 +30,7 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
         public var endpoint: OptoLinkEndpoint
         public var attempt: Int
         public var status: Int?
-        public var errorKind: String?
+        public var errorKind: AttemptErrorKind?
     }
 
     /// Calls seen in the attempt records.
@@ -51,64 +51,120 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
     public static func evaluate(
         attempts: [AttemptRecord], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
     ) -> RetryMatrixVerdict {
-        evaluate(groups: CallKey.group(attempts), calls: calls, maxRetries: maxRetries, configuration: configuration)
+        Verdicts.run(
+            Self.self, attempts: attempts, calls: calls,
+            context: VerdictContext(configuration: configuration, maxRetries: maxRetries))
     }
 
-    /// The same over attempts already grouped by call.
-    static func evaluate(
-        groups: [CallKey.Group], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
-    ) -> RetryMatrixVerdict {
-        let budget = max(0, maxRetries) + 1
-        let runEnd = groups.lazy.flatMap(\.attempts).map(\.end).max() ?? 0
-        var histogram: [String: [String: Int]] = [:]
-        var found: [Violation] = []
-        var cutShort = 0
-        // Calls the run itself cancelled (the driver records outcome `cancelled`): the client was
-        // still waiting to retry when the run stopped it, so a missing retry is the run's doing.
-        let cancelledByRun = Set(calls.lazy.filter { $0.outcome == "cancelled" }.map(CallKey.init))
+    public static let key = "retries"
 
-        for (key, callAttempts) in groups {
-            guard let first = callAttempts.first, let last = callAttempts.last else { continue }
+    public static var metricPatterns: [MetricPattern] {
+        [
+            MetricPattern("retry", ["calls", "violations", "cut_short", "inconsistent_calls", "retried_calls"]),
+            MetricPattern("retry", "violations", .cases(of: Kind.self)),
+            MetricPattern("retry", .cases(of: OptoLinkEndpoint.self), "violations"),
+            MetricPattern("retry", "attempts_per_call", "max"),
+        ]
+    }
+
+    public static func makePass(_ context: VerdictContext) -> Pass {
+        Pass(maxRetries: context.maxRetries, configuration: context.configuration)
+    }
+
+    public var notExercised: [String: String] {
+        calls == 0 ? ["retry": "no call was made"] : [:]
+    }
+
+    /// Audits each call when its call record arrives; missing retries wait for the end of the
+    /// stream, which decides whether the run cut them short.
+    public struct Pass: VerdictPass {
+        let budget: Int
+        var groups = CallGroups()
+        var calls = 0
+        var histogram: [String: [String: Int]] = [:]
+        var byKind: [String: Int] = [:]
+        var byEndpoint: [String: Int] = [:]
+        var violations = 0
+        var examples: WorstList<Violation>
+        var cutShort = 0
+        var inconsistent = 0
+        /// Missing-retry candidates: the violation and when the retry was due (seconds since run start).
+        var missing: [(violation: Violation, order: WorstOrder, due: Double)] = []
+
+        init(maxRetries: Int, configuration: VerdictsConfiguration) {
+            budget = max(0, maxRetries) + 1
+            examples = WorstList(limit: max(0, configuration.worstOffenderCount))
+        }
+
+        public mutating func consume(_ record: RunRecord) {
+            if let closed = groups.consume(record) { audit(closed) }
+        }
+
+        public mutating func finish() -> RetryMatrixVerdict {
+            for closed in groups.drain() { audit(closed) }
+            let runEnd = groups.lastEnd
+            for candidate in missing {
+                if candidate.due >= runEnd {
+                    cutShort += 1
+                } else {
+                    count(candidate.violation, order: candidate.order)
+                }
+            }
+            return RetryMatrixVerdict(
+                calls: calls, attemptsPerCall: histogram, violations: violations, violationsByKind: byKind,
+                violationsByEndpoint: byEndpoint, examples: examples.sorted, cutShort: cutShort,
+                inconsistentCalls: inconsistent)
+        }
+
+        private mutating func count(_ violation: Violation, order: WorstOrder) {
+            violations += 1
+            byKind[violation.kind.rawValue, default: 0] += 1
+            byEndpoint[violation.endpoint.rawValue, default: 0] += 1
+            examples.insert(violation, badness: 0, order: order)
+        }
+
+        private mutating func audit(_ closed: CallGroups.Closed) {
+            let key = closed.key
+            let callAttempts = closed.attempts
+            guard let first = callAttempts.first, let last = callAttempts.last else { return }
+            calls += 1
+            if let call = closed.call, call.attempts != callAttempts.count { inconsistent += 1 }
             let endpoint = first.endpoint
             histogram[endpoint.rawValue, default: [:]][String(callAttempts.count), default: 0] += 1
-            func violation(_ kind: Kind, after attempt: AttemptRecord) -> Violation {
-                Violation(
-                    kind: kind, device: key.device, launch: key.launch, callId: key.callId, endpoint: endpoint,
-                    attempt: attempt.attempt, status: attempt.status, errorKind: attempt.errorKind)
+            var sequence = 0
+            func violation(_ kind: Kind, after attempt: AttemptRecord) -> (Violation, WorstOrder) {
+                defer { sequence += 1 }
+                return (
+                    Violation(
+                        kind: kind, device: key.device, launch: key.launch, callId: key.callId, endpoint: endpoint,
+                        attempt: attempt.attempt, status: attempt.status, errorKind: attempt.errorKind),
+                    WorstOrder(key: key, attempt: sequence)
+                )
             }
             for previous in callAttempts.dropLast() {
-                if let kind = forbiddenRetryKind(after: ContractRetryExpectation.Outcome(previous), endpoint: endpoint) {
-                    found.append(violation(kind, after: previous))
+                if let kind = RetryMatrixVerdict.forbiddenRetryKind(after: ContractRetryExpectation.Outcome(previous), endpoint: endpoint) {
+                    let (found, order) = violation(kind, after: previous)
+                    count(found, order: order)
                 }
             }
             if callAttempts.count > budget {
-                found.append(violation(.overBudget, after: callAttempts[budget - 1]))
+                let (found, order) = violation(.overBudget, after: callAttempts[budget - 1])
+                count(found, order: order)
             }
             let outcome = ContractRetryExpectation.Outcome(last)
             if callAttempts.count < budget, ContractRetryExpectation.requiresRetry(after: outcome, endpoint: endpoint) {
-                let wait = ContractRetryExpectation.expectedBackoff(after: outcome, retryIndex: callAttempts.count - 1)
-                if last.end + wait >= runEnd || cancelledByRun.contains(key) {
+                // The run itself cancelled the call (outcome `cancelled_by_run`): the client was still
+                // waiting to retry when the run stopped it, so a missing retry is the run's doing.
+                if closed.call?.outcome == .cancelledByRun {
                     cutShort += 1
                 } else {
-                    found.append(violation(.missingRetry, after: last))
+                    let wait = ContractRetryExpectation.expectedBackoff(
+                        after: outcome, retryIndex: callAttempts.count - 1)
+                    let (found, order) = violation(.missingRetry, after: last)
+                    missing.append((found, order, last.end + wait))
                 }
             }
         }
-
-        var recorded: [CallKey: Int] = [:]
-        for (key, callAttempts) in groups { recorded[key] = callAttempts.count }
-        let inconsistent = calls.filter { call in recorded[CallKey(call)].map { $0 != call.attempts } ?? false }.count
-
-        var byKind: [String: Int] = [:]
-        var byEndpoint: [String: Int] = [:]
-        for violation in found {
-            byKind[violation.kind.rawValue, default: 0] += 1
-            byEndpoint[violation.endpoint.rawValue, default: 0] += 1
-        }
-        return RetryMatrixVerdict(
-            calls: groups.count, attemptsPerCall: histogram, violations: found.count, violationsByKind: byKind,
-            violationsByEndpoint: byEndpoint, examples: Array(found.prefix(max(0, configuration.worstOffenderCount))),
-            cutShort: cutShort, inconsistentCalls: inconsistent)
     }
 
     /// The violation a retry after `outcome` is, or `nil` when the matrix permits it.
@@ -123,7 +179,7 @@ public struct RetryMatrixVerdict: Sendable, Codable, Equatable {
         }
     }
 
-    func addMetrics(to metrics: inout [String: Double]) {
+    public func addMetrics(to metrics: inout [String: Double]) {
         metrics["retry.calls"] = Double(calls)
         metrics["retry.violations"] = Double(violations)
         for kind in Kind.allCases { metrics["retry.violations.\(kind.rawValue)"] = Double(violationsByKind[kind.rawValue] ?? 0) }

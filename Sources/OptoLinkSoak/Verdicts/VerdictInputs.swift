@@ -1,7 +1,8 @@
 import OptoLinkStaging
 
-/// Everything the verdicts judge: the recorder's rows, the server's ledger (when one is
-/// available), the attribution outcomes and the profile's `expect` section.
+/// Everything the verdicts judge when a run's records are held in memory: the recorder's rows,
+/// the server's ledger (when one is available), the attribution outcomes and the profile's
+/// `expect` section. ``Verdicts/evaluate(_:)`` turns it into a time-ordered stream.
 public struct VerdictInputs: Sendable {
     /// Every HTTP attempt (one row of `attempts.csv` each); times in seconds since run start.
     public var attempts: [AttemptRecord]
@@ -16,9 +17,10 @@ public struct VerdictInputs: Sendable {
     public var maxRetries: Int
     /// The run's start as seconds since the Unix epoch (ledger `arrivedAt` minus this is run time).
     public var runStartEpoch: Double
-    /// Virtual device → the SDK's persisted `deviceId`, when the driver knows it. Used to join
-    /// session/identity writes per device; the verdicts also learn it from event correlation ids.
+    /// Virtual device → the SDK's persisted `deviceId` of its latest install.
     public var deviceIds: [String: String]
+    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
+    public var launchDeviceIds: [String: String]
 
     public init(
         attempts: [AttemptRecord],
@@ -28,7 +30,8 @@ public struct VerdictInputs: Sendable {
         configuration: VerdictsConfiguration = VerdictsConfiguration(),
         maxRetries: Int = 2,
         runStartEpoch: Double = 0,
-        deviceIds: [String: String] = [:]
+        deviceIds: [String: String] = [:],
+        launchDeviceIds: [String: String] = [:]
     ) {
         self.attempts = attempts
         self.calls = calls
@@ -38,5 +41,13 @@ public struct VerdictInputs: Sendable {
         self.maxRetries = maxRetries
         self.runStartEpoch = runStartEpoch
         self.deviceIds = deviceIds
+        self.launchDeviceIds = launchDeviceIds
+    }
+
+    /// The non-record inputs, as every pass sees them.
+    public var context: VerdictContext {
+        VerdictContext(
+            configuration: configuration, maxRetries: maxRetries, ledger: ledger, runStartEpoch: runStartEpoch,
+            deviceIds: deviceIds, launchDeviceIds: launchDeviceIds)
     }
 }

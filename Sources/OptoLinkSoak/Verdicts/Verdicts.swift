@@ -1,27 +1,105 @@
-/// The soak tester's judgements over one run's records (pure functions, no I/O).
+/// The soak tester's judgements over one run's records (no I/O).
 ///
 /// The expectations are re-derived from the contract (CONTRACT §1 rate limits, §2 retry
 /// matrix and back-off); nothing here calls the SDK's retry code.
 public enum Verdicts {
-    /// Evaluates every verdict.
+    /// Every verdict a run reports, in report order. Adding a verdict: its file, and one line here.
+    public static let registry: [any Verdict.Type] = [
+        BackoffVerdict.self,
+        RetryMatrixVerdict.self,
+        ReconciliationVerdict.self,
+        LimitOracleVerdict.self,
+        AttributionVerdict.self,
+    ]
+
+    /// Evaluates every verdict over records held in memory (a single run).
     ///
     /// Attempt rows whose times are not finite (a damaged CSV) are left out and counted in
     /// ``VerdictsReport/ignoredAttempts``; nothing here traps on bad input.
     public static func evaluate(_ inputs: VerdictInputs) -> VerdictsReport {
-        let configuration = inputs.configuration
         let attempts = inputs.attempts.filter {
             $0.actualStart.isFinite && $0.end.isFinite && $0.intendedStart.isFinite && $0.attempt >= 1
         }
-        let groups = CallKey.group(attempts)
-        return VerdictsReport(
-            backoff: BackoffVerdict.evaluate(calls: groups, configuration: configuration),
-            retries: RetryMatrixVerdict.evaluate(
-                groups: groups, calls: inputs.calls, maxRetries: inputs.maxRetries, configuration: configuration),
-            reconciliation: ReconciliationVerdict.evaluate(
-                calls: inputs.calls, ledger: inputs.ledger, deviceIds: inputs.deviceIds,
-                runStartEpoch: inputs.runStartEpoch, edgeToleranceSeconds: configuration.edgeToleranceSeconds),
-            limits: LimitOracleVerdict.evaluate(attempts, configuration: configuration),
-            attribution: AttributionVerdict.evaluate(inputs.attribution),
-            ignoredAttempts: inputs.attempts.count - attempts.count)
+        var report = evaluate(
+            stream: timeOrdered(attempts: attempts, calls: inputs.calls, attribution: inputs.attribution),
+            context: inputs.context)
+        report.ignoredAttempts = inputs.attempts.count - attempts.count
+        return report
     }
+
+    /// Evaluates every registered verdict in one pass over `stream` (attempts and calls in time
+    /// order, as ``timeOrdered(attempts:calls:attribution:)`` gives them or a reader of the CSVs).
+    public static func evaluate(stream: some Sequence<RunRecord>, context: VerdictContext) -> VerdictsReport {
+        var passes = registry.map { ErasedPass($0, context: context) }
+        for record in stream {
+            for index in passes.indices { passes[index].consume(record) }
+        }
+        return VerdictsReport(results: passes.map { $0.finish() })
+    }
+
+    /// Runs one verdict's pass over records held in memory (tests, and each verdict's
+    /// `evaluate` convenience).
+    static func run<V: Verdict>(
+        _ type: V.Type, attempts: [AttemptRecord] = [], calls: [CallRecord] = [],
+        attribution: [AttributionRecord] = [], context: VerdictContext
+    ) -> V {
+        var pass = V.makePass(context)
+        for record in timeOrdered(attempts: attempts, calls: calls, attribution: attribution) {
+            pass.consume(record)
+        }
+        return pass.finish()
+    }
+
+    /// Puts records in stream order: attribution records first, then attempts by end time and
+    /// each call right after the last attempt of its (device, launch, call id); a call with no
+    /// attempts comes at its own end. Ties keep attempts before calls.
+    public static func timeOrdered(
+        attempts: [AttemptRecord], calls: [CallRecord], attribution: [AttributionRecord] = []
+    ) -> [RunRecord] {
+        var lastEnd: [CallKey: Double] = [:]
+        for attempt in attempts { lastEnd[CallKey(attempt)] = max(lastEnd[CallKey(attempt)] ?? -.infinity, attempt.end) }
+        // (time, 0 = attempt / 1 = call, original index) keeps the order stable and total.
+        var keyed: [(time: Double, kind: Int, index: Int)] = []
+        keyed.reserveCapacity(attempts.count + calls.count)
+        for (index, attempt) in attempts.enumerated() { keyed.append((attempt.end, 0, index)) }
+        for (index, call) in calls.enumerated() {
+            let time = max(call.end.isFinite ? call.end : -.infinity, lastEnd[CallKey(call)] ?? -.infinity)
+            keyed.append((time, 1, index))
+        }
+        keyed.sort { ($0.time, $0.kind, $0.index) < ($1.time, $1.kind, $1.index) }
+        return attribution.map(RunRecord.attribution)
+            + keyed.map { $0.kind == 0 ? .attempt(attempts[$0.index]) : .call(calls[$0.index]) }
+    }
+
+    /// Every metric pattern the registered verdicts can emit.
+    static var metricPatterns: [MetricPattern] {
+        registry.flatMap { $0.metricPatterns } + [MetricPattern("verdicts", "ignored_attempts")]
+    }
+}
+
+/// A pass of some verdict type, behind one shape so the registry can drive them together.
+private struct ErasedPass {
+    private let box: any PassBox
+
+    init<V: Verdict>(_ type: V.Type, context: VerdictContext) {
+        box = TypedPassBox<V>(V.makePass(context))
+    }
+
+    mutating func consume(_ record: RunRecord) { box.consume(record) }
+    func finish() -> any Verdict { box.finish() }
+}
+
+private protocol PassBox: AnyObject {
+    func consume(_ record: RunRecord)
+    func finish() -> any Verdict
+}
+
+/// Holds one mutable pass; used by one evaluation on one task only (never shared).
+private final class TypedPassBox<V: Verdict>: PassBox {
+    var pass: V.Pass
+
+    init(_ pass: V.Pass) { self.pass = pass }
+
+    func consume(_ record: RunRecord) { pass.consume(record) }
+    func finish() -> any Verdict { pass.finish() }
 }

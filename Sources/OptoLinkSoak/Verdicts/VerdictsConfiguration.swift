@@ -7,7 +7,8 @@
 ///             "session_identity": "60/60s per key shared"},
 ///  "algorithm": "fixed_window",
 ///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.01,
-///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"]}
+///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"],
+///  "regression": ["match.call_latency.p95 < baseline * 1.10", "backoff.early == 0"]}
 /// ```
 /// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
 /// unknown bucket or an unknown algorithm.
@@ -24,6 +25,9 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
 
     /// k6-style threshold expressions, e.g. `"match.call_latency.p95 < 250ms"`.
     public var thresholds: [String]
+    /// `compare`'s rules against a baseline run (``RegressionRule``), e.g.
+    /// `"match.call_latency.p95 < baseline * 1.10"`. Empty: the default rule (`docs/COMPARE.md`).
+    public var regression: [String] = []
     /// Bucket name → declared limit (see ``LimitBucket`` for names). Empty: no limit oracle.
     public var limits: [String: DeclaredLimit]
     public var algorithm: WindowAlgorithm
@@ -75,7 +79,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case thresholds, limits, algorithm, backoffToleranceSeconds, backoffEarlySlackSeconds
+        case thresholds, regression, limits, algorithm, backoffToleranceSeconds, backoffEarlySlackSeconds
         case edgeToleranceSeconds, worstOffenderCount
     }
 
@@ -84,6 +88,17 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = VerdictsConfiguration()
         thresholds = try c.decodeIfPresent([String].self, forKey: .thresholds) ?? defaults.thresholds
+        regression = try c.decodeIfPresent([String].self, forKey: .regression) ?? []
+        for (index, rule) in regression.enumerated() {
+            do {
+                _ = try RegressionRule(rule)
+            } catch {
+                throw DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [CodingKeys.regression, AnyCodingKey(intValue: index)],
+                        debugDescription: "\(error)"))
+            }
+        }
         limits = try c.decodeIfPresent([String: DeclaredLimit].self, forKey: .limits) ?? defaults.limits
         if let raw = try c.decodeIfPresent(String.self, forKey: .algorithm) {
             guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {

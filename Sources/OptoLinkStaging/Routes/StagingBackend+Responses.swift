@@ -20,6 +20,37 @@ extension StagingBackend {
     func errorResponse(_ status: Int, _ message: String, _ context: RequestContext, details: [ValidationIssue]? = nil)
         -> HTTPResponse
     {
+        errorEnvelope(
+            status, message, now: context.now, path: context.path, requestId: context.requestId, details: details)
+    }
+
+    /// The envelope for an error the HTTP layer answers by itself (400, 408, 411, 413, 431, 501,
+    /// 505): the request could not be parsed, so `path` is empty and no `requestId` is echoed.
+    public func protocolErrorResponse(_ context: HTTPServerErrorContext) -> HTTPResponse {
+        errorEnvelope(
+            context.status, Self.protocolErrorMessage(context), now: clock.now(), path: "", requestId: nil,
+            details: nil)
+    }
+
+    static func protocolErrorMessage(_ context: HTTPServerErrorContext) -> String {
+        switch context.parseError {
+        case nil: "Request not received in time"
+        case .malformedRequestLine: "Malformed request line"
+        case .malformedHeader: "Malformed header field"
+        case .headersTooLarge: "Request header fields too large"
+        case .bodyTooLarge: "Request body too large"
+        case .unsupportedTransferEncoding: "Transfer-Encoding not implemented (only chunked)"
+        case .invalidTransferEncoding: "Conflicting or invalid Transfer-Encoding"
+        case .malformedChunkedBody: "Malformed chunked body"
+        case .lengthRequired: "Content-Length required"
+        case .invalidContentLength: "Invalid Content-Length"
+        case .unsupportedVersion: "HTTP version not supported"
+        }
+    }
+
+    private func errorEnvelope(
+        _ status: Int, _ message: String, now: Double, path: String, requestId: String?, details: [ValidationIssue]?
+    ) -> HTTPResponse {
         var w = JSONWriter(capacity: 256)
         w.beginObject()
         w.key("statusCode")
@@ -37,9 +68,9 @@ extension StagingBackend {
             }
             w.endArray()
         }
-        w.field("timestamp", ISO8601.string(fromEpochSeconds: context.now))
-        w.field("path", context.path)
-        if let requestId = context.requestId { w.field("requestId", requestId) }
+        w.field("timestamp", ISO8601.string(fromEpochSeconds: now))
+        w.field("path", path)
+        if let requestId { w.field("requestId", requestId) }
         w.endObject()
         return json(status, w)
     }
@@ -62,14 +93,18 @@ extension StagingBackend {
         case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
         case 410: "Gone"
+        case 411: "Length Required"
         case 413: "Payload Too Large"
         case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"
         case 501: "Not Implemented"
         case 502: "Bad Gateway"
         case 503: "Service Unavailable"
         case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
         default: status >= 500 ? "Internal Server Error" : "Error"
         }
     }

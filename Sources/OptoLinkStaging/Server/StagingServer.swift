@@ -27,7 +27,9 @@ public final class StagingServer: Sendable {
         var httpConfiguration = httpConfiguration
         httpConfiguration.host = configuration.host
         httpConfiguration.port = configuration.port
-        http = HTTPServer(configuration: httpConfiguration) { request, connection in
+        http = HTTPServer(
+            configuration: httpConfiguration, errorRenderer: { backend.protocolErrorResponse($0) }
+        ) { request, connection in
             backend.handle(request, connection)
         }
     }

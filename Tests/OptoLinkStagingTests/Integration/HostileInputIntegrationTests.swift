@@ -35,4 +35,51 @@ import Testing
             #expect(device.attempts.of(.match).map(\.status) == [201, 201])
         }
     }
+
+    /// Errors the HTTP layer answers by itself carry the same JSON envelope as the routes' errors.
+    @Test(arguments: [
+        ("GARBAGE\r\n\r\n", 400, "Bad Request"),
+        ("POST /sdk/events HTTP/1.1\r\nHost: x\r\n\r\n", 411, "Length Required"),
+        ("POST /sdk/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n", 413, "Payload Too Large"),
+        ("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 20_000) + "\r\n\r\n", 431,
+         "Request Header Fields Too Large"),
+        ("POST /match HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "Not Implemented"),
+        ("GET / HTTP/2.0\r\n\r\n", 505, "HTTP Version Not Supported"),
+        ("POST /match HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n", 400, "Bad Request"),
+    ])
+    func protocolErrorsCarryTheJSONEnvelope(_ request: String, _ status: Int, _ error: String) async throws {
+        try await withEmulator { e in
+            let port = e.server.port
+            let answer = await Task.detached { RawSocket.exchange(port: port, Array(request.utf8)) }.value
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "))
+            #expect(answer.contains("Content-Type: application/json; charset=utf-8"))
+            let body = try #require(answer.range(of: "\r\n\r\n").map { String(answer[$0.upperBound...]) })
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "body: \(body)")
+            #expect(object["statusCode"] as? Int == status)
+            #expect(object["error"] as? String == error)
+            #expect((object["message"] as? String)?.isEmpty == false)
+            #expect(object["timestamp"] is String)
+            #expect(object["path"] as? String == "")
+        }
+    }
+
+    @Test func aChunkedRequestBodyIsServed() async throws {
+        try await withEmulator { e in
+            let port = e.server.port
+            let body =
+                #"{"platform":"iOS","osVersion":"18.1","deviceModel":"iPhone","language":"en-US","#
+                + #""deviceId":"chunked-device-01"}"#
+            let half = body.utf8.count / 2
+            let chunks =
+                String(half, radix: 16) + "\r\n" + String(body.prefix(half)) + "\r\n"
+                + String(body.utf8.count - half, radix: 16) + "\r\n" + String(body.dropFirst(half)) + "\r\n0\r\n\r\n"
+            let request =
+                "POST /match HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n" + chunks
+            let answer = await Task.detached { RawSocket.exchange(port: port, Array(request.utf8)) }.value
+            #expect(answer.hasPrefix("HTTP/1.1 201 "), "\(answer)")
+            #expect(answer.contains(#""matched":"#))
+        }
+    }
 }

@@ -1,31 +1,43 @@
 import Foundation
 
-extension VerdictsReport {
-    /// The verdicts as a few human-readable lines for the console and `summary.txt`: counts
-    /// first, then the worst offender or the violation kinds where there are any.
+// Each verdict's report lines for the console and `summary.txt`: counts first, then the worst
+// offender or the violation kinds where there are any.
+
+extension BackoffVerdict {
     public func summaryLines() -> [String] {
-        var lines: [String] = []
+        let backoff = self
         let total = backoff.total
         var backoffLine =
             "back-off: \(total.checked) retries judged — \(total.early) early, \(total.onTime) on time, \(total.late) late"
         if let p50 = backoff.excess.p50, let p99 = backoff.excess.p99, let max = backoff.excess.max {
-            backoffLine += " (gap − expected p50 \(Self.ms(p50)), p99 \(Self.ms(p99)), max \(Self.ms(max)))"
+            backoffLine += " (gap − expected p50 \(Verdicts.ms(p50)), p99 \(Verdicts.ms(p99)), max \(Verdicts.ms(max)))"
         }
         if let worst = backoff.worstEarly.first {
             backoffLine +=
                 "; worst early: \(worst.device) call \(worst.callId) \(worst.endpoint.rawValue) waited "
-                + "\(Self.ms(worst.gapSeconds)) of \(Self.ms(worst.expectedSeconds))"
+                + "\(Verdicts.ms(worst.gapSeconds)) of \(Verdicts.ms(worst.expectedSeconds))"
         }
-        lines.append(backoffLine)
+        return [backoffLine]
+    }
+}
 
+extension RetryMatrixVerdict {
+    public func summaryLines() -> [String] {
+        let retries = self
         var retryLine = "retry matrix: \(retries.calls) calls, \(retries.violations) violations"
         if !retries.violationsByKind.isEmpty {
             retryLine += " (" + retries.violationsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                 .joined(separator: ", ") + ")"
         }
         if retries.cutShort > 0 { retryLine += ", \(retries.cutShort) cut short by the end of the run" }
-        lines.append(retryLine)
+        return [retryLine]
+    }
+}
 
+extension ReconciliationVerdict {
+    public func summaryLines() -> [String] {
+        let reconciliation = self
+        var lines: [String] = []
         if reconciliation.available {
             let parts = reconciliation.endpoints.sorted { $0.key < $1.key }.filter { $0.value.calls > 0 }.map { name, c in
                 "  \(name): \(c.deliveredOnce) delivered once, \(c.duplicated) duplicated, \(c.lost) lost, "
@@ -37,7 +49,14 @@ extension VerdictsReport {
         } else {
             lines.append("reconciliation: \(reconciliation.note ?? "not available")")
         }
+        return lines
+    }
+}
 
+extension LimitOracleVerdict {
+    public func summaryLines() -> [String] {
+        let limits = self
+        var lines: [String] = []
         if !limits.buckets.isEmpty || !limits.errors.isEmpty {
             let parts = limits.buckets.sorted { $0.key < $1.key }.map { name, b in
                 let verdict: String
@@ -58,7 +77,14 @@ extension VerdictsReport {
             lines.append("limits (\(limits.algorithm.rawValue)):")
             lines += parts + limits.errors.map { "  \($0)" }
         }
+        return lines
+    }
+}
 
+extension AttributionVerdict {
+    public func summaryLines() -> [String] {
+        let attribution = self
+        var lines: [String] = []
         let a = attribution.overall
         if a.devices > 0 {
             var line =
@@ -73,8 +99,11 @@ extension VerdictsReport {
         }
         return lines
     }
+}
 
-    private static func ms(_ seconds: Double) -> String {
+extension Verdicts {
+    /// Seconds as `12.3 ms` below one second, `1.25 s` from one second.
+    static func ms(_ seconds: Double) -> String {
         abs(seconds) >= 1 ? String(format: "%.2f s", seconds) : String(format: "%.1f ms", seconds * 1000)
     }
 }

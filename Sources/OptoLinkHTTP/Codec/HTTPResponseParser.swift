@@ -1,0 +1,269 @@
+/// A received HTTP/1.1 response with its whole body.
+public struct HTTPClientResponse: Sendable, Equatable {
+    /// The status code, 100...999.
+    public var status: Int
+    /// `"HTTP/1.1"` or `"HTTP/1.0"`.
+    public var version: String
+    /// The header fields as received (framing fields included).
+    public var headers: HTTPHeaders
+    /// The body bytes, de-chunked when the response was chunked.
+    public var body: [UInt8]
+    /// Trailer fields of a chunked body, in order; empty otherwise.
+    public var trailers: HTTPHeaders
+
+    /// A response as the parser builds it.
+    public init(
+        status: Int, version: String = "HTTP/1.1", headers: HTTPHeaders = [:], body: [UInt8] = [],
+        trailers: HTTPHeaders = [:]
+    ) {
+        self.status = status
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.trailers = trailers
+    }
+}
+
+/// Why a response could not be parsed. Each ends the connection: framing can no longer be trusted.
+public enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The status line is not `HTTP/1.x SP 3DIGIT [SP reason]`.
+    case malformedStatusLine
+    /// A header field line breaks RFC 9112 §5 (see ``HTTPRequestParser`` for the same rules).
+    case malformedHeader
+    /// The status line plus headers exceed the head limit, in bytes.
+    case headersTooLarge
+    /// The body (declared or decoded) exceeds the body limit, in bytes.
+    case bodyTooLarge
+    /// `Content-Length` is not a decimal number, or several disagree.
+    case invalidContentLength
+    /// `Transfer-Encoding` names a coding other than a single final `chunked`.
+    case unsupportedTransferEncoding
+    /// A chunked body breaks the syntax.
+    case malformedChunkedBody
+    /// The connection ended before the response was complete.
+    case truncated
+    /// Bytes arrived while no request was waiting for a response.
+    case unsolicited
+
+    /// A short, value-free label usable as a metric or report key.
+    public var shortDescription: String {
+        switch self {
+        case .malformedStatusLine: "malformed_status_line"
+        case .malformedHeader: "malformed_header"
+        case .headersTooLarge: "headers_too_large"
+        case .bodyTooLarge: "body_too_large"
+        case .invalidContentLength: "invalid_content_length"
+        case .unsupportedTransferEncoding: "unsupported_transfer_encoding"
+        case .malformedChunkedBody: "malformed_chunked_body"
+        case .truncated: "truncated"
+        case .unsolicited: "unsolicited"
+        }
+    }
+
+    /// `bad response (truncated)` and the like.
+    public var description: String { "bad response (\(shortDescription))" }
+}
+
+/// An incremental HTTP/1.1 response parser, the client side of the codec: feed bytes in any
+/// fragmentation, take out interim (1xx) and final responses.
+///
+/// Body framing follows RFC 9112 §6.3: no body for a response to `HEAD` and for 1xx, 204 and
+/// 304; `Transfer-Encoding: chunked` (trailers kept) takes precedence over `Content-Length`
+/// (and then the connection is not reused); `Content-Length`; otherwise the body runs until
+/// the server closes (``finish()``). The caller states, before each response, whether its
+/// request was a `HEAD` (``expectResponse(toHEAD:)``). After a failure the parser stays failed.
+public struct HTTPResponseParser: Sendable {
+    /// Size limits, in bytes.
+    public struct Limits: Sendable, Equatable {
+        /// Largest status line plus header section (and, separately, trailer section).
+        public var maxHeaderBytes: Int
+        /// Largest body.
+        public var maxBodyBytes: Int
+
+        /// Defaults: 64 KiB of head, 16 MiB of body.
+        public init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 16 << 20) {
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxBodyBytes = maxBodyBytes
+        }
+    }
+
+    /// One parse result.
+    public enum Output: Sendable, Equatable {
+        /// An interim response (`100 Continue`, `103 Early Hints`, …); the final one follows.
+        case informational(status: Int, headers: HTTPHeaders)
+        /// The final response. `keepAlive`: the connection may carry another request.
+        case response(HTTPClientResponse, keepAlive: Bool)
+        /// The response cannot be parsed; close the connection.
+        case failure(HTTPResponseParseError)
+    }
+
+    private enum Framing: Sendable {
+        case length(Int)
+        case chunked(ChunkedBodyDecoder)
+        case untilClose
+    }
+
+    private struct Pending: Sendable {
+        var response: HTTPClientResponse
+        var keepAlive: Bool
+        var framing: Framing
+    }
+
+    /// The limits this parser enforces.
+    public let limits: Limits
+    private var input = HTTPInputBuffer()
+    private var pending: Pending?
+    private var failure: HTTPResponseParseError?
+    private var headRequest = false
+    private var awaiting = false
+
+    /// A parser with empty buffers, expecting no response until ``expectResponse(toHEAD:)``.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Bytes received and not yet returned.
+    public var bufferedByteCount: Int { input.unreadCount }
+
+    /// `true` when no byte of a response is buffered (between responses).
+    public var isIdle: Bool { pending == nil && input.unreadCount == 0 }
+
+    /// Arms the parser for the response to the request just sent; `toHEAD` means it has no body.
+    public mutating func expectResponse(toHEAD: Bool) {
+        headRequest = toHEAD
+        awaiting = true
+    }
+
+    /// Appends received bytes; call ``next()`` until it returns `nil`.
+    public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        input.append(bytes)
+    }
+
+    /// The next interim or final response, a failure, or `nil` when more bytes are needed.
+    public mutating func next() -> Output? {
+        if let failure { return .failure(failure) }
+        if pending != nil { return nextBody() }
+        guard input.unreadCount > 0 else { return nil }
+        guard awaiting else { return fail(.unsolicited) }
+        guard let headEnd = input.findHeadEnd() else {
+            return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
+        }
+        if headEnd - input.readIndex > limits.maxHeaderBytes { return fail(.headersTooLarge) }
+        let parsed = input.bytes.withUnsafeBufferPointer {
+            Self.parseHead($0, from: input.readIndex, to: headEnd, headRequest: headRequest, limits: limits)
+        }
+        switch parsed {
+        case .failure(let error):
+            return fail(error)
+        case .success(let head):
+            input.consume(to: headEnd)
+            if head.response.status < 200 {
+                return .informational(status: head.response.status, headers: head.response.headers)
+            }
+            if case .length(0) = head.framing {
+                awaiting = false
+                return .response(head.response, keepAlive: head.keepAlive)
+            }
+            pending = head
+            return nextBody()
+        }
+    }
+
+    /// The connection reached end of input: completes a body that runs until close, or reports
+    /// ``HTTPResponseParseError/truncated`` when a response was in progress; `nil` when idle.
+    public mutating func finish() -> Output? {
+        if let failure { return .failure(failure) }
+        if let done = pending, case .untilClose = done.framing {
+            var response = done.response
+            response.body = input.take(input.unreadCount)
+            pending = nil
+            awaiting = false
+            return .response(response, keepAlive: false)
+        }
+        if pending != nil || input.unreadCount > 0 { return fail(.truncated) }
+        return nil
+    }
+
+    private mutating func nextBody() -> Output? {
+        guard var current = pending else { return nil }
+        switch current.framing {
+        case .untilClose:
+            if bufferedByteCount > limits.maxBodyBytes { return fail(.bodyTooLarge) }
+            return nil
+        case .length(let length):
+            guard bufferedByteCount >= length else { return nil }
+            current.response.body = input.take(length)
+        case .chunked(var decoder):
+            // One owner of the decoder, so appending to its body never copies it.
+            pending = nil
+            current.framing = .length(0)
+            switch input.decode(&decoder) {
+            case .needMore:
+                current.framing = .chunked(decoder)
+                pending = current
+                return nil
+            case .failed(.bodyTooLarge): return fail(.bodyTooLarge)
+            case .failed(.trailersTooLarge): return fail(.headersTooLarge)
+            case .failed(.malformed): return fail(.malformedChunkedBody)
+            case .done:
+                current.response.body = decoder.body
+                current.response.trailers = HTTPHeaders(decoder.trailers)
+            }
+        }
+        pending = nil
+        awaiting = false
+        return .response(current.response, keepAlive: current.keepAlive)
+    }
+
+    private mutating func fail(_ error: HTTPResponseParseError) -> Output {
+        failure = error
+        return .failure(error)
+    }
+
+    // MARK: - Head
+
+    private static func parseHead(
+        _ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, headRequest: Bool, limits: Limits
+    ) -> Result<Pending, HTTPResponseParseError> {
+        // Status line: HTTP-version SP 3DIGIT SP [reason] CRLF (a missing SP before an empty reason is tolerated).
+        let lineEnd = HTTPBytes.lineEnd(p, from: start)
+        guard lineEnd - start >= 12, HTTPBytes.equals(UnsafeBufferPointer(rebasing: p[start..<(start + 7)]), "HTTP/1."),
+            p[start + 7] == UInt8(ascii: "0") || p[start + 7] == UInt8(ascii: "1"), p[start + 8] == .space,
+            HTTPBytes.isDigit(p[start + 9]), HTTPBytes.isDigit(p[start + 10]), HTTPBytes.isDigit(p[start + 11]),
+            lineEnd == start + 12 || p[start + 12] == .space
+        else { return .failure(.malformedStatusLine) }
+        for i in (start + 12)..<lineEnd where p[i] < 0x20 && p[i] != .tab || p[i] == 0x7F {
+            return .failure(.malformedStatusLine)
+        }
+        let isHTTP11 = p[start + 7] == UInt8(ascii: "1")
+        let status = Int(p[start + 9] - 0x30) * 100 + Int(p[start + 10] - 0x30) * 10 + Int(p[start + 11] - 0x30)
+        guard status >= 100 else { return .failure(.malformedStatusLine) }
+
+        let head: HTTPHeadFields
+        switch HTTPHeadFields.parse(p, from: lineEnd + 2, to: end) {
+        case .success(let parsed): head = parsed
+        case .failure(.malformedHeader): return .failure(.malformedHeader)
+        case .failure(.invalidContentLength): return .failure(.invalidContentLength)
+        }
+        let contentLength = head.contentLength
+        let codings = head.codings
+        var keepAlive = !head.connectionClose && (isHTTP11 || head.connectionKeepAlive)
+        let framing: Framing
+        if headRequest || status < 200 || status == 204 || status == 304 {
+            framing = .length(0)
+        } else if codings.present {
+            guard codings.verdict == .chunkedOnly else { return .failure(.unsupportedTransferEncoding) }
+            if contentLength != nil { keepAlive = false }  // both framings: trust chunked, then close (RFC 9112 §6.3)
+            framing = .chunked(ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
+        } else if let contentLength {
+            guard contentLength <= limits.maxBodyBytes else { return .failure(.bodyTooLarge) }
+            framing = .length(contentLength)
+        } else {
+            framing = .untilClose
+            keepAlive = false
+        }
+        let response = HTTPClientResponse(
+            status: status, version: isHTTP11 ? "HTTP/1.1" : "HTTP/1.0", headers: HTTPHeaders(head.fields))
+        return .success(Pending(response: response, keepAlive: keepAlive, framing: framing))
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// The `compare` subcommand's inputs.
+public struct CompareOptions: Sendable, Equatable {
+    public var baselinePath: String
+    public var currentPath: String
+    /// Where `compare.md`, `compare.json` and `report.html` go (default `<CURRENT>/compare/`).
+    public var outDirectory: String?
+    /// Compare even when the runs' profiles differ (noted in the output).
+    public var force = false
+    public var junitPath: String?
+    /// The default rule's settings (`--alpha`, `--min-shift`, `--floor`).
+    public var rules = RegressionRules()
+
+    public init(baselinePath: String, currentPath: String) {
+        self.baselinePath = baselinePath
+        self.currentPath = currentPath
+    }
+}
+
+/// `optolink-soak compare BASELINE CURRENT`: exit 0 no regression, 1 regression, 2 could not
+/// compare (unreadable report, unknown `schemaVersion`, different profiles without `--force`).
+public enum CompareCommand {
+    /// What a compare produced.
+    public struct Result: Sendable {
+        public var exitCode: Int32
+        public var comparison: SoakComparison?
+        public var outDirectory: URL?
+
+        init(exitCode: Int32, comparison: SoakComparison? = nil, outDirectory: URL? = nil) {
+            self.exitCode = exitCode
+            self.comparison = comparison
+            self.outDirectory = outDirectory
+        }
+    }
+
+    /// Runs the comparison and writes its files; never throws (problems become exit code 2).
+    public static func run(_ options: CompareOptions, log: @Sendable (String) -> Void) -> Result {
+        let baseline: SoakReportDirectory
+        let current: SoakReportDirectory
+        do {
+            baseline = try SoakReportDirectory.load(URL(fileURLWithPath: options.baselinePath, isDirectory: true))
+            current = try SoakReportDirectory.load(URL(fileURLWithPath: options.currentPath, isDirectory: true))
+        } catch {
+            log("error: \(error)")
+            return Result(exitCode: 2)
+        }
+        var notes: [String] = []
+        let b = baseline.summary.run
+        let c = current.summary.run
+        let differs = b.profile != c.profile || (b.profileHash != nil && c.profileHash != nil && b.profileHash != c.profileHash)
+        if differs {
+            let what =
+                "the runs' profiles differ: baseline \(b.profile) (\(short(b.profileHash))) vs current "
+                + "\(c.profile) (\(short(c.profileHash)))"
+            guard options.force else {
+                log("error: \(what); a comparison would not mean much. Use --force to compare anyway.")
+                return Result(exitCode: 2)
+            }
+            notes.append("\(what); compared anyway (--force)")
+        } else if b.profileHash == nil || c.profileHash == nil {
+            notes.append(
+                "the \(b.profileHash == nil ? "baseline" : "current") report has no profile fingerprint (an older "
+                    + "version wrote it), so it is not verified that both runs used the same profile")
+        }
+        if current.profile == nil {
+            notes.append("the current report has no readable profile.json, so its expect.regression rules (if any) "
+                + "are unknown and the default rule applies")
+        }
+        if b.seed != c.seed { notes.append("the runs used different seeds (\(b.seed) and \(c.seed))") }
+        if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {
+            notes.append("the runs used different backends (\(b.backend) \(b.baseURL), \(c.backend) \(c.baseURL))")
+        }
+        if b.interrupted || c.interrupted {
+            notes.append("a run was interrupted (\(b.interrupted ? "baseline" : "current")): its counts are partial")
+        }
+        let comparison = SoakComparison.compare(
+            baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
+        let out = URL(
+            fileURLWithPath: options.outDirectory ?? current.url.appendingPathComponent("compare").path,
+            isDirectory: true)
+        do {
+            try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
+            try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
+            let html = HTMLReport.compare(
+                comparison, baseline: baseline.summary, baselineAttempts: baseline.attempts(), current: current.summary,
+                currentAttempts: current.attempts())
+            try AtomicFile.write(Data(html.utf8), to: out.appendingPathComponent("report.html"))
+            if let junit = options.junitPath {
+                try JUnitReport.compare(comparison).write(to: URL(fileURLWithPath: junit))
+            }
+        } catch {
+            log("error: cannot write the comparison to \(out.path) (\(error.localizedDescription))")
+            return Result(exitCode: 2, comparison: comparison)
+        }
+        for line in comparison.consoleLines { log(line) }
+        log("compare: \(out.appendingPathComponent("compare.md").path)")
+        let code: Int32 = comparison.regressed ? 1 : comparison.inconclusive ? 2 : 0
+        return Result(exitCode: code, comparison: comparison, outDirectory: out)
+    }
+
+    private static func short(_ hash: String?) -> String {
+        hash.map { "profile \($0.prefix(12))…" } ?? "no fingerprint"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// A finished run's report directory, read back through the library's own report types:
+/// `summary.json` as ``SoakSummary`` (its `schemaVersion` checked first), `profile.json` when
+/// present, and `attempts.csv` on demand.
+public struct SoakReportDirectory: Sendable {
+    /// The `schemaVersion`s of `summary.json` this version reads.
+    public static let supportedSchemaVersions: Set<Int> = [SoakSummary.currentSchemaVersion]
+
+    public var url: URL
+    public var summary: SoakSummary
+    /// The effective profile of the run (`profile.json`); `nil` for reports of older versions.
+    public var profile: SoakProfile?
+
+    /// Reads `directory/summary.json` (and `profile.json` when there).
+    /// - Throws: ``SoakReportError`` naming the file: missing, not JSON, an unknown
+    ///   `schemaVersion`, or a field that does not decode.
+    public static func load(_ directory: URL) throws -> SoakReportDirectory {
+        let file = directory.appendingPathComponent("summary.json")
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+            throw SoakReportError(
+                message: !exists
+                    ? "\(directory.path): no such report directory"
+                    : !isDirectory.boolValue
+                        ? "\(directory.path): not a directory (give the report directory, not a file in it)"
+                        : "\(file.path): cannot read (\(error.localizedDescription)); is this a finished run's report?")
+        }
+        struct Version: Decodable { var schemaVersion: Int? }
+        guard let version = try? JSONDecoder().decode(Version.self, from: data) else {
+            throw SoakReportError(message: "\(file.path): not a JSON object")
+        }
+        guard let schema = version.schemaVersion else {
+            throw SoakReportError(message: "\(file.path): no schemaVersion (not an optolink-soak summary)")
+        }
+        guard supportedSchemaVersions.contains(schema) else {
+            let known = supportedSchemaVersions.sorted().map(String.init).joined(separator: ", ")
+            throw SoakReportError(
+                message: "\(file.path): schemaVersion \(schema) is not supported by optolink-soak "
+                    + "\(OptoLinkSoak.version) (it reads \(known)); compare with the version that wrote it")
+        }
+        let summary: SoakSummary
+        do {
+            summary = try JSONDecoder().decode(SoakSummary.self, from: data)
+        } catch let error as DecodingError {
+            throw SoakReportError(message: "\(file.path): \(describeDecodingError(error))")
+        }
+        let profileURL = directory.appendingPathComponent("profile.json")
+        let profile = (try? Data(contentsOf: profileURL)).flatMap { try? SoakProfile.decode($0) }
+        return SoakReportDirectory(url: directory, summary: summary, profile: profile)
+    }
+
+    /// The rows of `attempts.csv` (or `attempts.csv.partial`), or `nil` when neither can be read.
+    public func attempts() -> [AttemptRecord]? {
+        for name in ["attempts.csv", "attempts.csv.partial"] {
+            if let rows = try? ReportCSVReader.attempts(url.appendingPathComponent(name)) { return rows }
+        }
+        return nil
+    }
+}
+
+/// A report directory that cannot be read (exit code 2 for `compare`).
+public struct SoakReportError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

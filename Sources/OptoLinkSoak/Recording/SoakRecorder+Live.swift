@@ -1,0 +1,29 @@
+extension SoakRecorder {
+    /// The recorder's part of a live metrics snapshot (`--metrics-listen`); the caller fills in
+    /// the run's identity, journeys in flight and RSS.
+    func liveMetrics() -> LiveMetrics {
+        let elapsed = timeline.now()
+        return state.withLock { s in
+            var endpoints: [String: LiveMetrics.Endpoint] = [:]
+            for (endpoint, stats) in s.endpoints {
+                endpoints[endpoint.rawValue] = LiveMetrics.Endpoint(
+                    attemptsByStatus: stats.byStatus,
+                    callsByOutcome: Dictionary(uniqueKeysWithValues: stats.callOutcomes.map { ($0.key.rawValue, $0.value) }),
+                    attemptLatency: stats.attemptLatency.prometheus, callLatency: stats.callLatency.prometheus)
+            }
+            for call in s.openCalls.values where call.inFlight > 0 {
+                let name = call.endpoint.rawValue
+                if endpoints[name] == nil {
+                    let empty = LatencyHistogram().prometheus
+                    endpoints[name] = LiveMetrics.Endpoint(attemptLatency: empty, callLatency: empty)
+                }
+                endpoints[name]?.inFlightCalls += 1
+            }
+            return LiveMetrics(
+                profile: "", runId: "", elapsedSeconds: elapsed, endpoints: endpoints, status429: s.status429,
+                errors: s.errors, journeysStarted: s.journeysStarted, journeysCompleted: s.journeysCompleted,
+                journeysUnfinished: s.journeysUnfinished, journeysInFlight: 0, lateStarts: s.lateStarts,
+                lateThresholdSeconds: lateThreshold, residentBytes: nil)
+        }
+    }
+}

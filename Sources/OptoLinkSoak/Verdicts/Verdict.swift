@@ -1,0 +1,167 @@
+import OptoLinkStaging
+
+/// One judgement over a run: a single pass over the run's records in time order, then a
+/// result that carries its own metrics, report lines and JSON (`summary.json` `verdicts.<key>`).
+///
+/// Adding a verdict is one file with a type conforming to this protocol, plus one line in
+/// ``Verdicts/registry``. The compiler then asks for everything the report needs: the JSON key,
+/// the metric names (the threshold catalogue is built from them), the pass, the metrics, the
+/// report lines and what "not exercised" means for it.
+///
+/// A pass never needs the whole run at once: it sees each ``RunRecord`` once, in time order
+/// (an attempt at its end, a call after its last attempt), so the same code judges a run from
+/// memory, from its CSVs on disk, or from several shards merged by time.
+public protocol Verdict: Sendable, Codable, Equatable {
+    /// The pass that builds this verdict.
+    associatedtype Pass: VerdictPass where Pass.Output == Self
+
+    /// The key of this verdict in `summary.json`'s `verdicts` object (`backoff`, `limits`, …).
+    static var key: String { get }
+
+    /// Every metric name the verdict can emit, as patterns (see ``MetricPattern``).
+    static var metricPatterns: [MetricPattern] { get }
+
+    /// A fresh pass over one run.
+    static func makePass(_ context: VerdictContext) -> Pass
+
+    /// Adds the verdict's flat metrics (`backoff.early`, …): counts as plain numbers, seconds, rates in 0…1.
+    func addMetrics(to metrics: inout [String: Double])
+
+    /// The verdict as a few human-readable report lines.
+    func summaryLines() -> [String]
+
+    /// Metric-name prefixes (`backoff`, `backoff.429`, `limits.match`) over which the verdict
+    /// judged nothing, with the reason in words. A threshold on such a metric reports
+    /// "not exercised" and fails unless the profile marks it optional.
+    var notExercised: [String: String] { get }
+}
+
+/// The incremental half of a ``Verdict``: fed every record once, in time order, then finished.
+public protocol VerdictPass {
+    associatedtype Output
+
+    /// Takes the next record of the run (attempts and calls in time order; attribution
+    /// records at any point).
+    mutating func consume(_ record: RunRecord)
+
+    /// Judges what is still open and returns the verdict.
+    mutating func finish() -> Output
+}
+
+/// One record of a run as the verdict passes see it.
+public enum RunRecord: Sendable, Equatable {
+    /// One HTTP attempt (a row of `attempts.csv`); its stream time is its end.
+    case attempt(AttemptRecord)
+    /// One public call (a row of `calls.csv`); it comes after every attempt of the call.
+    case call(CallRecord)
+    /// One first launch's deferred-match result (no time order).
+    case attribution(AttributionRecord)
+}
+
+/// What a pass may know besides the records: the profile's `expect` section, the SDK's retry
+/// budget, the server's ledger and how the run's virtual devices map to SDK `deviceId`s.
+public struct VerdictContext: Sendable {
+    public var configuration: VerdictsConfiguration
+    /// The SDK's `maxRetries` (CONTRACT §2: default 2, so at most 3 attempts per call).
+    public var maxRetries: Int
+    /// The server's ledger of accepted writes, or `nil` when none is available.
+    public var ledger: [StagingLedgerEntry]?
+    /// The run's start, seconds since the Unix epoch.
+    public var runStartEpoch: Double
+    /// Virtual device → SDK `deviceId` of its latest install (see ``VerdictInputs/deviceIds``).
+    public var deviceIds: [String: String]
+    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
+    public var launchDeviceIds: [String: String]
+
+    public init(
+        configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,
+        ledger: [StagingLedgerEntry]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
+        launchDeviceIds: [String: String] = [:]
+    ) {
+        self.configuration = configuration
+        self.maxRetries = maxRetries
+        self.ledger = ledger
+        self.runStartEpoch = runStartEpoch
+        self.deviceIds = deviceIds
+        self.launchDeviceIds = launchDeviceIds
+    }
+}
+
+/// A pattern of metric names, one ``Segment`` per `.`-separated part: `backoff.<count>`,
+/// `limits.<any bucket>.<finding>`.
+public struct MetricPattern: Sendable, CustomStringConvertible {
+    /// One part of a metric name.
+    public enum Segment: Sendable {
+        /// Exactly this text.
+        case literal(String)
+        /// One of these texts.
+        case oneOf([String])
+        /// Any non-empty name (a declared limit bucket).
+        case anyName
+
+        func matches(_ text: String) -> Bool {
+            switch self {
+            case .literal(let value): return value == text
+            case .oneOf(let values): return values.contains(text)
+            case .anyName: return !text.isEmpty
+            }
+        }
+
+        /// The spelling of this segment closest to `text` (for "did you mean").
+        func closest(to text: String) -> String {
+            switch self {
+            case .literal(let value): return value
+            case .oneOf(let values): return values.min { editDistance($0, text) < editDistance($1, text) } ?? text
+            case .anyName: return text
+            }
+        }
+
+        /// Every spelling (`anyName` as `<name>`).
+        var spellings: [String] {
+            switch self {
+            case .literal(let value): return [value]
+            case .oneOf(let values): return values
+            case .anyName: return ["<name>"]
+            }
+        }
+    }
+
+    public var segments: [Segment]
+
+    public init(_ segments: [Segment]) { self.segments = segments }
+
+    /// Builds a pattern from parts: a `String` is a literal, a `[String]` one of a set, and any
+    /// `CaseIterable` raw-string enum type stands for its cases.
+    public init(_ parts: MetricPatternPart...) { segments = parts.map(\.segment) }
+
+    /// Whether `parts` (a metric name split at `.`) fits.
+    func matches(_ parts: [String]) -> Bool {
+        segments.count == parts.count && zip(segments, parts).allSatisfy { $0.matches($1) }
+    }
+
+    public var description: String {
+        segments.map { segment in
+            let spellings = segment.spellings
+            return spellings.count == 1 ? spellings[0] : "{" + spellings.joined(separator: ",") + "}"
+        }.joined(separator: ".")
+    }
+}
+
+/// One part of a ``MetricPattern`` written inline.
+public struct MetricPatternPart: Sendable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral {
+    let segment: MetricPattern.Segment
+
+    public init(stringLiteral value: String) { segment = .literal(value) }
+    public init(arrayLiteral elements: String...) { segment = .oneOf(elements) }
+    init(_ segment: MetricPattern.Segment) { self.segment = segment }
+
+    /// Any of `values`.
+    public static func oneOf(_ values: [String]) -> MetricPatternPart { .init(.oneOf(values)) }
+    /// Any case of a vocabulary enum, by raw value.
+    public static func cases<E: CaseIterable & RawRepresentable>(of type: E.Type) -> MetricPatternPart
+    where E.RawValue == String {
+        .init(.oneOf(type.allCases.map(\.rawValue)))
+    }
+    /// Any non-empty name (a declared limit bucket).
+    public static let anyName = MetricPatternPart(.anyName)
+}

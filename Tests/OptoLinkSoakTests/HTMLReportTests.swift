@@ -1,0 +1,139 @@
+import Foundation
+import OptoLink
+import Testing
+
+@testable import OptoLinkSoak
+
+@Suite("report.html", .serialized, .timeLimit(.minutes(2)))
+struct HTMLReportTests {
+    /// Every `data-key`/`data-value` number of a page: (run, key, value).
+    static func numbers(_ html: String) -> [(run: String, key: String, value: Double)] {
+        let pattern = #/data-run="([^"]*)" data-key="([^"]*)" data-value="([^"]*)"/#
+        return html.matches(of: pattern).compactMap { m in
+            Double(m.output.3).map { (String(m.output.1), String(m.output.2), $0) }
+        }
+    }
+
+    /// The value at a dotted `summary.json` path (`endpoints.match.attemptLatency.p95`, `thresholds.0.observed`).
+    static func lookup(_ json: Any, _ path: String) -> Double? {
+        var value: Any? = json
+        for part in path.split(separator: ".") {
+            if let array = value as? [Any], let index = Int(part), index < array.count {
+                value = array[index]
+            } else {
+                value = (value as? [String: Any])?[String(part)]
+            }
+        }
+        return (value as? NSNumber)?.doubleValue
+    }
+
+    /// No network: no `src`, no `<link>`, no URL other than the SVG namespace; a CSP that forbids any.
+    static func expectSelfContained(_ html: String) {
+        #expect(html.contains("default-src 'none'"))
+        #expect(!html.contains(" src="))
+        #expect(!html.contains("<link"))
+        #expect(!html.contains("@import") && !html.contains("url("))
+        let urls = html.matches(of: #/https?:\/\/[^"'\s<]*/#).map { String($0.output) }
+            .filter { $0 != "http://www.w3.org/2000/svg" && !$0.hasPrefix("http://127.0.0.1") }
+        #expect(urls.isEmpty, "\(urls)")
+    }
+
+    @Test("a run writes report.html: self-contained, every marked number equals summary.json")
+    func runReport() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: 20, rate: 40, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e", "repeat": 2}"#,
+                thresholds: #"["http.requests > 0", "match.call_latency.p95 < 10s"]"#))
+        #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
+        let html = try String(contentsOf: e2e.reportDirectory.appendingPathComponent("report.html"), encoding: .utf8)
+        Self.expectSelfContained(html)
+        let summary = try e2e.summaryJSON()
+        let numbers = Self.numbers(html)
+        #expect(numbers.count >= 20)
+        for (run, key, value) in numbers {
+            #expect(run == "run")
+            let expected = try #require(Self.lookup(summary, key), "\(key) not in summary.json")
+            #expect(abs(expected - value) <= 1e-9 * max(1, abs(expected)), "\(key)")
+        }
+        #expect(html.contains("every threshold passed"))
+        #expect(html.components(separatedBy: "<svg class=\"chart\"").count - 1 >= 6)
+    }
+
+    @Test("a one-hour run's page stays under 2 MB: bounded series, thinned back-off points, early ones kept")
+    func hourLongRunIsSmall() async throws {
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(devices: 10, rate: 40, steps: #"{"kind": "firstLaunch"}"#)
+                .replacingOccurrences(
+                    of: #""expect": {"thresholds": []}"#,
+                    with: #""expect": {"thresholds": [], "limits": {"events": "100/60s per key", "match": "30/60s per ip"}}"#))
+        #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
+        var summary = try SoakReportDirectory.load(e2e.reportDirectory).summary
+        // An hour: 600 timeline rows of 6 s, 2,000 RSS samples, 360,000 attempts with 429s and retries.
+        summary.intervalSeconds = 6
+        summary.timeline = (0..<600).map {
+            .init(
+                t: Double($0) * 6, journeys: 60, lateStarts: $0 % 7, attempts: 600, status429: 30, errors: 1,
+                meanLatencyFromIntended: 0.01, maxLatencyFromIntended: 0.2)
+        }
+        summary.rss = (0..<2000).map { .init(t: Double($0) * 1.8, bytes: 50_000_000 + $0 * 1000) }
+        var attempts: [AttemptRecord] = []
+        attempts.reserveCapacity(360_000)
+        let endpoints = OptoLinkEndpoint.allCases
+        var rng = SeededRandom(seed: 4)
+        for i in 0..<300_000 {
+            let start = Double(i) * 0.012
+            let endpoint = endpoints[i % endpoints.count]
+            let rateLimited = i % 20 == 0
+            let device = "d\(i % 5000)"
+            let end = start + 0.002 + rng.unit() * 0.02
+            attempts.append(
+                AttemptRecord(
+                    device: device, launch: 1, callId: UInt64(i), endpoint: endpoint, attempt: 1, intendedStart: start,
+                    actualStart: start, end: end, status: rateLimited ? 429 : 200,
+                    errorKind: nil, retryAfterSeconds: rateLimited ? 1 + i % 5 : nil, requestBytes: 100,
+                    responseBytes: 100, correlationId: nil, clientIP: "10.0.\(i % 7).\(i % 200)"))
+            if rateLimited {
+                let early = i % 1000 == 0
+                let wait = Double(1 + i % 5) + (early ? -0.3 : rng.unit() * 0.1)
+                attempts.append(
+                    AttemptRecord(
+                        device: device, launch: 1, callId: UInt64(i), endpoint: endpoint, attempt: 2,
+                        intendedStart: end + wait, actualStart: end + wait, end: end + wait + 0.01,
+                        status: 200, errorKind: nil, retryAfterSeconds: nil, requestBytes: 100, responseBytes: 100,
+                        correlationId: nil, clientIP: "10.0.\(i % 7).\(i % 200)"))
+            }
+        }
+        let html = HTMLReport.run(summary, attempts: attempts)
+        let size = html.utf8.count
+        #expect(size < 2_000_000, "report.html is \(size) bytes")
+        Self.expectSelfContained(html)
+        let series = ReportSeries(label: "run", summary: summary, attempts: attempts)
+        #expect(series.backoff.total == 15_000)
+        #expect(series.backoff.early.count == 300)
+        #expect(series.backoff.shown <= ReportSeries.maxPoints)
+        #expect(series.latency.count == endpoints.count && series.latency.allSatisfy { (600...601).contains($0.p95.count) })
+        #expect(series.limits.map(\.bucket) == ["events", "match"])
+        #expect(series.limits.allSatisfy { $0.within.count + $0.over.count <= ReportSeries.maxPoints })
+        #expect(series.limits.first { $0.bucket == "events" }?.over.isEmpty == false, "a window over 100 is shown")
+    }
+
+    @Test("chart primitives: round ticks, escaped text, one path per series, empty charts say so")
+    func chartPrimitives() {
+        #expect(SVGChart.ticks(0, 1) == [0, 0.2, 0.4, 0.6000000000000001, 0.8, 1])
+        #expect(SVGChart.ticks(0, 950) == [0, 200, 400, 600, 800, 1000])
+        #expect(SVGChart.seconds(0.0123) == "12.3ms" && SVGChart.seconds(2) == "2s")
+        let chart = SVGChart(
+            title: "a <b> & \"c\"", xLabel: "x", yLabel: "y",
+            series: [
+                .init(name: "one", color: "#000", points: [(0, 1), (1, 2), (2, 3)]),
+                .init(name: "two", color: "#f00", style: .points, dashed: true, points: [(0, 1), (2, 2)]),
+            ], diagonal: true
+        ).render()
+        #expect(chart.contains("a &lt;b&gt; &amp; &quot;c&quot;"))
+        #expect(chart.components(separatedBy: "<path").count - 1 == 2)
+        #expect(chart.contains("class=\"diag\""))
+        #expect(chart.contains("fill-opacity=\"0.45\""))
+        let empty = SVGChart(title: "t", xLabel: "x", yLabel: "y", series: [.init(name: "n", color: "#000", points: [])])
+        #expect(empty.render().contains("no data"))
+    }
+}
