@@ -1,6 +1,6 @@
 import Foundation
 
-/// One accepted write, as the emulator's ledger records it (CONTRACT §4, "Ledger").
+/// One accepted write, as the emulator's ledger records it (docs/CONTRACT.md §4, "Ledger").
 ///
 /// The same JSON shape is the `--ledger FILE` format the soak tester reads from a real
 /// staging backend: a JSON array of these objects.

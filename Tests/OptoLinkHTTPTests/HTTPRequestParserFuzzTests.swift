@@ -6,17 +6,6 @@ import Testing
 /// never trap, and must not depend on how a valid stream is cut into reads.
 @Suite(.timeLimit(.minutes(1)))
 struct HTTPRequestParserFuzzTests {
-    /// A small deterministic generator (SplitMix64), so a failure reproduces.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     private func drain(_ parser: inout HTTPRequestParser, into outputs: inout [HTTPRequestParser.Output]) -> Bool {
         while let output = parser.next() {
@@ -27,7 +16,7 @@ struct HTTPRequestParserFuzzTests {
     }
 
     @Test func randomBytesNeverTrap() {
-        var random = SplitMix(state: 42)
+        var random = SplitMix64(seed: 42)
         let tokens: [[UInt8]] = [
             "GET", "POST", " ", "/", "/a?b=c", "HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "\r\n", "\r\n\r\n", "\n", ":",
             "Host: h", "Content-Length: ", "12", "-1", "Transfer-Encoding: chunked", "Connection: close", "\t", "\0",
@@ -61,7 +50,7 @@ struct HTTPRequestParserFuzzTests {
     }
 
     @Test func randomCutsOfAValidStreamParseAlike() {
-        var random = SplitMix(state: 7)
+        var random = SplitMix64(seed: 7)
         var stream: [UInt8] = []
         var expected: [String] = []
         for i in 0..<200 {

@@ -90,7 +90,7 @@ struct HTTPResponseParserTests {
     }
 
     @Test func seededRandomCutsParseAlike() {
-        var random = HTTPRequestParserFuzzTests.SplitMix(state: 11)
+        var random = SplitMix64(seed: 11)
         var text = ""
         var heads: [Bool] = []
         var expected: [String] = []
@@ -135,7 +135,7 @@ struct HTTPResponseParserTests {
     }
 
     @Test func randomBytesNeverTrap() {
-        var random = HTTPRequestParserFuzzTests.SplitMix(state: 99)
+        var random = SplitMix64(seed: 99)
         let tokens: [[UInt8]] = [
             "HTTP/1.1 ", "HTTP/1.0 ", "200", "100", "204", " OK", "\r\n", "\r\n\r\n", "\n", ":", "Content-Length: ",
             "12", "-1", "Transfer-Encoding: chunked", "Connection: close", "0\r\n", "a;b\r\n", "\t", "\0",

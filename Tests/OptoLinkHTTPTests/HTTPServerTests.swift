@@ -578,7 +578,7 @@ struct HTTPServerTests {
 
 extension HTTPServerTests {
     @Test func garbageOnManyConnectionsLeavesTheServerServing() async throws {
-        var random = HTTPRequestParserFuzzTests.SplitMix(state: 99)
+        var random = SplitMix64(seed: 99)
         try await withHTTPServer(.init(timeouts: .init(request: .milliseconds(500))), handler: echoHandler) { server in
             var clients: [TestClient] = []
             for _ in 0..<50 {

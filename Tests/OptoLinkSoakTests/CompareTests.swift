@@ -113,7 +113,7 @@ struct CompareRunTests {
          "load": {"model": "open", "startRate": 200, "stages": [{"duration": 2, "target": 200}], "iterations": 400,
                   "grace": 10},
          "sdk": {"timeout": 3},
-         "backend": {"limits": {"sdk": {"limit": 100000, "windowSeconds": 60},
+         "backend": {"limits": {"session_identity": {"limit": 100000, "windowSeconds": 60},
                                 "events": {"limit": 100000, "windowSeconds": 60}},
                      "faults": {"endpoints": {"match": [{"kind": "latency", "rate": 1, "delaySeconds": 0.03}]}}},
          "expect": {"thresholds": []}}
@@ -239,6 +239,24 @@ struct CompareRunTests {
         let forced = CompareCommand.run(options) { _ in }
         #expect(forced.exitCode == 0 && forced.comparison?.forced == true)
         #expect(forced.comparison?.markdown().contains("compared anyway (`--force`)") == true)
+
+        // A baseline written before the per-journey breakdowns existed still reads (same schemaVersion).
+        let older = e2e.directory.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: base, to: older)
+        var json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: older.appendingPathComponent("summary.json")))
+                as? [String: Any])
+        var journeys = try #require(json["journeys"] as? [String: Any])
+        journeys["unfinishedByName"] = nil
+        journeys["durationFromIntended"] = nil
+        json["journeys"] = journeys
+        try JSONSerialization.data(withJSONObject: json).write(to: older.appendingPathComponent("summary.json"))
+        #expect(try SoakReportDirectory.load(older).summary.journeys.durationFromIntended.isEmpty)
+        let withCurrent = try SoakReportDirectory.load(base)
+        #expect(!withCurrent.summary.journeys.durationFromIntended.isEmpty)
+        let journeyComparison = SoakComparison.compare(baseline: withCurrent, current: withCurrent)
+        #expect(journeyComparison.journeys.map(\.name) == ["j"])
+        #expect(journeyComparison.checks.contains { $0.name == "journey.j.duration" && $0.passed })
 
         // An unknown schema version is refused, naming the file and the version.
         let future = try String(contentsOf: other.appendingPathComponent("summary.json"), encoding: .utf8)

@@ -17,7 +17,7 @@ struct EndToEndRateLimitTests {
                  "load": {"model": "open", "startRate": 40, "stages": [{"duration": 0.2, "target": 40}], "grace": 15},
                  "sdk": {"timeout": 3, "maxRetries": 2},
                  "backend": {"limits": {"match": {"limit": 3, "windowSeconds": 2},
-                                        "sdk": {"limit": 100000, "windowSeconds": 60}}},
+                                        "session_identity": {"limit": 100000, "windowSeconds": 60}}},
                  "expect": {"limits": {"match": "3/2s per ip"},
                             "thresholds": ["backoff.early == 0", "limits.match.too_lenient == 0", "limits.match.too_strict == 0"]}}
                 """)

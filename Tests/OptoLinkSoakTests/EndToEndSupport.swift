@@ -66,7 +66,7 @@ func e2eProfile(
      "journeys": [{"name": "j", "steps": [\(steps)]}],
      "load": \(load ?? #"{"model": "open", "startRate": \#(rate), "stages": [{"duration": \#(Double(devices) / rate), "target": \#(rate)}], "iterations": \#(devices), "grace": 10}"#),
      "sdk": {"timeout": 3},
-     "backend": {"limits": {"sdk": {"limit": 100000, "windowSeconds": 60}, "events": {"limit": 100000, "windowSeconds": 60}}}
+     "backend": {"limits": {"session_identity": {"limit": 100000, "windowSeconds": 60}, "events": {"limit": 100000, "windowSeconds": 60}}}
      \(extra),
      "expect": {"thresholds": \(thresholds)}}
     """

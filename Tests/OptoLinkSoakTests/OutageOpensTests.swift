@@ -56,12 +56,12 @@ struct OutageOpensTests {
     }
 
     @Test func aRouteCacheShareOutsideZeroToOneNamesTheField() throws {
-        let json = #"{"count": 3, "routeCache": 1.5}"#
+        let json = e2eProfile(devices: 3, rate: 3, steps: #"{"kind": "firstLaunch"}"#)
+            .replacingOccurrences(of: #""clipboardSurvives": 1,"#, with: #""clipboardSurvives": 1, "routeCache": 1.5,"#)
         #expect {
-            try JSONDecoder().decode(DevicePopulation.self, from: Data(json.utf8))
+            try SoakProfile.decode(Data(json.utf8))
         } throws: { error in
-            guard let decoding = error as? DecodingError else { return false }
-            return describeDecodingError(decoding) == "routeCache: must be 0…1"
+            "\(error)".contains("devices.routeCache: must be 0…1")
         }
     }
 

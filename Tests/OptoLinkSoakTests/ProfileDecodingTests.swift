@@ -127,7 +127,7 @@ struct ProfileDecodingTests {
             (#"{"limts": {}}"#,
              "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
             (#"{"limits": {"evnts": {}}}"#,
-             "backend.limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)"),
+             "backend.limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"),
             (#"{"limits": {"events": {"limt": 5}}}"#,
              "backend.limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
             (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,

@@ -174,7 +174,7 @@ struct ServeCommandTests {
         #expect(refused.status == 2)
         #expect(
             refused.stderr
-                == "error: serve: \(typo): limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)\n"
+                == "error: serve: \(typo): limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)\n"
         )
         let wrongType = try Self.configFile("type.json", #"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#)
         let typeRefused = try Self.refusal(["--config", wrongType, "--port", "0"])

@@ -10,16 +10,11 @@ import Testing
 /// one more through per window (or one fewer) must be caught, never over-counted. (A wrong
 /// server can also trip the other kind: the oracle places edge hits assuming a correct one.)
 @Suite struct VerdictLimitOracleSimulationTests {
-    /// SplitMix64: a small deterministic generator so every scenario replays.
+    /// The package's seeded generator, so every scenario replays.
     struct Random {
-        var state: UInt64
-        mutating func next() -> Double {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-        }
+        private var generator: SeededRandom
+        init(state: UInt64) { generator = SeededRandom(seed: state) }
+        mutating func next() -> Double { generator.unit() }
         mutating func int(_ range: ClosedRange<Int>) -> Int {
             range.lowerBound + Int(next() * Double(range.count)) % range.count
         }

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// CONTRACT §2, timeout per attempt, on the real `ContinuousClock` (the dispatch-timer path;
+/// docs/CONTRACT.md §2, timeout per attempt, on the real `ContinuousClock` (the dispatch-timer path;
 /// the virtual-time path is covered by the retry-matrix tests). Real time here is a few
 /// tens of milliseconds per test.
 @Suite(.timeLimit(.minutes(1)))

@@ -3,7 +3,7 @@ import OptoLink
 import OptoLinkTestSupport
 import Testing
 
-/// CONTRACT §2, "handle(url:)": which URLs resolve, and how raw params decode.
+/// docs/CONTRACT.md §2, "handle(url:)": which URLs resolve, and how raw params decode.
 @Suite(.timeLimit(.minutes(1)))
 struct LinkURLTests {
     /// Handles `url` on a started instance and returns the emitted link and the transport.

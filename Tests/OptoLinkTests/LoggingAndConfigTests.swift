@@ -8,7 +8,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// CONTRACT §2: the decision trail, and the API key never logged whole.
+/// docs/CONTRACT.md §2: the decision trail, and the API key never logged whole.
 @Suite(.timeLimit(.minutes(1)))
 struct LoggingTests {
     static let secretKey = "opl_sdk_live_Zx9Qv7Lm2Np4Rt6Wy8Bc"

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// CONTRACT §2, "Orchestration", on isolated instances.
+/// docs/CONTRACT.md §2, "Orchestration", on isolated instances.
 @Suite(.timeLimit(.minutes(1)))
 struct OrchestrationTests {
     static let customSchemeURL = URL(string: "myapp://promo?code=SUMMER")!

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// CONTRACT §1: bodies, headers and the middleware/context seam.
+/// docs/CONTRACT.md §1: bodies, headers and the middleware/context seam.
 @Suite(.timeLimit(.minutes(1)))
 struct RequestShapeTests {
     func matchBody(clipboard: String?) async throws -> [String: Any] {

@@ -7,7 +7,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// CONTRACT §2, "Retry matrix": one row per endpoint × failure kind.
+/// docs/CONTRACT.md §2, "Retry matrix": one row per endpoint × failure kind.
 @Suite(.timeLimit(.minutes(1)))
 struct RetryMatrixTests {
     enum FailureKind: String, CaseIterable, Sendable {

@@ -40,7 +40,7 @@ enum Fixture {
         return store
     }
 
-    // MARK: seed wire bodies (seed 000 / 002, CONTRACT §1)
+    // MARK: seed wire bodies (seed 000 / 002, docs/CONTRACT.md §1)
 
     static let missBody = #"{"matched":false,"matchMethod":"NONE"}"#
     static let hitLowercaseBody =

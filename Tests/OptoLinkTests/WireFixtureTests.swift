@@ -3,7 +3,7 @@ import OptoLink
 import OptoLinkTestSupport
 import Testing
 
-/// The seeds' exact wire bodies (seed 000 / 002, CONTRACT §1) through the public API.
+/// The seeds' exact wire bodies (seed 000 / 002, docs/CONTRACT.md §1) through the public API.
 @Suite(.timeLimit(.minutes(1)))
 struct WireFixtureTests {
     /// Makes one `trackEvent` call (no retries) answered by `status`/`body`; returns the error.

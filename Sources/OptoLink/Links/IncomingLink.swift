@@ -1,6 +1,6 @@
 import Foundation
 
-/// What `handle(url:)` received, classified (CONTRACT §2, "handle(url:)").
+/// What `handle(url:)` received, classified (docs/CONTRACT.md §2, "handle(url:)").
 enum IncomingLink: Equatable {
     /// `https://{any host}/{orgKey}/{shortCode}` with the configured org: resolve via `/data`.
     case universal(shortCode: String)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `links` stream's engine (CONTRACT §2, "links"): every access gets a fresh
+/// The `links` stream's engine (docs/CONTRACT.md §2, "links"): every access gets a fresh
 /// `AsyncStream` that first yields the last link (replay-last) and then live ones.
 ///
 /// Registration and the snapshot of the last link happen in one critical section, and

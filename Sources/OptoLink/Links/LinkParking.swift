@@ -1,7 +1,7 @@
 import Foundation
 
 /// Holds the URL handed to `handle(url:)` before initialisation finishes (latest wins)
-/// and releases it once, after the deferred emission (CONTRACT §2, "handle(url:)").
+/// and releases it once, after the deferred emission (docs/CONTRACT.md §2, "handle(url:)").
 ///
 /// Parking and opening share one lock, so a URL either parks before the gate opens (and
 /// is returned by ``open()``) or sees the gate open and is processed by its caller.

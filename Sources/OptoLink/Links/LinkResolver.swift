@@ -1,7 +1,7 @@
 import Foundation
 
 /// Resolves a Universal Link through `GET /{orgKey}/{shortCode}/data?deviceId=…`
-/// (CONTRACT §1) into a `.direct`/`.exact` link.
+/// (docs/CONTRACT.md §1) into a `.direct`/`.exact` link.
 ///
 /// A failure falls back in this order: the cached route of the same URL when the route cache
 /// is on and the failure says nothing about the link itself (no connection, a timeout, a 5xx,

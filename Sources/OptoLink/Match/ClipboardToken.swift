@@ -1,6 +1,6 @@
 import Foundation
 
-/// Finds the click token in clipboard text (CONTRACT §2, decision 2): either a bare token
+/// Finds the click token in clipboard text (docs/CONTRACT.md §2, decision 2): either a bare token
 /// `opl_…` of at most 100 characters, or a link URL whose `opl_click` query item holds one
 /// (the redirect page's iOS payload; the last `opl_click` wins).
 enum ClipboardToken {

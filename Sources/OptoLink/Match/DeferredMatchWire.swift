@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `/match` wire shapes (CONTRACT §1): the request body and the hit/miss response.
+/// The `/match` wire shapes (docs/CONTRACT.md §1): the request body and the hit/miss response.
 enum DeferredMatchWire {
     /// The body: `platform`, `osVersion`, `deviceModel`, `language`, `deviceId`, and
     /// `clipboardToken` only when one was collected. No `timezone`, no `null`s.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs one deferred match (CONTRACT §2, "Deferred match"): collects the clipboard leg
+/// Runs one deferred match (docs/CONTRACT.md §2, "Deferred match"): collects the clipboard leg
 /// (when enabled) and the fingerprint, sends one `POST /match`, clears the clipboard only
 /// on a hit. The first-launch flag and the session fallback belong to the caller.
 struct DeferredMatcher: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 
 extension OptoLinkDeviceInfo {
-    /// This device's fingerprint (CONTRACT §2, decision 6): `"iOS"`, major.minor OS version
+    /// This device's fingerprint (docs/CONTRACT.md §2, decision 6): `"iOS"`, major.minor OS version
     /// from `ProcessInfo`, `"iPad"` or `"iPhone"` from the hardware family (no UIKit, so no
     /// main-actor hop), and the preferred language as BCP-47 (`"en-US"` when unknown).
     public static var current: OptoLinkDeviceInfo {

@@ -1,7 +1,7 @@
 import Foundation
 
 extension OptoLinkEnvironment {
-    /// The environment of the singleton (CONTRACT §3).
+    /// The environment of the singleton (docs/CONTRACT.md §3).
     ///
     /// Apple platforms: the UserDefaults suite `optolink_sdk`; `UIPasteboard.general` where
     /// UIKit exists. Elsewhere (Linux): one process-wide in-memory store and pasteboard.

@@ -2,7 +2,7 @@
     import Foundation
 
     /// The Apple-platform ``OptoLinkKeyValueStore``: the UserDefaults suite `optolink_sdk`
-    /// (CONTRACT §2, decision 3; privacy manifest reason CA92.1).
+    /// (docs/CONTRACT.md §2, decision 3; privacy manifest reason CA92.1).
     ///
     /// `@unchecked Sendable`: the only stored property is a `UserDefaults`, which Apple
     /// documents as thread-safe; this type adds no mutable state of its own.

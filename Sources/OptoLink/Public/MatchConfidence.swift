@@ -1,7 +1,7 @@
 import Foundation
 
 /// The backend's confidence in a match. The wire sends it lowercase (`"high"`); decoding
-/// is case-insensitive and an unknown value becomes ``medium`` (CONTRACT §1).
+/// is case-insensitive and an unknown value becomes ``medium`` (docs/CONTRACT.md §1).
 public enum MatchConfidence: String, Sendable, Codable {
     case exact = "EXACT"
     case high = "HIGH"

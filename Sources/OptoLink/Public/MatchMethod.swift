@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a link was attributed. Raw values are the wire values of `/match`'s `matchMethod`
-/// (CONTRACT §1); an unknown wire value decodes to ``none``, case-insensitively.
+/// (docs/CONTRACT.md §1); an unknown wire value decodes to ``none``, case-insensitively.
 public enum MatchMethod: String, Sendable, Codable {
     /// The redirect page's click token was found on the clipboard.
     case clipboard = "CLIPBOARD"

@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Start, single flight, cancellation and disposal of an instance (CONTRACT §2, "Orchestration").
+/// Start, single flight, cancellation and disposal of an instance (docs/CONTRACT.md §2, "Orchestration").
 ///
 /// Every piece of work an instance does runs in a task it can reach: the initialisation
 /// task, one task per public call, and the background tasks (session, link resolution).
@@ -17,7 +17,7 @@ extension OptoLink {
     /// On the first launch of the store it consumes the first-launch flag, runs one
     /// `POST /match` and emits a hit on ``links``; on a miss, a failure, or a later launch
     /// it sends the fire-and-forget `POST /sdk/session`. Then it releases the URL parked by
-    /// ``handle(url:)``. CONTRACT §2, "Orchestration".
+    /// ``handle(url:)``. docs/CONTRACT.md §2, "Orchestration".
     ///
     /// Cancellation: a cancelled caller stops waiting at once. When every caller still waiting
     /// has been cancelled, the initialisation itself is cancelled: its request or back-off

@@ -40,7 +40,7 @@ public final class OptoLink: Sendable {
         var disposed = false
     }
 
-    /// Creates an isolated, non-singleton instance (additive API, CONTRACT §2).
+    /// Creates an isolated, non-singleton instance (additive API, docs/CONTRACT.md §2).
     ///
     /// Synchronous and free of network I/O: reads the persisted `deviceId` from
     /// `environment.store`, or creates and stores a new UUID v4. Call ``start()`` to run
@@ -66,7 +66,7 @@ public final class OptoLink: Sendable {
     }
 
     /// A fresh stream of links: replays the last link, then forwards live ones. Never
-    /// errors; finishes only after ``dispose()``. CONTRACT §2, "links".
+    /// errors; finishes only after ``dispose()``. docs/CONTRACT.md §2, "links".
     public var links: AsyncStream<OptoLinkData> {
         broadcaster.subscribe()
     }
@@ -97,7 +97,7 @@ public final class OptoLink: Sendable {
         process(url)
     }
 
-    /// Re-runs the deferred match regardless of the first-launch flag (CONTRACT §2,
+    /// Re-runs the deferred match regardless of the first-launch flag (docs/CONTRACT.md §2,
     /// decision 10). The result is returned, not emitted on ``links``; a hit clears the
     /// clipboard.
     ///
@@ -168,7 +168,7 @@ public final class OptoLink: Sendable {
                     + "deviceId \(deviceId), first launch \(isFirstLaunch)")
         }
         if isFirstLaunch {
-            // Consumed regardless of outcome (CONTRACT §2): mark before the call so that no
+            // Consumed regardless of outcome (docs/CONTRACT.md §2): mark before the call so that no
             // later launch repeats it, even if this one is cancelled mid-match.
             store.setBool(true, forKey: Self.firstLaunchDoneKey)
             log.info("start: first-launch flag consumed; running the deferred match")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The backend answered with a non-2xx status (CONTRACT §1, "Error envelope").
+/// The backend answered with a non-2xx status (docs/CONTRACT.md §1, "Error envelope").
 ///
 /// The envelope's fields are lifted onto the error; `raw` always keeps the body verbatim,
 /// also when it is not JSON (a proxy's HTML 502) or empty.

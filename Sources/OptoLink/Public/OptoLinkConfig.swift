@@ -27,7 +27,7 @@ public struct OptoLinkConfig: Sendable {
     /// timeout, a 5xx, or a 429 once the retries are spent), `links` emits the cached route
     /// with ``OptoLinkData/source`` `.cached` instead of the raw link. A 404 or 410 deletes the
     /// entry and emits the raw link. Off: the contract's behaviour, the raw link on any
-    /// failure (CONTRACT §2, "handle(url:)").
+    /// failure (docs/CONTRACT.md §2, "handle(url:)").
     public var routeCache: Bool = false
     /// How old a cached route may be, in seconds, and still be served (default 30 days).
     /// Older entries are ignored and deleted; `<= 0` or NaN serves none.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One link the app should route to: a deferred match or a direct open (seed 001, "What
-/// emits on `links`"; CONTRACT §2).
+/// emits on `links`"; docs/CONTRACT.md §2).
 public struct OptoLinkData: Sendable, Codable, Equatable {
     /// Where an emitted link came from (additive API).
     ///

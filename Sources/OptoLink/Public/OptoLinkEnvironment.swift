@@ -2,7 +2,7 @@ import Foundation
 
 /// Everything an ``OptoLink`` instance depends on outside itself: storage, clipboard,
 /// fingerprint source, HTTP transport, middlewares, clocks and retry policy
-/// (CONTRACT §3, "Platform seams").
+/// (docs/CONTRACT.md §3, "Platform seams").
 ///
 /// The singleton uses ``OptoLinkEnvironment/system``. Tests and the soak tester build
 /// one per virtual device with in-memory parts and a shared transport.

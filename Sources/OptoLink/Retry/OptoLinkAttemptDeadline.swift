@@ -5,7 +5,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The per-attempt deadline (CONTRACT §2, timeout per attempt), enforced by the SDK on the
+/// The per-attempt deadline (docs/CONTRACT.md §2, timeout per attempt), enforced by the SDK on the
 /// injected clock rather than by URLSession's whole-second idle timer.
 enum OptoLinkAttemptDeadline {
     /// Runs `operation` against a timer of `timeout` on `clock`; whichever finishes first

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The back-off between attempts for every retryable failure except a 429
-/// (CONTRACT §2, "Retry matrix"): `min(0.5 · 2ⁿ, 5)` seconds, `n` = 0 for the first retry.
+/// (docs/CONTRACT.md §2, "Retry matrix"): `min(0.5 · 2ⁿ, 5)` seconds, `n` = 0 for the first retry.
 ///
 /// | n | 0 | 1 | 2 | 3 | ≥ 4 |
 /// |---|---|---|---|---|---|

@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The retry matrix of CONTRACT §2, the default ``OptoLinkRetryPolicy``.
+/// The retry matrix of docs/CONTRACT.md §2, the default ``OptoLinkRetryPolicy``.
 ///
 /// | Failure | repeat-safe (`/match`, `/data`) | telemetry (identity, clear, events) | session |
 /// |---|---|---|---|

@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The one retry loop every endpoint goes through (CONTRACT §2, "Retry matrix").
+/// The one retry loop every endpoint goes through (docs/CONTRACT.md §2, "Retry matrix").
 ///
 /// One public call = one budget of `maxRetries + 1` attempts. Each attempt runs through
 /// the middlewares to the transport, whose call is raced against the per-attempt deadline

@@ -23,7 +23,7 @@ public enum OptoLinkRetryDecision: Sendable, Equatable {
 /// Decides whether a failed attempt is retried and after how long.
 ///
 /// The SDK consults it after every failed attempt while budget remains; the default is
-/// ``OptoLinkContractRetryPolicy`` (CONTRACT §2, "Retry matrix"). Other policies exist
+/// ``OptoLinkContractRetryPolicy`` (docs/CONTRACT.md §2, "Retry matrix"). Other policies exist
 /// for tests that need a misbehaving client.
 public protocol OptoLinkRetryPolicy: Sendable {
     /// - Parameters:

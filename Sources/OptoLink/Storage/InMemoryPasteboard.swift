@@ -1,7 +1,7 @@
 import Foundation
 
 /// An ``OptoLinkPasteboard`` held in memory: the Linux default and the test double for
-/// the clipboard leg of the deferred match (CONTRACT §2, "Deferred match"). Thread-safe.
+/// the clipboard leg of the deferred match (docs/CONTRACT.md §2, "Deferred match"). Thread-safe.
 public final class InMemoryPasteboard: OptoLinkPasteboard {
     private let content: LockedBox<String?>
 

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The persistent key-value store holding `deviceId` and the first-launch flag
-/// (CONTRACT §2, decision 3: one store, a reset clears both).
+/// (docs/CONTRACT.md §2, decision 3: one store, a reset clears both).
 ///
 /// On Apple platforms the default is the UserDefaults suite `optolink_sdk`; elsewhere an
 /// in-memory store. Implementations must be safe to call from any thread.
@@ -19,7 +19,7 @@ public protocol OptoLinkKeyValueStore: Sendable {
 }
 
 /// A clipboard the deferred match reads once in the first-launch window
-/// (CONTRACT §2, "Deferred match"). `UIPasteboard.general` on iOS.
+/// (docs/CONTRACT.md §2, "Deferred match"). `UIPasteboard.general` on iOS.
 public protocol OptoLinkPasteboard: Sendable {
     /// The current string content, or `nil` when empty or not a string.
     func string() -> String?
@@ -27,7 +27,7 @@ public protocol OptoLinkPasteboard: Sendable {
     func clear()
 }
 
-/// The fingerprint source for `POST /match` (CONTRACT §1, `/match` body; decision 6).
+/// The fingerprint source for `POST /match` (docs/CONTRACT.md §1, `/match` body; decision 6).
 public struct OptoLinkDeviceInfo: Sendable, Equatable, Codable {
     /// Always `"iOS"` for this SDK.
     public var platform: String

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The `/sdk/*` calls (CONTRACT §1): session check-in, identity, identity clear, events.
-/// All carry `Authorization: Bearer`; retry classes per CONTRACT §2.
+/// The `/sdk/*` calls (docs/CONTRACT.md §1): session check-in, identity, identity clear, events.
+/// All carry `Authorization: Bearer`; retry classes per docs/CONTRACT.md §2.
 struct TelemetryClient: Sendable {
     let api: OptoLinkAPIClient
     let deviceId: String

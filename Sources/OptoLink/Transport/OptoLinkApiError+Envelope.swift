@@ -3,7 +3,7 @@ import Foundation
 extension OptoLinkApiError {
     /// Builds the error for a non-2xx response: lifts `message`, `requestId`, `details`
     /// (400 only) from the JSON envelope and `retryAfterSeconds` (429 only) from the
-    /// message; `raw` is the body verbatim whatever its format (CONTRACT §1).
+    /// message; `raw` is the body verbatim whatever its format (docs/CONTRACT.md §1).
     static func from(status: Int, body: Data) -> OptoLinkApiError {
         let raw = String(decoding: body, as: UTF8.self)
         let envelope = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]

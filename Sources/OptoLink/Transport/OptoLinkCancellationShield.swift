@@ -13,7 +13,7 @@ import Foundation
 /// `DispatchQueue.sync` onto the session's queue, while the Swift runtime holds the task's
 /// status lock. If that queue is at the same moment resuming the task's continuation, which
 /// takes the same lock, the process deadlocks. The SDK cancels whenever its per-attempt
-/// deadline fires (CONTRACT §2, timeout per attempt), so ``URLSessionTransport`` sends through
+/// deadline fires (docs/CONTRACT.md §2, timeout per attempt), so ``URLSessionTransport`` sends through
 /// this shield on Linux. The orphaned request stays bounded by the request's `timeoutInterval`.
 package enum OptoLinkCancellationShield {
     /// Resumes a continuation exactly once, with whichever comes first: the result or the cancellation.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes the SDK's request bodies (CONTRACT §1: compact JSON objects, keys sorted, no `null`s)
+/// Writes the SDK's request bodies (docs/CONTRACT.md §1: compact JSON objects, keys sorted, no `null`s)
 /// without going through `JSONSerialization`, whose sorted-keys path costs a locale-aware
 /// string comparison per key pair and boxes every value.
 ///

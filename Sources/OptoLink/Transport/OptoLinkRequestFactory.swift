@@ -4,7 +4,7 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// Builds the wire requests of CONTRACT §1: URL from `baseUrl`, the audit headers on every
+/// Builds the wire requests of docs/CONTRACT.md §1: URL from `baseUrl`, the audit headers on every
 /// request, `Authorization: Bearer` on `/sdk/*` only, JSON bodies with no `null` values.
 struct OptoLinkRequestFactory: Sendable {
     /// `baseUrl` as text without a trailing `/`.

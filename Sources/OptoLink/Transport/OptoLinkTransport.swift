@@ -44,7 +44,7 @@ public struct OptoLinkHTTPResponse: Sendable, Equatable {
 }
 
 /// The backend endpoints the SDK calls. Each belongs to one retry class
-/// (CONTRACT §2, "Retry matrix").
+/// (docs/CONTRACT.md §2, "Retry matrix").
 public enum OptoLinkEndpoint: String, Sendable, CaseIterable, Codable {
     /// `POST /match` — the first-launch deferred match. Repeat-safe.
     case match
@@ -69,7 +69,7 @@ public enum OptoLinkEndpoint: String, Sendable, CaseIterable, Codable {
     }
 }
 
-/// The three columns of the retry matrix (CONTRACT §2).
+/// The three columns of the retry matrix (docs/CONTRACT.md §2).
 public enum OptoLinkRetryClass: String, Sendable, CaseIterable, Codable {
     /// `/match`, `/data`: retry connection errors, timeouts, 429 and 5xx.
     case repeatSafe = "repeat_safe"

@@ -15,7 +15,7 @@ import Foundation
 ///
 /// - Throws: `URLError` when no HTTP response arrived (refused, reset, timed out,
 ///   cancelled); any other failure is reported as `URLError(.unknown)`. Non-2xx statuses
-///   are returned as responses, never thrown (CONTRACT §1, "Error envelope").
+///   are returned as responses, never thrown (docs/CONTRACT.md §1, "Error envelope").
 public final class URLSessionTransport: OptoLinkTransport {
     /// The session every request goes through.
     public let session: URLSession
@@ -55,7 +55,7 @@ public final class URLSessionTransport: OptoLinkTransport {
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        // URLSession truncates timeouts to whole seconds (LINUX-NOTES); keep it a backstop
+        // URLSession truncates timeouts to whole seconds (docs/LINUX.md §1); keep it a backstop
         // that fires after the SDK's own deadline.
         let seconds =
             Double(context.timeout.components.seconds)

@@ -1,4 +1,6 @@
-/// What `optolink-soak bench` measured (`Benchmarks/results/soak-bench.json`).
+import Foundation
+
+/// What `optolink-soak bench` measured (`soak-bench.json` in its report directory).
 public struct BenchResults: Sendable, Codable {
     public struct Memory: Sendable, Codable {
         /// Device counts measured.
@@ -52,4 +54,58 @@ public struct BenchResults: Sendable, Codable {
     public var memory: Memory?
     public var throughput: Throughput?
     public var startLag: StartLag?
+}
+
+extension BenchResults {
+    /// The results as a table for a terminal: one row per measurement with its value, target and
+    /// verdict (`PASS`/`FAIL`); memory in KB per device, rates in requests/s, lag in milliseconds.
+    public var table: String {
+        var rows: [(String, String, String, String)] = [("measurement", "observed", "target", "verdict")]
+        func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
+        func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }
+        if let memory {
+            let counts = memory.devices.map(String.init).joined(separator: " → ")
+            rows.append(
+                (
+                    "memory per device (\(counts) devices)", "\(fixed(memory.bytesPerDevice / 1024, 1)) KB",
+                    "≤ \(fixed(memory.targetBytesPerDevice / 1024, 1)) KB", verdict(memory.pass)
+                ))
+        }
+        if let throughput {
+            rows.append(
+                (
+                    "driver \(throughput.route), \(throughput.concurrency) in flight",
+                    "\(fixed(throughput.driverRequestsPerSecond, 0)) req/s", "", ""
+                ))
+            rows.append(
+                ("bare URLSession, same route", "\(fixed(throughput.bareURLSessionRequestsPerSecond, 0)) req/s", "", "")
+            )
+            rows.append(
+                (
+                    "driver / bare", fixed(throughput.ratio, 2), "≥ \(fixed(throughput.targetRatio, 2))",
+                    verdict(throughput.pass)
+                ))
+            if let wrk = throughput.wrkRequestsPerSecond {
+                rows.append(("wrk, same route (reference)", "\(fixed(wrk, 0)) req/s", "", ""))
+            }
+        }
+        if let lag = startLag {
+            rows.append(
+                (
+                    "start lag p99 at \(fixed(lag.rate, 0)) journeys/s", "\(fixed(lag.p99 * 1000, 2)) ms",
+                    "≤ \(fixed(lag.targetP99 * 1000, 2)) ms", verdict(lag.pass)
+                ))
+            rows.append(("late starts", "\(lag.lateStarts) of \(lag.journeys)", "", ""))
+        }
+        let widths = (
+            rows.map(\.0.count).max() ?? 0, rows.map(\.1.count).max() ?? 0, rows.map(\.2.count).max() ?? 0
+        )
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }
+        let header = "optolink-soak \(soakVersion) bench · \(build) build · \(cores) cores · \(date)"
+        let lines = rows.map { row in
+            [pad(row.0, widths.0), pad(row.1, widths.1), pad(row.2, widths.2), row.3].joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+        return ([header] + lines).joined(separator: "\n") + "\n"
+    }
 }

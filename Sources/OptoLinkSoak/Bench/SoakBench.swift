@@ -13,6 +13,11 @@ enum SoakBench {
     static func log(_ text: String) { FileHandle.standardError.write(Data("bench: \(text)\n".utf8)) }
 
     static func run(_ options: SoakCommand.BenchOptions) async -> Int32 {
+        let outPath = options.outPath ?? defaultOutPath()
+        if let problem = PathProblem.creatingDirectory(URL(fileURLWithPath: outPath).deletingLastPathComponent().path) {
+            log("error: --out \(problem)")
+            return 2
+        }
         var configuration = StagingConfiguration()
         configuration.limits.enabled = false
         let server = StagingServer(configuration: configuration)
@@ -49,16 +54,23 @@ enum SoakBench {
         await server.stop()
 
         do {
-            try AtomicFile.writeJSON(results, to: URL(fileURLWithPath: options.outPath))
+            try AtomicFile.writeJSON(results, to: URL(fileURLWithPath: outPath))
         } catch {
-            log("error: cannot write \(options.outPath): \(error.localizedDescription)")
+            log("error: cannot write \(outPath): \(error.localizedDescription)")
             return 2
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        if let data = try? encoder.encode(results) { print(String(decoding: data, as: UTF8.self)) }
-        log("wrote \(options.outPath)")
+        print(results.table, terminator: "")
+        print("results: \(outPath)")
         return 0
+    }
+
+    /// `Reports/bench-<UTC timestamp>/soak-bench.json`: a new directory per bench.
+    static func defaultOutPath() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "Reports/bench-\(formatter.string(from: Date()))/soak-bench.json"
     }
 
     static func makeSession() -> URLSession {

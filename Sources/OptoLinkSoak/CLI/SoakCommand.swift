@@ -22,8 +22,9 @@ public enum SoakCommand: Sendable, Equatable {
 
     /// Options of `bench`.
     public struct BenchOptions: Sendable, Equatable {
-        /// Where the results JSON goes.
-        public var outPath = "Benchmarks/results/soak-bench.json"
+        /// Where the results JSON goes; nil means a new `Reports/bench-<timestamp>/soak-bench.json`,
+        /// so a bench never overwrites the tracked `Benchmarks/results/` files unless asked to.
+        public var outPath: String?
         /// Device counts for the RSS slope.
         public var deviceCounts = [1_000, 10_000]
         /// Arrival rate (journeys/s) for the start-lag measurement.

@@ -44,7 +44,9 @@ public enum SoakCommandLine {
                                to finish, so the run can last duration + grace
           --rate PER_SECOND    open model: constant arrival rate (> 0) replacing the stages
           --seed N             random seed (unsigned integer)
-          --out DIR            report directory (default Reports/<profile>-<timestamp>/)
+          --out DIR            report directory (default Reports/<profile>-<timestamp>/); a
+                               directory that already holds a report is refused
+          --force              write into an --out directory that already holds a report
           --ledger FILE        server ledger exported from the real backend (JSON array)
           --no-progress        no progress line
           --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
@@ -104,10 +106,10 @@ public enum SoakCommandLine {
         USAGE: optolink-soak bench [options]
 
         Measures RSS per virtual device, driver vs bare URLSession request rate, and start lag,
-        against the embedded emulator; writes JSON (build with -c release).
+        against the embedded emulator; prints a table and writes the JSON (build with -c release).
 
         OPTIONS:
-          --out FILE        results file (default Benchmarks/results/soak-bench.json)
+          --out FILE        results file (default Reports/bench-<timestamp>/soak-bench.json)
           --devices N,N     device counts for the RSS slope (default 1000,10000)
           --rate R          arrival rate for the start-lag phase (default 500)
           --seconds S       seconds per phase (default 5)
@@ -204,6 +206,7 @@ public enum SoakCommandLine {
                 if options.rate == 0 { throw SoakUsageError(message: "--rate: must be > 0 journeys/s (0 would start nothing)") }
             case "--seed": options.seed = try number(flag, value(), 0...UInt64.max, "an unsigned integer")
             case "--out": options.outDirectory = try value()
+            case "--force": options.force = true
             case "--ledger": options.ledgerPath = try value()
             case "--no-progress": options.progress = false
             case "--threshold": options.extraThresholds.append(try value())

@@ -38,6 +38,16 @@ extension SoakComparison {
                 out += head + "| \(l.kind) | \(Self.latency(l.p50)) | \(Self.latency(l.p95)) | \(Self.latency(l.p99)) | \(test) |\n"
             }
         }
+        if !journeys.isEmpty {
+            out += "\n### Journeys (duration from the intended start, completed journeys)\n\n"
+            out += "| journey | started | unfinished | p50 | p95 | p99 | Mann–Whitney |\n|---|---:|---:|---:|---:|---:|---|\n"
+            for j in journeys {
+                let d = j.duration
+                let test = d.test.map { String(format: "p = %.2g%@", $0.pGreater, d.regressed ? " **slower**" : "") } ?? "n/a"
+                out += "| \(j.name) | \(Self.count(j.started)) | \(Self.count(j.unfinished)) | \(Self.latency(d.p50)) | "
+                out += "\(Self.latency(d.p95)) | \(Self.latency(d.p99)) | \(test) |\n"
+            }
+        }
         out += "\n### Verdicts\n\n"
         let changed = verdicts.filter(\.changed)
         if changed.isEmpty {

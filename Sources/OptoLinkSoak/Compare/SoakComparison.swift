@@ -21,7 +21,7 @@ public struct RegressionRules: Sendable, Equatable, Codable {
     /// The rule in words, as `compare` prints it.
     public var description: [String] {
         [
-            "latency (per endpoint, attempt and call latency): flagged when the current run is slower by a "
+            "latency (per endpoint, attempt and call latency; per journey, its duration): flagged when the current run is slower by a "
                 + "one-sided Mann–Whitney U test at p < \(ThresholdResult.format(alpha)) (Holm-corrected over all "
                 + "endpoints), and p50, p95 or p99 grew by "
                 + "more than \(ThresholdResult.format(minRelative * 100))% and by more than "
@@ -92,6 +92,16 @@ public struct SoakComparison: Sendable, Codable {
         public var latency: [LatencyComparison]
     }
 
+    /// One journey in both runs: how many started and were cut short, and its duration from the
+    /// intended start (completed journeys; `summary.json` `journeys.durationFromIntended`).
+    public struct JourneyComparison: Sendable, Codable, Equatable {
+        public var name: String
+        public var started: Delta
+        public var unfinished: Delta
+        /// `kind` is `journey`; judged by the default rule like an endpoint's latency.
+        public var duration: LatencyComparison
+    }
+
     /// A verdict metric in both runs; `worse` when it moved the wrong way.
     public struct VerdictComparison: Sendable, Codable, Equatable {
         public var metric: String
@@ -114,6 +124,7 @@ public struct SoakComparison: Sendable, Codable {
     public var forced: Bool
     public var notes: [String]
     public var endpoints: [EndpointComparison]
+    public var journeys: [JourneyComparison]
     public var verdicts: [VerdictComparison]
     /// Every check behind the outcome: the profile's rules, or the default rule's latency and verdict checks.
     public var checks: [RegressionCheck]
@@ -161,7 +172,23 @@ public struct SoakComparison: Sendable, Codable {
                     rate429: Delta(rate(be) { $0.byStatus["429"] ?? 0 }, rate(ce) { $0.byStatus["429"] ?? 0 }),
                     failedRate: Delta(rate(be, failedAttempts), rate(ce, failedAttempts)), latency: latency))
         }
-        judgeLatency(&endpoints, rules: rules)
+        var journeys: [JourneyComparison] = []
+        let bj = b.summary.journeys
+        let cj = c.summary.journeys
+        for name in Set(bj.durationFromIntended.keys).union(cj.durationFromIntended.keys).sorted() {
+            journeys.append(
+                JourneyComparison(
+                    name: name, started: Delta(Double(bj.byName[name] ?? 0), Double(cj.byName[name] ?? 0)),
+                    unfinished: Delta(Double(bj.unfinishedByName[name] ?? 0), Double(cj.unfinishedByName[name] ?? 0)),
+                    duration: latencyComparison(
+                        kind: "journey", baseline: bj.durationFromIntended[name], current: cj.durationFromIntended[name],
+                        rules: rules)))
+        }
+        // One family for Holm's procedure: every endpoint latency and every journey duration.
+        var groups = endpoints.map(\.latency) + journeys.map { [$0.duration] }
+        judgeLatency(&groups, rules: rules)
+        for i in endpoints.indices { endpoints[i].latency = groups[i] }
+        for i in journeys.indices { journeys[i].duration = groups[endpoints.count + i][0] }
 
         var metricNames = verdictMetrics
         let methods = Set(b.summary.metrics.keys).union(c.summary.metrics.keys)
@@ -208,6 +235,14 @@ public struct SoakComparison: Sendable, Codable {
                             message: l.regressed ? l.reason : nil))
                 }
             }
+            for j in journeys {
+                let d = j.duration
+                checks.append(
+                    RegressionCheck(
+                        name: "journey.\(j.name).duration", metric: "journey.\(j.name).duration.p95",
+                        baseline: d.p95.baseline, current: d.p95.current, limit: nil, passed: !d.regressed,
+                        message: d.regressed ? d.reason : nil))
+            }
             for v in verdicts where v.baseline != nil || v.current != nil {
                 checks.append(
                     RegressionCheck(
@@ -227,7 +262,8 @@ public struct SoakComparison: Sendable, Codable {
                 "the machine was busier during the current run: the soak process's own start lag p99 went "
                     + "\(formatSeconds(lag.baseline)) → \(formatSeconds(lag.current)); latency differences may be the machine's")
             if ruleName == "default" {
-                for (i, check) in checks.enumerated() where !check.passed && check.name.hasSuffix("_latency") {
+                for (i, check) in checks.enumerated()
+                where !check.passed && (check.name.hasSuffix("_latency") || check.name.hasSuffix(".duration")) {
                     checks[i].passed = true
                     checks[i].inconclusive = true
                     checks[i].message = "inconclusive (machine busier): " + (check.message ?? "")
@@ -237,7 +273,7 @@ public struct SoakComparison: Sendable, Codable {
         }
         return SoakComparison(
             baseline: reference(b), current: reference(c), rule: ruleName, ruleText: ruleText, settings: rules,
-            forced: forced, notes: notes, endpoints: endpoints, verdicts: verdicts, checks: checks,
+            forced: forced, notes: notes, endpoints: endpoints, journeys: journeys, verdicts: verdicts, checks: checks,
             regressed: checks.contains { !$0.passed }, startLagP99: lag, machineBusier: busier,
             inconclusive: inconclusive)
     }
@@ -279,10 +315,10 @@ public struct SoakComparison: Sendable, Codable {
     /// Applies the default rule to every tested latency: significance by Holm's step-down
     /// procedure over all of the comparison's tests (family-wise error ≤ `alpha`, however many
     /// endpoints there are), then the relative and absolute effect-size floors.
-    static func judgeLatency(_ endpoints: inout [EndpointComparison], rules: RegressionRules) {
+    static func judgeLatency(_ groups: inout [[LatencyComparison]], rules: RegressionRules) {
         var tested: [(endpoint: Int, latency: Int, p: Double)] = []
-        for (i, e) in endpoints.enumerated() {
-            for (j, l) in e.latency.enumerated() {
+        for (i, group) in groups.enumerated() {
+            for (j, l) in group.enumerated() {
                 if let test = l.test { tested.append((i, j, test.pGreater)) }
             }
         }
@@ -293,7 +329,7 @@ public struct SoakComparison: Sendable, Codable {
             significant.insert([t.endpoint, t.latency])
         }
         for (i, j, pValue) in tested {
-            var l = endpoints[i].latency[j]
+            var l = groups[i][j]
             let grown = [("p50", l.p50), ("p95", l.p95), ("p99", l.p99)].filter { _, d in
                 d.absolute > rules.minAbsoluteSeconds && (d.relative ?? .infinity) > rules.minRelative
             }
@@ -311,7 +347,7 @@ public struct SoakComparison: Sendable, Codable {
             } else {
                 l.reason = "no significant slowdown (\(p); \(tested.count) tests, Holm at \(ThresholdResult.format(rules.alpha)))"
             }
-            endpoints[i].latency[j] = l
+            groups[i][j] = l
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkStaging
 
 /// A finished run's report directory, read back through the library's own report types:
 /// `summary.json` as ``SoakSummary`` (its `schemaVersion` checked first), `profile.json` when
@@ -47,7 +48,7 @@ public struct SoakReportDirectory: Sendable {
         do {
             summary = try JSONDecoder().decode(SoakSummary.self, from: data)
         } catch let error as DecodingError {
-            throw SoakReportError(message: "\(file.path): \(describeDecodingError(error))")
+            throw SoakReportError(message: "\(file.path): \(error.readableDescription)")
         }
         let profileURL = directory.appendingPathComponent("profile.json")
         let profile = (try? Data(contentsOf: profileURL)).flatMap { try? SoakProfile.decode($0) }

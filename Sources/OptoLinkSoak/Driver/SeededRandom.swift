@@ -1,22 +1,18 @@
-/// A small deterministic random number generator (SplitMix64), so a profile's seed
-/// reproduces the same fingerprints, IPs and journey picks.
+import OptoLinkHTTP
+
+/// A small deterministic random number generator (the package's `SplitMix64` with weighted picks),
+/// so a profile's seed reproduces the same fingerprints, IPs and journey picks.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    private var generator: SplitMix64
 
-    public init(seed: UInt64) { state = seed }
+    /// A generator whose sequence is fixed by `seed`.
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 { generator.next() }
 
     /// A uniform value in [0, 1).
-    public mutating func unit() -> Double {
-        Double(next() >> 11) / Double(UInt64(1) << 53)
-    }
+    public mutating func unit() -> Double { generator.unit() }
 
     /// Picks a key of `weights` with probability proportional to its weight (keys sorted
     /// first, so the pick depends only on the seed).

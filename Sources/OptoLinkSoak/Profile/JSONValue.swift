@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkStaging
 
 /// Any JSON value, kept verbatim (the profile's `backend` section is decoded into the
 /// emulator's own configuration type only when an embedded run needs it).
@@ -51,7 +52,7 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
-            let inner = describeDecodingError(error)
+            let inner = error.readableDescription
             throw SoakProfileError(message: inner.hasPrefix("not valid JSON") ? "\(prefix): \(inner)" : "\(prefix).\(inner)")
         }
     }

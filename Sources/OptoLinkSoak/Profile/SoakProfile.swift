@@ -24,6 +24,7 @@ public struct SoakProfile: Sendable, Equatable {
     /// Loads and validates a profile file.
     /// - Throws: ``SoakProfileError`` naming the file, or the field path and the problem.
     public static func load(contentsOf url: URL) throws -> SoakProfile {
+        if let problem = PathProblem.readingFile(url.path, as: "profile") { throw SoakProfileError(message: problem) }
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -40,6 +41,9 @@ public struct SoakProfile: Sendable, Equatable {
     /// Decodes and validates a profile from JSON bytes.
     /// - Throws: ``SoakProfileError`` `"<field path>: <problem>"`.
     public static func decode(_ data: Data) throws -> SoakProfile {
+        if jsonSyntaxProblem(data) == nil, let duplicate = duplicateKeyProblem(in: data) {
+            throw SoakProfileError(message: duplicate)
+        }
         do {
             return try JSONDecoder().decode(SoakProfile.self, from: data)
         } catch let error as DecodingError {
@@ -48,8 +52,18 @@ public struct SoakProfile: Sendable, Equatable {
                 throw SoakProfileError(
                     message: "a number does not fit its field (a fraction where a whole number is expected, or out of range)")
             }
-            throw SoakProfileError(message: describeDecodingError(error))
+            throw SoakProfileError(message: error.readableDescription)
         }
+    }
+}
+
+extension SoakProfile {
+    /// Notes for fields that still work under an old name (today `backend.limits.sdk`, now
+    /// `backend.limits.session_identity`, the same name as in `expect.limits`); a run prints them.
+    public var deprecations: [String] {
+        guard let backend, let data = try? JSONEncoder().encode(backend) else { return [] }
+        let json = try? JSONSerialization.jsonObject(with: data)
+        return StagingLimits.deprecatedKeys(inConfigurationJSON: json, prefix: "backend.")
     }
 }
 

@@ -72,7 +72,7 @@ public struct OutagePlan: Sendable, Equatable {
             worstCaseSeconds: worstCase(timeout: profile.sdk.timeout, maxRetries: profile.sdk.maxRetries))
     }
 
-    /// The contract's worst case for one call (CONTRACT §2, "Retry matrix"): `maxRetries + 1`
+    /// The contract's worst case for one call (docs/CONTRACT.md §2, "Retry matrix"): `maxRetries + 1`
     /// attempts of `timeout` seconds each, plus the back-off `min(0.5 · 2ⁿ, 5)` before retry `n`
     /// (`n` = 0 first). Derived here from the table, not from the SDK's code it judges.
     public static func worstCase(timeout: Double, maxRetries: Int) -> Double {

@@ -41,7 +41,7 @@ public enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
 /// Why an HTTP attempt got no response (`attempts.csv` column `error_kind`): short and
 /// value-free, so it can label a metric or a report row.
 public enum AttemptErrorKind: String, Sendable, Codable, CaseIterable, Comparable {
-    /// The attempt outlived its per-attempt timeout (CONTRACT §2: 10 s by default).
+    /// The attempt outlived its per-attempt timeout (docs/CONTRACT.md §2: 10 s by default).
     case timedOut = "timed_out"
     /// The connection dropped mid-exchange.
     case connectionLost = "connection_lost"

@@ -230,3 +230,23 @@ public struct SoakSummary: Sendable, Codable {
         public var ledgerEntries: Int?
     }
 }
+
+extension SoakSummary.JourneySummary {
+    /// Decodes a `journeys` object; the per-name breakdowns (`unfinishedByName`,
+    /// `durationFromIntended`) are optional, so `compare` still reads a baseline written before
+    /// they existed (same `schemaVersion`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        scheduled = try c.decode(Int.self, forKey: .scheduled)
+        started = try c.decode(Int.self, forKey: .started)
+        completed = try c.decode(Int.self, forKey: .completed)
+        unfinished = try c.decode(Int.self, forKey: .unfinished)
+        lateStarts = try c.decode(Int.self, forKey: .lateStarts)
+        lateThresholdSeconds = try c.decode(Double.self, forKey: .lateThresholdSeconds)
+        startLag = try c.decode(HistogramSummary.self, forKey: .startLag)
+        byName = try c.decode([String: Int].self, forKey: .byName)
+        unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
+        durationFromIntended =
+            try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
+    }
+}

@@ -10,7 +10,7 @@ public enum SummaryNotes {
     ///   their retry budget, or the run ended).
     /// - Events refused with 404 (unknown deviceId) from devices whose session check-in got a
     ///   429: the session is never retried and shares its bucket with identity, so the backend
-    ///   never registered those devices (CONTRACT §2, retry matrix).
+    ///   never registered those devices (docs/CONTRACT.md §2, retry matrix).
     public static func build(attempts: [AttemptRecord], calls: [CallRecord]) -> [String] {
         var notes: [String] = []
         var ended: [OptoLinkEndpoint: Int] = [:]

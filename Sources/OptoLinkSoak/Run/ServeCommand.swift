@@ -48,6 +48,9 @@ enum ServeCommand {
     static func resolve(_ options: SoakCommand.ServeOptions) throws -> StagingConfiguration {
         var configuration = StagingConfiguration(port: 8080)
         if let path = options.configPath {
+            if let problem = PathProblem.readingFile(path, as: "configuration") {
+                throw StagingConfigurationError(message: "--config \(problem)")
+            }
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
                 throw StagingConfigurationError(message: "\(path): cannot read (\(error.localizedDescription))")
@@ -55,6 +58,9 @@ enum ServeCommand {
             configuration = try StagingConfiguration.decode(data, source: path)
             let keys = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
             if keys["port"] == nil { configuration.port = 8080 }
+            for note in StagingLimits.deprecatedKeys(inConfigurationJSON: keys) {
+                FileHandle.standardError.write(Data("note: serve: \(path): \(note)\n".utf8))
+            }
         }
         if let host = options.host { configuration.host = host }
         if let port = options.port { configuration.port = port }

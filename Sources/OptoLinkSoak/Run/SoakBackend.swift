@@ -49,10 +49,13 @@ public struct RemoteBackend: SoakBackend {
     /// Reads a `--ledger` file: a JSON array of `StagingLedgerEntry`.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
     public static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
+        if let problem = PathProblem.readingFile(url.path, as: "ledger") {
+            throw SoakProfileError(message: "--ledger \(problem)")
+        }
         do {
             return try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))
         } catch let error as DecodingError {
-            throw SoakProfileError(message: "--ledger \(url.lastPathComponent): \(describeDecodingError(error))")
+            throw SoakProfileError(message: "--ledger \(url.lastPathComponent): \(error.readableDescription)")
         } catch {
             throw SoakProfileError(message: "--ledger \(url.path): cannot read (\(error.localizedDescription))")
         }

@@ -81,9 +81,17 @@ public struct SoakRun: Sendable {
                 return fail("--baseline: \(error)")
             }
         }
+        for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
             log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
+        }
+        let directory = outputDirectory(for: profile)
+        if let problem = PathProblem.creatingDirectory(directory.path) { return fail("--out \(problem)") }
+        if !options.force, let file = PathProblem.existingReport(in: directory.path) {
+            return fail(
+                "--out \(directory.path): already holds a report (\(file)); choose a new directory, "
+                    + "or pass --force to overwrite it")
         }
         let backend: any SoakBackend
         do {
@@ -91,7 +99,7 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("\(error)")
         }
-        let result = await run(profile, backend: backend)
+        let result = await run(profile, backend: backend, directory: directory)
         await backend.stop()
         return result
     }
@@ -101,8 +109,7 @@ public struct SoakRun: Sendable {
         return SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
     }
 
-    private func run(_ profile: SoakProfile, backend: any SoakBackend) async -> SoakRunResult {
-        let directory = outputDirectory(for: profile)
+    private func run(_ profile: SoakProfile, backend: any SoakBackend, directory: URL) async -> SoakRunResult {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 128
         configuration.timeoutIntervalForRequest = Swift.max(1, profile.sdk.timeout.rounded(.up) + 1)

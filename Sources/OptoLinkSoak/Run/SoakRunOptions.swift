@@ -30,6 +30,8 @@ public struct SoakRunOptions: Sendable, Equatable {
     /// `--metrics-listen HOST:PORT`: serve live Prometheus metrics there during the run.
     public var metricsListen: MetricsListenAddress?
 
+    /// Write into an `outDirectory` that already holds a report (its files are replaced).
+    public var force = false
     public init(profilePath: String) { self.profilePath = profilePath }
 
     /// `profile` with this run's flag overrides applied.

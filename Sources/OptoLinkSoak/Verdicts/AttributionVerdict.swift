@@ -1,7 +1,7 @@
 import OptoLink
 
 /// Attribution accuracy: the link each virtual device clicked before install against the
-/// deferred link its SDK emitted on first launch (CONTRACT §2, "Deferred match").
+/// deferred link its SDK emitted on first launch (docs/CONTRACT.md §2, "Deferred match").
 ///
 /// **Correct**: emitted the clicked link. **Wrong link**: emitted another link. **Missed**:
 /// clicked, nothing emitted. **False positive**: emitted a link without any click. **Organic**:

@@ -1,7 +1,7 @@
 import OptoLink
 
 /// Back-off adherence: did each retry wait what the contract says after the attempt before it
-/// (CONTRACT §2, "Back-off")?
+/// (docs/CONTRACT.md §2, "Back-off")?
 ///
 /// For every retry the matrix permits, `gap = actualStart(retry) − end(previous attempt)` in
 /// seconds is compared with the expected wait: the 429's parsed `N` seconds, otherwise

@@ -1,6 +1,6 @@
 import OptoLink
 
-/// The retry matrix and back-off table of CONTRACT §2, re-derived here from the contract
+/// The retry matrix and back-off table of docs/CONTRACT.md §2, re-derived here from the contract
 /// text so the audit never reuses the SDK code it audits.
 ///
 /// | Failure | match, data | identity, clear, events | session |

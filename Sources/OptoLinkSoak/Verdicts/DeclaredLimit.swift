@@ -1,5 +1,5 @@
 /// One rate limit the run expects the server to enforce, parsed from a profile string such
-/// as `"30/60s per ip"`, `"600/60s per key"` or `"60/60s per key shared"` (CONTRACT §1, "Rate limits").
+/// as `"30/60s per ip"`, `"600/60s per key"` or `"60/60s per key shared"` (docs/CONTRACT.md §1, "Rate limits").
 ///
 /// Grammar: `<limit>/<window> per <ip|key> [shared]`, where `<window>` is a positive number with
 /// a unit `ms`, `s`, `m`/`min` or `h` (`"60s"`, `"2s"`, `"1min"`, `"500ms"`); a bare unit

@@ -3,8 +3,9 @@ import OptoLink
 /// Which endpoints feed one declared rate-limit bucket, from the bucket's name in the profile.
 ///
 /// Known names: `match`, `data`, `events`, `session_identity` (session + identity + identity
-/// clear, the shared bucket of CONTRACT §1; `sdk` as the emulator names it is an alias). Any other name is a `+`-joined list of endpoint
-/// names (`"session+identity+identity_clear"`).
+/// clear, the shared bucket of docs/CONTRACT.md §1, the same name as in `backend.limits`; the old
+/// name `sdk` is an alias). Any other name is a `+`-joined list of endpoint names
+/// (`"session+identity+identity_clear"`).
 public enum LimitBucket {
     /// The endpoints of a bucket name, in declaration order.
     /// - Throws: ``VerdictsConfigurationError/unknownBucket(_:)`` for a name that maps to no endpoint.

@@ -2,7 +2,7 @@ import OptoLink
 
 /// Limit oracle: replays the attempt timeline against the profile's declared limits and says
 /// where the server was too lenient, too strict, or answered a 429 with a wrong message or `N`
-/// (CONTRACT §1, "Rate limits").
+/// (docs/CONTRACT.md §1, "Rate limits").
 ///
 /// Each attempt that got a response is a hit on its bucket key (the client IP for `per ip`, the
 /// run's one API key for `per key`); a 429 is a rejection, a 2xx or another 4xx passed the limiter.

@@ -2,7 +2,7 @@ import OptoLink
 import OptoLinkStaging
 
 /// Double-count reconciliation: the client's view of each write (its call outcome) joined with
-/// the server's ledger (CONTRACT §4, "Ledger").
+/// the server's ledger (docs/CONTRACT.md §4, "Ledger").
 ///
 /// Events join on the correlation id the soak tester puts in property `opl_corr`
 /// (`run:device:seq`). Session, identity and identity-clear writes carry no such id: they join

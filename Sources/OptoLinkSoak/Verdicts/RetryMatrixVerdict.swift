@@ -1,6 +1,6 @@
 import OptoLink
 
-/// Retry-matrix audit: did every call retry exactly where CONTRACT §2's matrix says, within
+/// Retry-matrix audit: did every call retry exactly where docs/CONTRACT.md §2's matrix says, within
 /// the `maxRetries + 1` attempt budget?
 ///
 /// Violations, one per offending retry (or per call for the budget and missing-retry kinds):

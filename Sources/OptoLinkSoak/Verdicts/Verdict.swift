@@ -62,7 +62,7 @@ public enum RunRecord: Sendable, Equatable {
 /// budget, the server's ledger and how the run's virtual devices map to SDK `deviceId`s.
 public struct VerdictContext: Sendable {
     public var configuration: VerdictsConfiguration
-    /// The SDK's `maxRetries` (CONTRACT §2: default 2, so at most 3 attempts per call).
+    /// The SDK's `maxRetries` (docs/CONTRACT.md §2: default 2, so at most 3 attempts per call).
     public var maxRetries: Int
     /// The server's ledger of accepted writes, or `nil` when none is available.
     public var ledger: [StagingLedgerEntry]?

@@ -13,7 +13,7 @@ public struct VerdictInputs: Sendable {
     public var ledger: [StagingLedgerEntry]?
     public var attribution: [AttributionRecord]
     public var configuration: VerdictsConfiguration
-    /// The SDK's `maxRetries` for the run (CONTRACT §2: default 2, so at most 3 attempts).
+    /// The SDK's `maxRetries` for the run (docs/CONTRACT.md §2: default 2, so at most 3 attempts).
     public var maxRetries: Int
     /// The run's start as seconds since the Unix epoch (ledger `arrivedAt` minus this is run time).
     public var runStartEpoch: Double

@@ -1,6 +1,6 @@
 /// The soak tester's judgements over one run's records (no I/O).
 ///
-/// The expectations are re-derived from the contract (CONTRACT §1 rate limits, §2 retry
+/// The expectations are re-derived from the contract (docs/CONTRACT.md §1 rate limits, §2 retry
 /// matrix and back-off); nothing here calls the SDK's retry code.
 public enum Verdicts {
     /// Every verdict a run reports, in report order. Adding a verdict: its file, and one line here.

@@ -13,7 +13,7 @@
 /// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
 /// unknown bucket or an unknown algorithm.
 public struct VerdictsConfiguration: Sendable, Codable, Equatable {
-    /// How the server counts requests in a window (CONTRACT §1, "Rate limits").
+    /// How the server counts requests in a window (docs/CONTRACT.md §1, "Rate limits").
     public enum WindowAlgorithm: String, Sendable, Codable {
         /// As @nestjs/throttler: a key's window opens at its first hit and lasts the window
         /// length; the first `limit` hits pass, the rest get 429 until it closes.

@@ -14,13 +14,13 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// Take the client IP from the first `X-Forwarded-For` address instead of the socket peer
     /// (how one load machine stands in for many devices' IPs).
     public var trustForwardedFor: Bool
-    /// Rate limits per bucket and the algorithm (CONTRACT §1, "Rate limits").
+    /// Rate limits per bucket and the algorithm (docs/CONTRACT.md §1, "Rate limits").
     public var limits: StagingLimits
     /// Fault rules in force at start (change them later with ``StagingServer/setFaults(_:)``).
     public var faults: StagingFaults
     /// Orgs, keys, iOS app configs and links; ``StagingFixtures/default`` when absent.
     public var fixtures: StagingFixtures
-    /// Windows, weights and threshold of the match ladder (CONTRACT §4).
+    /// Windows, weights and threshold of the match ladder (docs/CONTRACT.md §4).
     public var match: StagingMatchSettings
     /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
     public var rotationGraceSeconds: Double
@@ -76,10 +76,15 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     /// - Throws: ``StagingConfigurationError`` naming the offending key or value.
     public static func decode(_ data: Data, source: String = "configuration") throws -> StagingConfiguration {
         let configuration: StagingConfiguration
+        if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+            let duplicate = duplicateKeyProblem(in: data)
+        {
+            throw StagingConfigurationError(message: "\(source): \(duplicate)")
+        }
         do { configuration = try JSONDecoder().decode(StagingConfiguration.self, from: data) } catch let error
             as DecodingError
         {
-            throw StagingConfigurationError(message: "\(source): \(error.configurationDescription)")
+            throw StagingConfigurationError(message: "\(source): \(error.readableDescription)")
         } catch {
             throw StagingConfigurationError(message: "\(source): \(error.localizedDescription)")
         }

@@ -1,3 +1,4 @@
+import OptoLinkHTTP
 import Synchronization
 
 /// Draws, per request, whether a fault applies and which (seeded, so a run replays when

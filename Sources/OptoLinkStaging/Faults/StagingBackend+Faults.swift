@@ -1,7 +1,7 @@
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// Runs `route` under the fault drawn for this endpoint (CONTRACT §4, "Fault injection").
+    /// Runs `route` under the fault drawn for this endpoint (docs/CONTRACT.md §4, "Fault injection").
     ///
     /// Before-commit faults answer without running the route. After-commit faults run the
     /// route and replace its answer only when it committed (a 4xx or 429 passes through

@@ -1,4 +1,4 @@
-/// How an outage makes its endpoints unreachable (CONTRACT §4, "Fault injection").
+/// How an outage makes its endpoints unreachable (docs/CONTRACT.md §4, "Fault injection").
 public enum StagingOutageMode: String, Sendable, Codable, CaseIterable {
     public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }
 

@@ -50,7 +50,7 @@ public struct StagingOrg: Sendable, Codable, Equatable {
     public var active: Bool
     /// The org's API keys (CLIENT and SERVER tier, revoked, rotated).
     public var apiKeys: [StagingAPIKey]
-    /// The iOS app configuration served in the AASA file (CONTRACT §5), if any.
+    /// The iOS app configuration served in the AASA file (docs/CONTRACT.md §5), if any.
     public var ios: StagingIOSApp?
     /// The org's short links.
     public var links: [StagingLink]
@@ -125,7 +125,7 @@ public struct StagingAPIKey: Sendable, Codable, Equatable {
     }
 }
 
-/// An org's iOS app configuration (CONTRACT §5): the AASA `appID` is `teamId.bundleId`.
+/// An org's iOS app configuration (docs/CONTRACT.md §5): the AASA `appID` is `teamId.bundleId`.
 public struct StagingIOSApp: Sendable, Codable, Equatable {
     /// The Apple team id; an org without one is left out of the AASA file.
     public var teamId: String?

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The record of every accepted write (CONTRACT §4, "Ledger"), in arrival order.
+/// The record of every accepted write (docs/CONTRACT.md §4, "Ledger"), in arrival order.
 final class StagingLedger: Sendable {
     private struct State {
         var entries: [StagingLedgerEntry] = []

@@ -1,4 +1,4 @@
-/// The rate-limit algorithm the emulator enforces (CONTRACT §1, "Rate limits").
+/// The rate-limit algorithm the emulator enforces (docs/CONTRACT.md §1, "Rate limits").
 public enum StagingRateLimitAlgorithm: String, Sendable, Codable, CaseIterable {
     /// `@nestjs/throttler`'s fixed window: a key's window opens at its first hit and lasts
     /// the window length; at most `limit` hits are accepted inside it.
@@ -32,7 +32,7 @@ public struct StagingRateLimitRule: Sendable, Codable, Equatable {
     }
 }
 
-/// The rate-limit buckets of CONTRACT §1.
+/// The rate-limit buckets of docs/CONTRACT.md §1.
 public enum StagingBucketClass: String, Sendable, Codable, CaseIterable {
     /// `POST /match`, per client IP.
     case match
@@ -55,12 +55,14 @@ public struct StagingLimits: Sendable, Codable, Equatable {
     public var match: StagingRateLimitRule
     /// 500 per 1 s per IP by default.
     public var data: StagingRateLimitRule
-    /// 60 per 60 s per key by default (session + identity + clear together).
+    /// 60 per 60 s per key by default (session + identity + clear together). Configured as
+    /// `limits.session_identity`, the bucket's name in `expect.limits` too; the older key `sdk` is
+    /// still read (see ``deprecatedKeys(inConfigurationJSON:)``).
     public var sdk: StagingRateLimitRule
     /// 600 per 60 s per key by default.
     public var events: StagingRateLimitRule
 
-    /// The limits of CONTRACT §1 unless overridden.
+    /// The limits of docs/CONTRACT.md §1 unless overridden.
     public init(
         enabled: Bool = true, algorithm: StagingRateLimitAlgorithm = .fixedWindow,
         match: StagingRateLimitRule = .init(limit: 30, windowSeconds: 60),
@@ -76,7 +78,15 @@ public struct StagingLimits: Sendable, Codable, Equatable {
         self.events = events
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case match, data, sdk, events, enabled, algorithm }
+    enum CodingKeys: String, CodingKey, CaseIterable, DeprecatedAliasKey {
+        case match, data
+        case sessionIdentity = "session_identity"
+        case events, enabled, algorithm
+        /// The old name of `session_identity`, still accepted with a deprecation note.
+        case sdk
+
+        var isDeprecatedAlias: Bool { self == .sdk }
+    }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
@@ -85,8 +95,35 @@ public struct StagingLimits: Sendable, Codable, Equatable {
         algorithm = try c.decodeIfPresent(StagingRateLimitAlgorithm.self, forKey: .algorithm) ?? d.algorithm
         match = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .match) ?? d.match
         data = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .data) ?? d.data
-        sdk = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .sdk) ?? d.sdk
+        if c.contains(.sessionIdentity), c.contains(.sdk) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .sdk, in: c,
+                debugDescription: "the old name of session_identity; give the bucket once, as session_identity")
+        }
+        sdk =
+            try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .sessionIdentity)
+            ?? c.decodeIfPresent(StagingRateLimitRule.self, forKey: .sdk) ?? d.sdk
         events = try c.decodeIfPresent(StagingRateLimitRule.self, forKey: .events) ?? d.events
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(enabled, forKey: .enabled)
+        try c.encode(algorithm, forKey: .algorithm)
+        try c.encode(match, forKey: .match)
+        try c.encode(data, forKey: .data)
+        try c.encode(sdk, forKey: .sessionIdentity)
+        try c.encode(events, forKey: .events)
+    }
+
+    /// Notes for configuration keys that still work but have a new name: today `limits.sdk`,
+    /// now `limits.session_identity` (one name for the bucket here and in a profile's
+    /// `expect.limits`). `json` is the configuration object (`JSONSerialization` output).
+    public static func deprecatedKeys(inConfigurationJSON json: Any?, prefix: String = "") -> [String] {
+        guard let limits = (json as? [String: Any])?["limits"] as? [String: Any], limits["sdk"] != nil else {
+            return []
+        }
+        return ["\(prefix)limits.sdk is deprecated: call the bucket \(prefix)limits.session_identity (same limit)"]
     }
 
     /// The rule of one bucket class.

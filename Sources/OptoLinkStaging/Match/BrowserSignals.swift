@@ -1,5 +1,5 @@
 /// What a click's browser reveals: platform and major.minor OS from the User-Agent,
-/// language from Accept-Language (CONTRACT §4, "Clicks").
+/// language from Accept-Language (docs/CONTRACT.md §4, "Clicks").
 struct BrowserSignals: Sendable, Equatable {
     /// `iOS`, `Android` or `Other`.
     var platform: String

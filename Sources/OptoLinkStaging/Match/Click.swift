@@ -1,4 +1,4 @@
-/// One recorded browser click on a short link (CONTRACT §4, "Clicks").
+/// One recorded browser click on a short link (docs/CONTRACT.md §4, "Clicks").
 struct Click: Sendable, Equatable {
     /// The clipboard token `opl_…` the redirect page carries.
     var token: String

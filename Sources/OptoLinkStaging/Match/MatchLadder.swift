@@ -9,7 +9,7 @@ struct MatchQuery: Sendable {
     var clipboardToken: String?
 }
 
-/// The rung of the ladder that matched, with its wire values (CONTRACT §1, §4).
+/// The rung of the ladder that matched, with its wire values (docs/CONTRACT.md §1, §4).
 enum MatchMethodRung: String, Sendable {
     case clipboard = "CLIPBOARD"
     case fingerprintExact = "FINGERPRINT_EXACT"

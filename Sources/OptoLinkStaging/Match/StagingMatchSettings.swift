@@ -1,4 +1,4 @@
-/// Tunables of the match ladder (CONTRACT §4): windows in seconds, scored weights and threshold.
+/// Tunables of the match ladder (docs/CONTRACT.md §4): windows in seconds, scored weights and threshold.
 public struct StagingMatchSettings: Sendable, Codable, Equatable {
     /// How long an unconsumed click can be matched, in seconds (default 24 h).
     public var clickTTLSeconds: Double

@@ -1,6 +1,6 @@
 /// A parsed JSON object body with typed, validating accessors (class-validator style messages).
 struct RequestBody {
-    let object: [String: JSONValue]
+    let object: [String: RequestBodyJSON]
     var issues: [ValidationIssue] = []
 
     /// Parses `bytes`; an empty (or all-whitespace) body is `{}`.
@@ -8,7 +8,7 @@ struct RequestBody {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
             return .success(RequestBody(object: [:]))
         }
-        guard let value = JSONValue.parse(bytes) else { return .failure(.notJSON) }
+        guard let value = RequestBodyJSON.parse(bytes) else { return .failure(.notJSON) }
         guard case .object(let object) = value else { return .failure(.notObject) }
         return .success(RequestBody(object: object))
     }
@@ -49,7 +49,7 @@ struct RequestBody {
 
     /// A flat `string → string` map of at most `maxBytes` serialized bytes; absent is `[:]`.
     mutating func stringMap(_ field: String, maxBytes: Int) -> [String: String] {
-        let members: [String: JSONValue]
+        let members: [String: RequestBodyJSON]
         switch object[field] ?? .null {
         case .null: return [:]
         case .object(let object): members = object

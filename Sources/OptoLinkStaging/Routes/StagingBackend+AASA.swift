@@ -1,7 +1,7 @@
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// `GET /.well-known/apple-app-site-association` by `Host` (CONTRACT §5): a custom verified
+    /// `GET /.well-known/apple-app-site-association` by `Host` (docs/CONTRACT.md §5): a custom verified
     /// host gets its org alone plus `webcredentials`; any other host (the platform default)
     /// aggregates every active org with a team id; nothing to publish → 404 `No iOS app configuration`.
     func handleAASA(_ context: RequestContext) -> RouteOutcome {

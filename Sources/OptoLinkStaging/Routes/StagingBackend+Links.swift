@@ -1,7 +1,7 @@
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// `GET /{orgKey}/{shortCode}/data?deviceId=…` (CONTRACT §1): 200 `{linkId, path, params}`,
+    /// `GET /{orgKey}/{shortCode}/data?deviceId=…` (docs/CONTRACT.md §1): 200 `{linkId, path, params}`,
     /// 404 `Link not found`, 410 for an inactive link or a suspended org; limited per client IP.
     func handleData(_ context: RequestContext, orgKey: String, shortCode: String) -> RouteOutcome {
         if case .limited(let n) = limiter.hit(.data, key: context.ip, now: context.now) {
@@ -25,7 +25,7 @@ extension StagingBackend {
         return RouteOutcome(json(200, w), committed: true)
     }
 
-    /// `GET /{orgKey}/{shortCode}` from a browser (CONTRACT §4, "Clicks"): records a click and
+    /// `GET /{orgKey}/{shortCode}` from a browser (docs/CONTRACT.md §4, "Clicks"): records a click and
     /// answers the redirect page whose `<input id="cbt">` holds the link URL with `?opl_click=<token>`.
     func handleClick(_ context: RequestContext, orgKey: String, shortCode: String) -> RouteOutcome {
         let record: FixtureIndex.LinkRecord

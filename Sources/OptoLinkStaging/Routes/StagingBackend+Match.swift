@@ -1,7 +1,7 @@
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// `POST /match` (CONTRACT §1, §4): 201 hit or miss; rate limited per client IP.
+    /// `POST /match` (docs/CONTRACT.md §1, §4): 201 hit or miss; rate limited per client IP.
     func handleMatch(_ context: RequestContext) -> RouteOutcome {
         var body: RequestBody
         switch RequestBody.parse(context.request.body) {

@@ -15,7 +15,7 @@ extension StagingBackend {
         HTTPResponse(status: status, headers: Self.jsonHeaders, body: writer.bytes)
     }
 
-    /// The error envelope of CONTRACT §1: `statusCode`, `error`, `message`, `details` (400
+    /// The error envelope of docs/CONTRACT.md §1: `statusCode`, `error`, `message`, `details` (400
     /// only), `timestamp` (ISO-8601 with ms), `path`, `requestId` (only when the client sent one).
     func errorResponse(_ status: Int, _ message: String, _ context: RequestContext, details: [ValidationIssue]? = nil)
         -> HTTPResponse
@@ -81,7 +81,7 @@ extension StagingBackend {
         return errorResponse(400, message, context, details: issues)
     }
 
-    /// 429 with the exact message of CONTRACT §1 and no header or JSON field for the wait.
+    /// 429 with the exact message of docs/CONTRACT.md §1 and no header or JSON field for the wait.
     func rateLimitedResponse(retryAfterSeconds: Int, _ context: RequestContext) -> HTTPResponse {
         errorResponse(429, RateLimitDecision.message(retryAfterSeconds: retryAfterSeconds), context)
     }

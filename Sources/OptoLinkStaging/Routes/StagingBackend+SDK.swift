@@ -1,7 +1,7 @@
 import OptoLinkHTTP
 
 extension StagingBackend {
-    /// The maximum serialized size of an event's properties, in bytes (CONTRACT §1).
+    /// The maximum serialized size of an event's properties, in bytes (docs/CONTRACT.md §1).
     static let maxPropertiesBytes = 10_240
 
     /// A request to `/sdk/*` that passed parsing, the throttler and the key check.
@@ -98,7 +98,7 @@ extension StagingBackend {
         HTTPResponse(status: 200, headers: jsonHeaders, body: Array(text.utf8))
     }
 
-    /// `POST /sdk/session` (CONTRACT §1): 200 `{ok, deviceId, firstSeenAt, lastSeenAt}`.
+    /// `POST /sdk/session` (docs/CONTRACT.md §1): 200 `{ok, deviceId, firstSeenAt, lastSeenAt}`.
     func handleSession(_ context: RequestContext) -> RouteOutcome {
         sdkWrite(
             context, bucket: .sdk, knownDevice: false,
@@ -118,7 +118,7 @@ extension StagingBackend {
             })
     }
 
-    /// `POST /sdk/identity` (CONTRACT §1): 200 `{endUserId, rebound}`; 404 for an unknown device.
+    /// `POST /sdk/identity` (docs/CONTRACT.md §1): 200 `{endUserId, rebound}`; 404 for an unknown device.
     func handleIdentity(_ context: RequestContext) -> RouteOutcome {
         var externalId = ""
         return sdkWrite(
@@ -137,7 +137,7 @@ extension StagingBackend {
             })
     }
 
-    /// `POST /sdk/identity/clear` (CONTRACT §1): 200 `{cleared:true}`; 404 for an unknown device.
+    /// `POST /sdk/identity/clear` (docs/CONTRACT.md §1): 200 `{cleared:true}`; 404 for an unknown device.
     func handleIdentityClear(_ context: RequestContext) -> RouteOutcome {
         sdkWrite(context, bucket: .sdk, knownDevice: true) { request, deviceId in
             devices.unbind(deviceId, now: context.now)
@@ -146,7 +146,7 @@ extension StagingBackend {
         }
     }
 
-    /// `POST /sdk/events` (CONTRACT §1): 200 `{ok:true}`; 400 for an empty name or oversized
+    /// `POST /sdk/events` (docs/CONTRACT.md §1): 200 `{ok:true}`; 400 for an empty name or oversized
     /// or non-flat properties; 404 for an unknown device; limited per key.
     func handleEvents(_ context: RequestContext) -> RouteOutcome {
         var eventName = ""

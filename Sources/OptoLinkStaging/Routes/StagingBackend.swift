@@ -1,6 +1,6 @@
 import OptoLinkHTTP
 
-/// The emulator's routes as one synchronous ``HTTPHandler``: the wire contract of CONTRACT §1,
+/// The emulator's routes as one synchronous ``HTTPHandler``: the wire contract of docs/CONTRACT.md §1,
 /// clicks and the match ladder (§4), AASA (§5), rate limits, faults, ledger and admin routes.
 ///
 /// Thread-safe: state sits behind fine-grained mutexes (limiter, clicks, devices, ledger,
@@ -65,7 +65,7 @@ public final class StagingBackend: Sendable {
         }
     }
 
-    /// Every accepted write so far, in arrival order (CONTRACT §4, "Ledger").
+    /// Every accepted write so far, in arrival order (docs/CONTRACT.md §4, "Ledger").
     public func ledger() -> [StagingLedgerEntry] { ledgerStore.entries() }
 
     /// Ledger entries with `sequence > since`, at most `limit` (for incremental reads of long runs).

@@ -63,7 +63,7 @@ extension StagingBackend {
         do {
             return .success(try JSONDecoder().decode(T.self, from: Data(context.request.body)))
         } catch {
-            let why = (error as? DecodingError)?.configurationDescription ?? "\(error)"
+            let why = (error as? DecodingError)?.readableDescription ?? "\(error)"
             let issue = ValidationIssue(field: "body", message: "body is not a valid \(T.self): \(why)")
             return .failure(Refusal(response: validationResponse([issue], context)))
         }

@@ -2,7 +2,7 @@ import Foundation
 import OptoLinkHTTP
 
 /// The embedded staging backend on a real socket: a ``StagingBackend`` served by an
-/// ``HTTPServer`` (CONTRACT §4). The one-call entry point for `optolink-soak serve` and for tests.
+/// ``HTTPServer`` (docs/CONTRACT.md §4). The one-call entry point for `optolink-soak serve` and for tests.
 ///
 /// Lifecycle: `init` (no I/O) → ``start()`` (binds; then ``port``, ``baseURL``) → ``stop()``.
 /// ``withStagingServer(_:clock:http:isolation:_:)`` does all three around a body.
@@ -59,7 +59,7 @@ public final class StagingServer: Sendable {
         return URL(string: "http://\(host):\(port)") ?? URL(fileURLWithPath: "/")
     }
 
-    /// Every accepted write so far (CONTRACT §4, "Ledger").
+    /// Every accepted write so far (docs/CONTRACT.md §4, "Ledger").
     public func ledger() -> [StagingLedgerEntry] { backend.ledger() }
 
     /// Requests per endpoint by status and per-bucket window counters.

@@ -101,7 +101,7 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// The byte count of `map` serialized compactly as a JSON object (CONTRACT §1, properties limit).
+    /// The byte count of `map` serialized compactly as a JSON object (docs/CONTRACT.md §1, properties limit).
     static func serializedSize(of map: [String: String]) -> Int {
         var writer = JSONWriter()
         writer.stringMap(map)

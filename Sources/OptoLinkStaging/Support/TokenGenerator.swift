@@ -1,3 +1,4 @@
+import OptoLinkHTTP
 import Synchronization
 
 /// Issues unique click tokens `opl_` + 24 base-62 characters.

@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §5 (AASA by Host) and the admin routes.
+/// docs/CONTRACT.md §5 (AASA by Host) and the admin routes.
 @Suite struct AASAAndAdminTests {
     let h = BackendHarness()
 

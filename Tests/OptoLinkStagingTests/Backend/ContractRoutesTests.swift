@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §1: success bodies, validation rows, auth rows and the error envelope.
+/// docs/CONTRACT.md §1: success bodies, validation rows, auth rows and the error envelope.
 @Suite struct ContractRoutesTests {
     let h = BackendHarness()
 

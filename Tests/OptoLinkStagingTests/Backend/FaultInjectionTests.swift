@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §4 "Fault injection": before/after commit, HTML 502, empty 5xx, latency, reset.
+/// docs/CONTRACT.md §4 "Fault injection": before/after commit, HTML 502, empty 5xx, latency, reset.
 @Suite struct FaultInjectionTests {
     func harness(_ endpoint: String, _ rule: StagingFaultRule) throws -> BackendHarness {
         let h = BackendHarness()

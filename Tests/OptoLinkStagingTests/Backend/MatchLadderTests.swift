@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §4 "Clicks" and the ladder: clipboard → exact → scored → IP fuzzy → miss.
+/// docs/CONTRACT.md §4 "Clicks" and the ladder: clipboard → exact → scored → IP fuzzy → miss.
 @Suite struct MatchLadderTests {
     let h = BackendHarness()
 

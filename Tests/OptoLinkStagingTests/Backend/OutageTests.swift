@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §4 "Fault injection", outage windows: every request to some endpoints, or to
+/// docs/CONTRACT.md §4 "Fault injection", outage windows: every request to some endpoints, or to
 /// every route but the admin ones, is refused or reset from second A to second B.
 @Suite struct OutageTests {
     static let dataPath = "/acme/welcome/data?deviceId=device-0001"

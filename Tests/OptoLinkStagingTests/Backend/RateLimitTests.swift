@@ -4,7 +4,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// CONTRACT §1 "Rate limits": buckets, the exact 429 message and N, in virtual time.
+/// docs/CONTRACT.md §1 "Rate limits": buckets, the exact 429 message and N, in virtual time.
 @Suite struct RateLimitTests {
     @Test func thirtyFirstMatchInAWindowIs429WithN() throws {
         let h = BackendHarness()

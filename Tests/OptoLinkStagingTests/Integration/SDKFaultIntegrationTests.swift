@@ -5,7 +5,7 @@ import Testing
 
 @testable import OptoLinkStaging
 
-/// Each fault mode as the SDK observes it (CONTRACT §2 retry matrix against §4 faults).
+/// Each fault mode as the SDK observes it (docs/CONTRACT.md §2 retry matrix against §4 faults).
 @Suite(.timeLimit(.minutes(1))) struct SDKFaultIntegrationTests {
     /// A started device (its session landed) and the emulator with `rule` on `endpoint`.
     func startedDevice(_ e: SDKHarness, maxRetries: Int = 2, timeout: TimeInterval = 5) async -> SDKHarness.Device {

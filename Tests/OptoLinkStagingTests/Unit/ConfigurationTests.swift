@@ -40,7 +40,7 @@ import Testing
         (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "limits.match.limit"),
         (#"{"faults": {"endpoints": {"events": [{"kind": "nope", "rate": 1}]}}}"#, "faults"),
         (#"{"fixtures": {"orgs": [{"orgKey": "a"}, {"orgKey": "a"}]}}"#, "duplicate orgKey"),
-        ("not json", "invalid JSON"),
+        ("not json", "not valid JSON"),
     ])
     func badFilesAreClearErrors(json: String, mentions: String) {
         #expect {
@@ -56,7 +56,7 @@ import Testing
         (#"{"limts": {}}"#,
          "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
         (#"{"limits": {"evnts": {"limit": 1, "windowSeconds": 1}}}"#,
-         "x.json: limits.evnts: unknown field (expected one of match, data, sdk, events, enabled, algorithm)"),
+         "x.json: limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"),
         (#"{"limits": {"events": {"limt": 5}}}"#,
          "x.json: limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
         (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,

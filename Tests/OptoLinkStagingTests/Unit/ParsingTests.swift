@@ -14,7 +14,7 @@ import Testing
         (#""\ud800""#, false), (#""\udc00x""#, false), ("{'a':1}", false), ("NaN", false),
     ])
     func parsesExactlyValidJSON(text: String, valid: Bool) {
-        #expect((JSONValue.parse(Array(text.utf8)) != nil) == valid, "\(text)")
+        #expect((RequestBodyJSON.parse(Array(text.utf8)) != nil) == valid, "\(text)")
         // Linux Foundation tolerates trailing commas; Express's JSON.parse (the reference) does not.
         guard !text.contains(",}") && !text.contains(",]") else { return }
         let foundation = (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])) != nil
@@ -22,22 +22,22 @@ import Testing
     }
 
     @Test func decodesEscapesAndUnicode() throws {
-        let value = JSONValue.parse(Array(#"{"k":"q\"b\\s\/n\n\u00e9\ud83d\ude00","d":{"x":"y"}}"#.utf8))
+        let value = RequestBodyJSON.parse(Array(#"{"k":"q\"b\\s\/n\n\u00e9\ud83d\ude00","d":{"x":"y"}}"#.utf8))
         guard case .object(let object)? = value else {
             Issue.record("not an object")
             return
         }
         #expect(object["k"] == .string("q\"b\\s/n\né😀"))
         #expect(object["d"] == .object(["x": .string("y")]))
-        #expect(JSONValue.parse(Array("{\"a\":\"é\"}".utf8)) == .object(["a": .string("é")]))
+        #expect(RequestBodyJSON.parse(Array("{\"a\":\"é\"}".utf8)) == .object(["a": .string("é")]))
     }
 
     @Test func refusesInvalidUtf8AndDeepNesting() {
-        #expect(JSONValue.parse([0x22, 0xFF, 0x22]) == nil)
+        #expect(RequestBodyJSON.parse([0x22, 0xFF, 0x22]) == nil)
         let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
-        #expect(JSONValue.parse(Array(deep.utf8)) == nil)
+        #expect(RequestBodyJSON.parse(Array(deep.utf8)) == nil)
         let ok = String(repeating: "[", count: 60) + String(repeating: "]", count: 60)
-        #expect(JSONValue.parse(Array(ok.utf8)) != nil)
+        #expect(RequestBodyJSON.parse(Array(ok.utf8)) != nil)
     }
 
     @Test(arguments: [

@@ -27,6 +27,7 @@ public enum HTMLReport {
         body += "<section><h2>Thresholds</h2>\(thresholdTable(summary, run: "run"))</section>"
         body += "<section><h2>Verdicts</h2>\(verdictTable(summary))</section>"
         body += "<section><h2>Endpoints</h2>\(endpointTable(summary, run: "run"))</section>"
+        body += "<section><h2>Journeys</h2>\(journeyTable(summary, run: "run"))</section>"
         if !summary.notes.isEmpty {
             body += "<section><h2>Notes</h2><ul>" + summary.notes.map { "<li>\(e($0))</li>" }.joined() + "</ul></section>"
         }
@@ -56,6 +57,19 @@ public enum HTMLReport {
         body += comparison.ruleText.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
         body += checksTable(comparison) + "</section>"
         body += "<section><h2>Endpoints: baseline → current</h2>\(comparisonTable(comparison))</section>"
+        if !comparison.journeys.isEmpty {
+            body += "<section><h2>Journeys: baseline → current</h2><table><tr><th>journey</th><th>started</th>"
+            body += "<th>unfinished</th><th>p50</th><th>p95</th><th>p99</th><th>Mann–Whitney</th></tr>"
+            for j in comparison.journeys {
+                let d = j.duration
+                body += "<tr class=\"\(d.regressed ? "fail" : "")\"><td>\(e(j.name))</td>"
+                body += "<td>\(e(SoakComparison.count(j.started)))</td><td>\(e(SoakComparison.count(j.unfinished)))</td>"
+                body += "<td>\(e(SoakComparison.latency(d.p50)))</td><td>\(e(SoakComparison.latency(d.p95)))</td>"
+                body += "<td>\(e(SoakComparison.latency(d.p99)))</td>"
+                body += "<td title=\"\(e(d.reason))\">\(e(d.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+            }
+            body += "</table></section>"
+        }
         body += kpis(runs)
         body += charts(runs)
         for (label, summary) in [("baseline", baseline), ("current", current)] {
@@ -243,6 +257,32 @@ public enum HTMLReport {
             let callP99 = ep.callLatency.p99
             out += "<td>\(number(callP99, run: run, key: "\(k).callLatency.p99", text: SVGChart.seconds(callP99)))</td>"
             out += "<td>" + e(ep.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")) + "</td></tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func journeyTable(_ s: SoakSummary, run: String) -> String {
+        let j = s.journeys
+        guard !j.byName.isEmpty else { return "<p class=\"note\">No journeys started.</p>" }
+        var out = "<table><tr><th>journey</th><th>started</th><th>unfinished</th><th>duration p50</th><th>p95</th>"
+        out += "<th>p99</th><th>max</th></tr>"
+        for name in j.byName.keys.sorted() {
+            // A name with a dot cannot be a summary.json path segment; its numbers are shown unmarked.
+            let k = name.contains(".") ? nil : "journeys"
+            func cell(_ value: Double, _ key: String, _ text: String? = nil) -> String {
+                guard let k else { return e(text ?? grouped(value)) }
+                return number(value, run: run, key: "\(k).\(key)", text: text)
+            }
+            out += "<tr><td>\(e(name))</td><td>\(cell(Double(j.byName[name] ?? 0), "byName.\(name)"))</td>"
+            out += "<td>\(e(grouped(Double(j.unfinishedByName[name] ?? 0))))</td>"
+            if let d = j.durationFromIntended[name] {
+                for (stat, v) in [("p50", d.p50), ("p95", d.p95), ("p99", d.p99), ("max", d.max)] {
+                    out += "<td>\(cell(v, "durationFromIntended.\(name).\(stat)", SVGChart.seconds(v)))</td>"
+                }
+            } else {
+                out += "<td colspan=\"4\">no completed journey</td>"
+            }
+            out += "</tr>"
         }
         return out + "</table>"
     }

@@ -180,8 +180,11 @@ struct ReportSeries {
             }
             windows.windows = points.count
             if points.count > maxPoints {
+                // The fullest window per time bin, bins wide enough for at most maxPoints of them.
+                let span = (points.map(\.x).max() ?? 0) - (points.map(\.x).min() ?? 0)
+                let bin = max(1, span / Double(maxPoints - 1))
                 var fullest: [Int: (x: Double, y: Double)] = [:]
-                for p in points where (fullest[Int(p.x)]?.y ?? -1) < p.y { fullest[Int(p.x)] = p }
+                for p in points where (fullest[Int(p.x / bin)]?.y ?? -1) < p.y { fullest[Int(p.x / bin)] = p }
                 points = fullest.values.sorted { $0.x < $1.x }
             }
             windows.within = points.filter { $0.y <= Double(declared.limit) }

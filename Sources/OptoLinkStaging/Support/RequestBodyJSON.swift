@@ -1,20 +1,20 @@
-/// A parsed JSON value: the request-body side of the hot path (no `JSONSerialization`,
-/// no `Any` casts). RFC 8259, UTF-8 only, nesting at most ``JSONValue/maxDepth`` deep.
-enum JSONValue: Sendable, Equatable {
+/// A parsed request body: the emulator's own JSON reader for the hot path (no `JSONSerialization`,
+/// no `Any` casts; unrelated to the soak profile's `JSONValue`). RFC 8259, UTF-8 only, nesting at most ``RequestBodyJSON/maxDepth`` deep.
+enum RequestBodyJSON: Sendable, Equatable {
     case string(String)
     case number(Double)
     case bool(Bool)
     case null
-    case array([JSONValue])
-    case object([String: JSONValue])
+    case array([RequestBodyJSON])
+    case object([String: RequestBodyJSON])
 
     /// Deeper documents are refused (a hostile `[[[[…` must not exhaust the stack).
     static let maxDepth = 64
 
     /// Parses one JSON document (surrounding whitespace allowed); `nil` when it is not valid JSON.
-    static func parse(_ bytes: [UInt8]) -> JSONValue? {
+    static func parse(_ bytes: [UInt8]) -> RequestBodyJSON? {
         bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONValueParser(buffer)
+            var parser = RequestBodyJSONParser(buffer)
             guard let value = parser.value(depth: 0) else { return nil }
             parser.skipWhitespace()
             return parser.atEnd ? value : nil
@@ -22,7 +22,7 @@ enum JSONValue: Sendable, Equatable {
     }
 }
 
-private struct JSONValueParser {
+private struct RequestBodyJSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
@@ -39,12 +39,12 @@ private struct JSONValueParser {
         }
     }
 
-    mutating func value(depth: Int) -> JSONValue? {
-        guard depth <= JSONValue.maxDepth else { return nil }
+    mutating func value(depth: Int) -> RequestBodyJSON? {
+        guard depth <= RequestBodyJSON.maxDepth else { return nil }
         skipWhitespace()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
-        case UInt8(ascii: "\""): return string().map(JSONValue.string)
+        case UInt8(ascii: "\""): return string().map(RequestBodyJSON.string)
         case UInt8(ascii: "{"): return object(depth: depth + 1)
         case UInt8(ascii: "["): return array(depth: depth + 1)
         case UInt8(ascii: "t"): return literal("true", .bool(true))
@@ -54,7 +54,7 @@ private struct JSONValueParser {
         }
     }
 
-    mutating func literal(_ text: StaticString, _ value: JSONValue) -> JSONValue? {
+    mutating func literal(_ text: StaticString, _ value: RequestBodyJSON) -> RequestBodyJSON? {
         let count = text.utf8CodeUnitCount
         guard index + count <= bytes.count else { return nil }
         for i in 0..<count where bytes[index + i] != text.utf8Start[i] { return nil }
@@ -62,9 +62,9 @@ private struct JSONValueParser {
         return value
     }
 
-    mutating func object(depth: Int) -> JSONValue? {
+    mutating func object(depth: Int) -> RequestBodyJSON? {
         index += 1  // {
-        var object: [String: JSONValue] = [:]
+        var object: [String: RequestBodyJSON] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -91,9 +91,9 @@ private struct JSONValueParser {
         }
     }
 
-    mutating func array(depth: Int) -> JSONValue? {
+    mutating func array(depth: Int) -> RequestBodyJSON? {
         index += 1  // [
-        var array: [JSONValue] = []
+        var array: [RequestBodyJSON] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
@@ -191,7 +191,7 @@ private struct JSONValueParser {
     }
 
     /// A number per the JSON grammar (`-? int frac? exp?`).
-    mutating func number() -> JSONValue? {
+    mutating func number() -> RequestBodyJSON? {
         let start = index
         func digits() -> Int {
             let from = index
@@ -217,6 +217,6 @@ private struct JSONValueParser {
             guard digits() > 0 else { return nil }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        return Double(text).map(JSONValue.number)
+        return Double(text).map(RequestBodyJSON.number)
     }
 }
