@@ -132,6 +132,10 @@ public enum HTTPHandlerResult: Sendable, Equatable {
     case respondAfter(HTTPResponse, delay: Duration)
     /// Abort the connection with a TCP reset and write nothing.
     case reset
+    /// Close the connection in order (FIN) with no response to this request: the client sees
+    /// the connection end before any answer, as from a backend that refuses work. Responses
+    /// to earlier pipelined requests are still written first.
+    case close
 }
 
 /// Handles one request. Runs on an event-loop thread: it must not block or sleep; keep

@@ -202,6 +202,27 @@ struct HTTPServerTests {
         }
     }
 
+    @Test func closeResultEndsTheConnectionWithNoResponse() async throws {
+        let handler: HTTPHandler = { request, _ in
+            request.path == "/close" ? .close : .respond(HTTPResponse(status: 200, body: Array(request.path.utf8)))
+        }
+        try await withHTTPServer(.init(), handler: handler) { server in
+            let client = try TestClient(port: server.port)
+            try client.send("GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestClientError.closed) { try client.readResponse() }
+            #expect(server.counters().closedWithoutResponse == 1)
+            #expect(server.counters().resets == 0, "an orderly close, not a reset")
+            // Pipelined: the answer to the request before it still arrives, nothing after it does.
+            let pipelined = try TestClient(port: server.port)
+            try pipelined.send(
+                "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /close HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try pipelined.readResponse().bodyText == "/first")
+            #expect(throws: TestClientError.closed) { try pipelined.readResponse() }
+            #expect(server.counters().requests == 3, "/never was not handled")
+        }
+    }
+
     @Test func servesIPv6LoopbackWhenAvailable() async throws {
         let server = HTTPServer(configuration: .init(host: "::1"), handler: echoHandler)
         do {

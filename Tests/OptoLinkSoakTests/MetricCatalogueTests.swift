@@ -60,6 +60,7 @@ struct MetricCatalogueTests {
     @Test("every spelling the catalogue accepts is emitted by some run")
     func knownIsEmitted() async throws {
         let metrics = try await Self.realRunMetrics().merging(Self.syntheticVerdictMetrics()) { a, _ in a }
+            .merging(SummaryMetrics.openMetrics(try OutageOpensTests.recordedOpens())) { a, _ in a }
         let names = metrics.keys.map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
         var never: [String] = []
         for pattern in Thresholds.catalogue {

@@ -39,6 +39,8 @@ struct InProcessBackendTransport: OptoLinkTransport {
             return Self.convert(response)
         case .reset:
             throw URLError(.networkConnectionLost)
+        case .close:
+            throw URLError(.badServerResponse)
         }
     }
 

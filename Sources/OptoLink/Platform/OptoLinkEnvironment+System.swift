@@ -22,6 +22,7 @@ extension OptoLinkEnvironment {
     ///   - transport: sends every attempt (share one across instances).
     ///   - clipboard: the initial pasteboard content (e.g. a click token), or `nil`.
     ///   - store: pass the previous launch's store to simulate a relaunch.
+    ///   - wallClock: dates route-cache entries (default `Date()`).
     public static func inMemory(
         transport: any OptoLinkTransport,
         deviceInfo: OptoLinkDeviceInfo = .current,
@@ -30,17 +31,18 @@ extension OptoLinkEnvironment {
         middlewares: [any OptoLinkMiddleware] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
-        label: String? = nil
+        label: String? = nil,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) -> OptoLinkEnvironment {
         inMemory(
             transport: transport, deviceInfo: deviceInfo, pasteboard: InMemoryPasteboard(clipboard), store: store,
-            middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label)
+            middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label, wallClock: wallClock)
     }
 
     /// An isolated in-memory environment that reads and clears `pasteboard` (a spy, or one shared
     /// with a simulated browser) instead of a fresh in-memory one (additive API).
     ///
-    /// Same as ``inMemory(transport:deviceInfo:clipboard:store:middlewares:clock:retryPolicy:label:)``
+    /// Same as ``inMemory(transport:deviceInfo:clipboard:store:middlewares:clock:retryPolicy:label:wallClock:)``
     /// except for the pasteboard, which the deferred match reads once in the first-launch window and
     /// clears only after a hit (docs/CONTRACT.md §2, "Deferred match").
     ///
@@ -48,6 +50,7 @@ extension OptoLinkEnvironment {
     ///   - transport: sends every attempt (share one across instances).
     ///   - pasteboard: the clipboard this instance sees.
     ///   - store: pass the previous launch's store to simulate a relaunch.
+    ///   - wallClock: dates route-cache entries (default `Date()`).
     public static func inMemory(
         transport: any OptoLinkTransport,
         deviceInfo: OptoLinkDeviceInfo = .current,
@@ -56,11 +59,13 @@ extension OptoLinkEnvironment {
         middlewares: [any OptoLinkMiddleware] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
-        label: String? = nil
+        label: String? = nil,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) -> OptoLinkEnvironment {
         OptoLinkEnvironment(
             store: store, pasteboard: pasteboard, deviceInfo: deviceInfo,
-            transport: transport, middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label)
+            transport: transport, middlewares: middlewares, clock: clock, retryPolicy: retryPolicy, label: label,
+            wallClock: wallClock)
     }
 
     #if canImport(Darwin)

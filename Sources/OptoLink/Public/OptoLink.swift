@@ -22,6 +22,8 @@ public final class OptoLink: Sendable {
     let environment: OptoLinkEnvironment
     let log: OptoLinkLog
     let api: OptoLinkAPIClient
+    /// The opt-in route cache (``OptoLinkConfig/routeCache``); `nil` when off.
+    let routeCache: RouteCache?
     let broadcaster = LinkBroadcaster()
     let parking = LinkParking()
     let lifecycle = LockedBox(Lifecycle())
@@ -55,6 +57,12 @@ public final class OptoLink: Sendable {
             environment.store.setString(deviceId, forKey: Self.deviceIdKey)
         }
         api = OptoLinkAPIClient(config: config, environment: environment, log: log)
+        routeCache =
+            config.routeCache
+            ? RouteCache(
+                store: environment.store, maxAge: config.routeCacheMaxAge, maxEntries: config.routeCacheMaxEntries,
+                now: environment.wallClock, log: log)
+            : nil
     }
 
     /// A fresh stream of links: replays the last link, then forwards live ones. Never
@@ -68,6 +76,15 @@ public final class OptoLink: Sendable {
     /// Before initialisation finishes the URL is parked (latest wins) and processed after
     /// the deferred emission. `https://{host}/{orgKey}/{shortCode}` with the configured org
     /// resolves through `/data` in a short task; anything else is emitted raw at once.
+    ///
+    /// When the resolution fails, ``links`` still gets exactly one link for the URL, and the
+    /// app falls back in three layers: (1) a `.raw` link carries the URL's own path and query,
+    /// so routing parameters the app put on its links still work offline; (2) with
+    /// ``OptoLinkConfig/routeCache`` on, a failure that says nothing about the link (no
+    /// connection, timeout, 5xx, 429) emits the route cached from an earlier success, marked
+    /// ``OptoLinkData/Source/cached``; (3) with neither, the app opens its default screen.
+    /// A 404 or 410 deletes the cached route and emits the raw link. The deferred match never
+    /// falls back: its failure emits nothing, so it can never navigate.
     public func handle(url: URL) {
         if lifecycle.withLock({ $0.disposed }) {
             log.warning("handle(url:) after dispose(); ignored")
@@ -203,7 +220,8 @@ public final class OptoLink: Sendable {
             log.info("link: not a Universal Link of this org; emitting raw")
             broadcaster.emit(IncomingLink.rawData(for: url))
         case .universal(let shortCode):
-            let resolver = LinkResolver(api: api, orgKey: config.orgKey, deviceId: deviceId, log: log)
+            let resolver = LinkResolver(
+                api: api, orgKey: config.orgKey, deviceId: deviceId, log: log, cache: routeCache)
             let broadcaster = self.broadcaster
             spawn {
                 let link = await resolver.resolve(url, shortCode: shortCode)

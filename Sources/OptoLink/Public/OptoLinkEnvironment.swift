@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything an ``OptoLink`` instance depends on outside itself: storage, clipboard,
-/// fingerprint source, HTTP transport, middlewares, clock and retry policy
+/// fingerprint source, HTTP transport, middlewares, clocks and retry policy
 /// (docs/CONTRACT.md §3, "Platform seams").
 ///
 /// The singleton uses ``OptoLinkEnvironment/system``. Tests and the soak tester build
@@ -21,10 +21,16 @@ public struct OptoLinkEnvironment: Sendable {
     public var clock: any Clock<Duration>
     /// Decides retries; the contract's matrix by default.
     public var retryPolicy: any OptoLinkRetryPolicy
+    /// The wall-clock time, read only to date route-cache entries and judge their age
+    /// (``OptoLinkConfig/routeCache``); `Date()` by default. The ``clock`` cannot serve here:
+    /// its instants do not survive a relaunch.
+    public var wallClock: @Sendable () -> Date
     /// A caller-chosen name carried into every ``OptoLinkRequestContext`` (e.g. a
     /// virtual device id). `nil` for the singleton.
     public var label: String?
 
+    /// An environment from its parts; `middlewares` empty, `ContinuousClock`, the contract
+    /// retry policy, no label and `Date()` as the wall clock unless given.
     public init(
         store: any OptoLinkKeyValueStore,
         pasteboard: any OptoLinkPasteboard,
@@ -33,7 +39,8 @@ public struct OptoLinkEnvironment: Sendable {
         middlewares: [any OptoLinkMiddleware] = [],
         clock: any Clock<Duration> = ContinuousClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
-        label: String? = nil
+        label: String? = nil,
+        wallClock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.pasteboard = pasteboard
@@ -43,5 +50,6 @@ public struct OptoLinkEnvironment: Sendable {
         self.clock = clock
         self.retryPolicy = retryPolicy
         self.label = label
+        self.wallClock = wallClock
     }
 }

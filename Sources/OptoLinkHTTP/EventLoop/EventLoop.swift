@@ -293,6 +293,9 @@ final class EventLoop<Poller: ReadinessPoller> {
                 case .reset:
                     reset(connection)
                     return false
+                case .close:
+                    counters.closedWithoutResponse.wrappingAdd(1, ordering: .relaxed)
+                    connection.closeAfterWrite = true
                 }
             }
         }

@@ -28,6 +28,8 @@ extension HTTPServer {
         public var requestTimeouts: Int
         /// Connections aborted with a TCP reset because the handler returned ``HTTPHandlerResult/reset``.
         public var resets: Int
+        /// Connections closed with no response because the handler returned ``HTTPHandlerResult/close``.
+        public var closedWithoutResponse: Int
 
         /// Every count set to zero.
         public init() {
@@ -40,6 +42,7 @@ extension HTTPServer {
             idleTimeouts = 0
             requestTimeouts = 0
             resets = 0
+            closedWithoutResponse = 0
         }
 
         /// All bad requests, whatever their status.
@@ -48,7 +51,7 @@ extension HTTPServer {
         private enum CodingKeys: String, CodingKey {
             case connectionsAccepted, connectionsOpen, connectionsRejected, connectionsReclaimed, requests
             case badRequestsByStatus
-            case idleTimeouts, requestTimeouts, resets
+            case idleTimeouts, requestTimeouts, resets, closedWithoutResponse
         }
 
         /// Decodes the shape ``encode(to:)`` writes.
@@ -62,6 +65,7 @@ extension HTTPServer {
             idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
             requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
             resets = try container.decode(Int.self, forKey: .resets)
+            closedWithoutResponse = try container.decodeIfPresent(Int.self, forKey: .closedWithoutResponse) ?? 0
             let byStatus = try container.decode([String: Int].self, forKey: .badRequestsByStatus)
             badRequestsByStatus = [:]
             for (status, count) in byStatus {
@@ -85,6 +89,7 @@ extension HTTPServer {
             try container.encode(idleTimeouts, forKey: .idleTimeouts)
             try container.encode(requestTimeouts, forKey: .requestTimeouts)
             try container.encode(resets, forKey: .resets)
+            try container.encode(closedWithoutResponse, forKey: .closedWithoutResponse)
             let byStatus = Dictionary(uniqueKeysWithValues: badRequestsByStatus.map { (String($0.key), $0.value) })
             try container.encode(byStatus, forKey: .badRequestsByStatus)
         }
@@ -109,6 +114,7 @@ final class LoopCounters: Sendable {
     let idleTimeouts = Atomic<Int>(0)
     let requestTimeouts = Atomic<Int>(0)
     let resets = Atomic<Int>(0)
+    let closedWithoutResponse = Atomic<Int>(0)
     /// Every status ``HTTPParseError`` maps to, plus 408 for slow clients.
     let badRequests = [400, 408, 411, 413, 431, 501, 505].map(StatusCount.init)
 
@@ -160,6 +166,7 @@ final class ServerShared: Sendable {
             result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
             result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)
             result.resets += loop.resets.load(ordering: .relaxed)
+            result.closedWithoutResponse += loop.closedWithoutResponse.load(ordering: .relaxed)
             for counter in loop.badRequests {
                 let count = counter.count.load(ordering: .relaxed)
                 if count > 0 { result.badRequestsByStatus[counter.status, default: 0] += count }

@@ -180,9 +180,9 @@ public struct JourneyRunner: Sendable {
         }
         if fresh { device.store.removeAll() }
         let label = "\(device.id)#\(launch)"
-        var config = OptoLinkConfig(apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL)
-        config.timeout = sdk.timeout
-        config.maxRetries = sdk.maxRetries
+        let config = OptoLinkConfig(
+            apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
+            routeCache: device.routeCache)
         let middlewares: [any OptoLinkMiddleware] =
             [RunCutoffMiddleware(control: control, timeline: recorder.timeline), ForwardedForMiddleware(clientIP: device.clientIP)]
             + (extraHeaders.isEmpty ? [] : [ExtraHeadersMiddleware(headers: extraHeaders)]) + [recorder]
@@ -241,8 +241,12 @@ public struct JourneyRunner: Sendable {
         // The wait for the link ends at the cutoff at the latest; an open cut there is not a time-out.
         let remaining = control.cutoff - start
         let emitted = await firstLink(of: stream, within: Swift.min(timeout, Swift.max(0, remaining)), skipFirst: hadLink)
-        if emitted == nil && (remaining < timeout || Task.isCancelled) { return false }
-        recorder.openRecorded(emitted: emitted != nil, latency: recorder.timeline.now() - start)
+        let cut = emitted == nil && (remaining < timeout || Task.isCancelled)
+        recorder.openRecorded(
+            OpenRecord(
+                start: start, latency: recorder.timeline.now() - start, outcome: OpenOutcome(emitted, cut: cut),
+                universal: style == .universal, routeCache: device.routeCache))
+        if cut { return false }
         if let emitted { device.state.withLock { $0.lastLink = emitted } }
         return true
     }

@@ -20,11 +20,17 @@ public final class VirtualDevice: Sendable {
     public let sharedNAT: Bool
     /// Whether a click's clipboard payload survives the App Store hop on this device.
     public let clipboardSurvives: Bool
+    /// Whether this device's SDK runs with the route cache on (`OptoLinkConfig.routeCache`).
+    public let routeCache: Bool
     public let store: InMemoryKeyValueStore
     public let pasteboard: DevicePasteboard
     let state = Mutex(State())
 
-    public init(id: String, info: OptoLinkDeviceInfo, clientIP: String, sharedNAT: Bool, clipboardSurvives: Bool) {
+    public init(
+        id: String, info: OptoLinkDeviceInfo, clientIP: String, sharedNAT: Bool, clipboardSurvives: Bool,
+        routeCache: Bool = false
+    ) {
+        self.routeCache = routeCache
         self.id = id
         self.info = info
         self.clientIP = clientIP
@@ -63,7 +69,9 @@ public final class VirtualDevice: Sendable {
             let survives = rng.unit() < p.clipboardSurvives
             let n = i + 1
             let ip = nat ? p.sharedNATAddress : "10.\((n >> 16) & 255).\((n >> 8) & 255).\(n & 255)"
-            return VirtualDevice(id: id, info: info, clientIP: ip, sharedNAT: nat, clipboardSurvives: survives)
+            return VirtualDevice(
+                id: id, info: info, clientIP: ip, sharedNAT: nat, clipboardSurvives: survives,
+                routeCache: p.routeCacheOn(index: i))
         }
     }
 }

@@ -119,16 +119,20 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
     public var sharedNAT: Double
     /// The shared NAT's IP address.
     public var sharedNATAddress: String
+    /// Share (0…1) of devices whose SDK runs with the route cache on (`OptoLinkConfig.routeCache`).
+    /// Spread evenly and exactly: with 0.5, every second device (`round(count × share)` in all).
+    public var routeCache: Double
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case count, osVersions, models, languages, clipboardSurvives, sharedNAT, sharedNATAddress
+        case count, osVersions, models, languages, clipboardSurvives, sharedNAT, sharedNATAddress, routeCache
     }
 
     public init(
         count: Int, osVersions: [String: Double] = ["18.1": 1], models: [String: Double] = ["iPhone": 1],
         languages: [String: Double] = ["en-US": 1], clipboardSurvives: Double = 0, sharedNAT: Double = 0,
-        sharedNATAddress: String = "198.51.100.1"
+        sharedNATAddress: String = "198.51.100.1", routeCache: Double = 0
     ) {
+        self.routeCache = routeCache
         self.count = count
         self.osVersions = osVersions
         self.models = models
@@ -164,6 +168,16 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
         sharedNATAddress = try c.decodeChecked(String.self, forKey: .sharedNATAddress, default: "198.51.100.1", "must be an IPv4 address") {
             isIPv4($0)
         }
+        routeCache = try c.decodeChecked(Double.self, forKey: .routeCache, default: 0, "must be 0…1") {
+            (0...1).contains($0)
+        }
+    }
+
+    /// Whether device `index` (0-based) runs with the route cache: the devices where
+    /// `⌊(index + 1) · share + ½⌋` steps up, so exactly `⌊count · share + ½⌋` devices, evenly spread.
+    public func routeCacheOn(index: Int) -> Bool {
+        let share = Swift.max(0, Swift.min(1, routeCache))
+        return (Double(index + 1) * share + 0.5).rounded(.down) > (Double(index) * share + 0.5).rounded(.down)
     }
 }
 

@@ -55,9 +55,17 @@ extension SoakRecorder {
             let clicks = SoakSummary.ClickSummary(
                 count: s.clicks, byStatus: s.clicksByStatus, clipboardPlaced: s.clipboardPlaced,
                 latency: HistogramSummary(s.clickLatency))
-            let opens = SoakSummary.OpenSummary(
-                count: s.opens, emitted: s.opensEmitted, timedOut: s.opens - s.opensEmitted,
+            var opens = SoakSummary.OpenSummary(
+                count: s.opens, emitted: s.opensEmitted, timedOut: s.openOutcomes[.timedOut] ?? 0,
                 latency: HistogramSummary(s.openLatency))
+            opens.byOutcome = Dictionary(
+                uniqueKeysWithValues: OpenOutcome.allCases.map { ($0.rawValue, s.openOutcomes[$0] ?? 0) })
+            opens.lost = OpenOutcome.allCases.filter(\.isLost).reduce(0) { $0 + (s.openOutcomes[$1] ?? 0) }
+            if let outage {
+                opens.outage = SoakSummary.OutageOpenSummary(
+                    plan: outage, opens: s.outageOpens, timeToLink: s.outageTimeToLink,
+                    timeToLinkByCache: s.outageTimeToLinkByCache, overWorstCase: s.outageOverWorstCase)
+            }
             return (journeys, endpoints, totals, deferred, clicks, opens)
         }
     }

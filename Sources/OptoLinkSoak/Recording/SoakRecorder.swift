@@ -92,6 +92,13 @@ public final class SoakRecorder: Sendable {
         var opens = 0
         var opensEmitted = 0
         var openLatency = LatencyHistogram()
+        var openOutcomes: [OpenOutcome: Int] = [:]
+        /// Universal Link opens by phase, then by route cache on (`true`) or off, then by outcome.
+        var outageOpens: [OpenPhase: [Bool: [OpenOutcome: Int]]] = [:]
+        /// Time to link of the opens during an outage that got a link, all and by route cache on/off.
+        var outageTimeToLink = LatencyHistogram()
+        var outageTimeToLinkByCache: [Bool: LatencyHistogram] = [:]
+        var outageOverWorstCase = 0
     }
 
     public let timeline: RunTimeline
@@ -101,6 +108,8 @@ public final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
+    /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
+    public let outage: OutagePlan?
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.
@@ -113,9 +122,10 @@ public final class SoakRecorder: Sendable {
     ///   the previous instance, as `cancelled`).
     public init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
-        control: RunControl? = nil
+        control: RunControl? = nil, outage: OutagePlan? = nil
     ) throws {
         self.timeline = timeline
+        self.outage = outage
         self.control = control
         self.lateThreshold = lateThreshold
         self.interval = max(0.001, interval)
@@ -318,14 +328,26 @@ public final class SoakRecorder: Sendable {
         }
     }
 
-    /// Records one `open` step: whether its link was emitted in time, and how long it took.
-    public func openRecorded(emitted: Bool, latency: Double) {
+    /// Records one `open` step: where it landed and how long it took; with an outage plan, also
+    /// its phase, and its time to link when it ran during the outage.
+    public func openRecorded(_ record: OpenRecord) {
+        let outage = self.outage
         state.withLock { s in
             s.opens += 1
-            if emitted {
+            s.openOutcomes[record.outcome, default: 0] += 1
+            if !record.outcome.isLost {
                 s.opensEmitted += 1
-                s.openLatency.record(latency)
+                s.openLatency.record(record.latency)
             }
+            guard let outage, record.universal else { return }
+            let phase = outage.phase(of: record.start)
+            s.outageOpens[phase, default: [:]][record.routeCache, default: [:]][record.outcome, default: 0] += 1
+            guard phase == .during else { return }
+            if !record.outcome.isLost {
+                s.outageTimeToLink.record(record.latency)
+                s.outageTimeToLinkByCache[record.routeCache, default: LatencyHistogram()].record(record.latency)
+            }
+            if record.latency > outage.worstCaseSeconds { s.outageOverWorstCase += 1 }
         }
     }
 

@@ -130,3 +130,41 @@ public enum BackoffCause: String, Sendable, Codable, CaseIterable {
     /// After a connection error, a timeout, a 5xx, or a 429 without `N`.
     case exponential
 }
+
+/// Where an `open` step's tap landed (`summary.json` `opens.byOutcome`, metrics `opens.<outcome>`
+/// and `opens.outage.<outcome>`).
+public enum OpenOutcome: String, Sendable, Codable, CaseIterable, Comparable {
+    /// `/data` answered: a fresh route (`OptoLinkData.source == .resolved`).
+    case resolved
+    /// `/data` failed and the SDK's route cache served an earlier answer (`.cached`).
+    case cached
+    /// The raw link: a custom scheme, or a Universal Link whose resolution failed with nothing cached (`.raw`).
+    case raw
+    /// Nothing reached `links` within the step's `timeout`.
+    case timedOut = "timed_out"
+    /// The run's end (grace deadline, Ctrl-C) cut the wait before a link came.
+    case cancelledByRun = "cancelled_by_run"
+
+    /// Whether the app got no link at all: the tap is lost.
+    public var isLost: Bool { self == .timedOut || self == .cancelledByRun }
+
+    /// Whether the link came from a fallback layer (cache or raw) rather than a fresh resolution.
+    public var isFallback: Bool { self == .cached || self == .raw }
+
+    public static func < (lhs: OpenOutcome, rhs: OpenOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Where an `open` step's start falls relative to the profile's `/data` outage windows
+/// (`summary.json` `opens.outage.phases`).
+public enum OpenPhase: String, Sendable, Codable, CaseIterable, Comparable {
+    /// Its whole worst case (every attempt and wait) ends before the first window opens: must resolve.
+    case before
+    /// It starts inside a window and its worst case ends inside it: every attempt meets the outage.
+    case during
+    /// It starts after the last window closed: must resolve.
+    case after
+    /// Its attempts may straddle a window's start or end: either answer is right.
+    case edge
+
+    public static func < (lhs: OpenPhase, rhs: OpenPhase) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -140,6 +140,73 @@ public struct SoakSummary: Sendable, Codable {
         public var timedOut: Int
         /// `handle(url:)` to emission.
         public var latency: HistogramSummary
+        /// Opens by ``OpenOutcome`` (`resolved`, `cached`, `raw`, `timed_out`, `cancelled_by_run`);
+        /// absent in reports written before it existed.
+        public var byOutcome: [String: Int]? = nil
+        /// Opens that got no link at all (timed out or cut by the run's end).
+        public var lost: Int? = nil
+        /// The Universal Link opens around the profile's `/data` outage; absent without one.
+        public var outage: OutageOpenSummary? = nil
+
+        public init(count: Int, emitted: Int, timedOut: Int, latency: HistogramSummary) {
+            self.count = count
+            self.emitted = emitted
+            self.timedOut = timedOut
+            self.latency = latency
+        }
+    }
+
+    /// Universal Link opens before, during and after the profile's `/data` outage windows.
+    public struct OutageOpenSummary: Sendable, Codable {
+        /// The windows, run seconds `start <= t < end`, with their mode (`refuse`, `reset`).
+        public var windows: [OutagePlan.Window]
+        /// The SDK's worst case for one `/data` call, seconds: every attempt's timeout plus every
+        /// back-off wait. An open is `during` when it starts in a window and this much later is
+        /// still inside it.
+        public var worstCaseSeconds: Double
+        /// Phase (`before`, `during`, `after`, `edge`) → `cache_on` / `cache_off` → outcome → opens.
+        public var phases: [String: [String: [String: Int]]]
+        /// `handle(url:)` to the link for opens `during` an outage that got one, seconds.
+        public var timeToLink: HistogramSummary
+        /// The same, by `cache_on` / `cache_off`.
+        public var timeToLinkByCache: [String: HistogramSummary]
+        /// Opens `during` an outage whose link took longer than the worst case (or never came).
+        public var overWorstCase: Int
+
+        init(
+            plan: OutagePlan, opens: [OpenPhase: [Bool: [OpenOutcome: Int]]], timeToLink: LatencyHistogram,
+            timeToLinkByCache: [Bool: LatencyHistogram], overWorstCase: Int
+        ) {
+            windows = plan.windows
+            worstCaseSeconds = plan.worstCaseSeconds
+            var phases: [String: [String: [String: Int]]] = [:]
+            for phase in OpenPhase.allCases {
+                for cache in [true, false] {
+                    let counts = opens[phase]?[cache] ?? [:]
+                    phases[phase.rawValue, default: [:]][Self.group(cache)] = Dictionary(
+                        uniqueKeysWithValues: OpenOutcome.allCases.map { ($0.rawValue, counts[$0] ?? 0) })
+                }
+            }
+            self.phases = phases
+            self.timeToLink = HistogramSummary(timeToLink)
+            var byCache: [String: HistogramSummary] = [:]
+            for cache in [true, false] {
+                byCache[Self.group(cache)] = HistogramSummary(timeToLinkByCache[cache] ?? LatencyHistogram())
+            }
+            self.timeToLinkByCache = byCache
+            self.overWorstCase = overWorstCase
+        }
+
+        /// `cache_on` or `cache_off`.
+        static func group(_ routeCache: Bool) -> String { routeCache ? "cache_on" : "cache_off" }
+
+        /// Opens of `phase` (every cache group when `group` is `nil`) with `outcome` (all when `nil`).
+        public func count(_ phase: OpenPhase, group: String? = nil, _ outcome: OpenOutcome? = nil) -> Int {
+            let groups = phases[phase.rawValue] ?? [:]
+            return groups.filter { group == nil || $0.key == group }.values.reduce(0) { sum, byOutcome in
+                sum + byOutcome.filter { outcome == nil || $0.key == outcome?.rawValue }.values.reduce(0, +)
+            }
+        }
     }
 
     public struct Interval: Sendable, Codable, Equatable {

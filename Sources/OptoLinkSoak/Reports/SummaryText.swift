@@ -58,6 +58,7 @@ public enum SummaryText {
                 "clicks \(s.clicks.count) (clipboard placed \(s.clicks.clipboardPlaced)) · opens \(s.opens.count) "
                     + "(emitted \(s.opens.emitted), timed out \(s.opens.timedOut))")
         }
+        lines += openLines(s.opens)
         if let peak = s.rss.map(\.bytes).max() {
             lines.append(String(format: "rss peak %.1f MB", Double(peak) / 1_048_576))
         }
@@ -133,5 +134,77 @@ extension SummaryText {
 extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+}
+
+extension SummaryText {
+    /// The `opens` breakdown and, with an outage, the opens around it and their time to link.
+    static func openLines(_ opens: SoakSummary.OpenSummary) -> [String] {
+        guard let byOutcome = opens.byOutcome, opens.count > 0 else { return [] }
+        func n(_ outcome: OpenOutcome) -> Int { byOutcome[outcome.rawValue] ?? 0 }
+        var lines = [
+            "opens: \(n(.resolved)) resolved, \(n(.cached)) cached, \(n(.raw)) raw, \(n(.timedOut)) timed out, "
+                + "\(n(.cancelledByRun)) cut by the run's end (lost \(opens.lost ?? 0))"
+        ]
+        guard let outage = opens.outage else { return lines }
+        let windows = outage.windows.map { w in
+            "\(w.mode) s\(Self.compact(w.startSeconds))–\(Self.compact(w.endSeconds))"
+        }
+        lines.append(
+            "outage of /data (\(windows.joined(separator: ", "))), SDK worst case "
+                + "\(Self.compact(outage.worstCaseSeconds)) s; Universal Link opens by phase:")
+        for phase in [OpenPhase.before, .during, .after, .edge] where outage.count(phase) > 0 {
+            var parts: [String] = []
+            for group in ["cache_on", "cache_off"] {
+                let total = outage.count(phase, group: group)
+                guard total > 0 else { continue }
+                let counts = OpenOutcome.allCases.compactMap { outcome -> String? in
+                    let count = outage.count(phase, group: group, outcome)
+                    guard count > 0 else { return nil }
+                    return "\(count) \(outcome.rawValue) (\(Self.percent(count, of: total)))"
+                }
+                let name = group.replacingOccurrences(of: "_", with: " ")
+                parts.append("\(name) \(total): \(counts.joined(separator: ", "))")
+            }
+            lines.append("  \(phase.rawValue): \(parts.joined(separator: " · "))")
+        }
+        let t = outage.timeToLink
+        if t.count > 0 {
+            lines.append(
+                String(
+                    format: "  time to link during the outage: p50 %.2f s, p95 %.2f s, p99 %.2f s, max %.2f s; "
+                        + "%d over the worst case", t.p50, t.p95, t.p99, t.max, outage.overWorstCase))
+            lines.append("  " + histogramBar(t, upTo: outage.worstCaseSeconds))
+        }
+        return lines
+    }
+
+    /// Counts of a time histogram in half-second bins up to `limit` seconds (and one bin beyond).
+    static func histogramBar(_ histogram: HistogramSummary, upTo limit: Double) -> String {
+        let width = 0.5
+        let binCount = Int((limit / width).rounded(.up))
+        var bins = [Int](repeating: 0, count: binCount + 1)
+        for bucket in histogram.buckets where bucket.count == 2 {
+            let index = Swift.min(binCount, Swift.max(0, Int(bucket[0] / width)))
+            bins[index] += Int(bucket[1])
+        }
+        var parts: [String] = []
+        for (index, count) in bins.enumerated() where count > 0 {
+            let low = Double(index) * width
+            let label = index == binCount ? "≥\(compact(low)) s" : "\(compact(low))–\(compact(low + width)) s"
+            parts.append("\(label) \(count)")
+        }
+        return "histogram: " + parts.joined(separator: " · ")
+    }
+
+    /// `20`, `7.5`, `0.25`: a number without trailing zeros.
+    static func compact(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%g", value)
+    }
+
+    /// `count` of `total` as a percentage with one decimal.
+    static func percent(_ count: Int, of total: Int) -> String {
+        String(format: "%.1f%%", total > 0 ? Double(count) * 100 / Double(total) : 0)
     }
 }

@@ -46,4 +46,7 @@ public struct EmbeddedBackend: SoakBackend {
     }
 
     public func stop() async { await server.stop() }
+
+    /// Counts the profile's outage windows from the run's start.
+    public func runStarted(atEpoch epoch: Double) { server.startOutageWindows(at: epoch) }
 }

@@ -17,6 +17,13 @@ public protocol SoakBackend: Sendable {
     func counters() async -> JSONValue?
     /// Releases the backend (stops an embedded server).
     func stop() async
+    /// Tells the backend the run's second 0 (seconds since 1970): the embedded emulator counts its
+    /// outage windows from it. A remote backend cannot be told; it does nothing.
+    func runStarted(atEpoch epoch: Double)
+}
+
+extension SoakBackend {
+    public func runStarted(atEpoch epoch: Double) {}
 }
 
 /// A real staging backend at a URL; its ledger comes from `--ledger FILE` if given.

@@ -133,10 +133,12 @@ public struct SoakRun: Sendable {
             let span = profile.load.effectiveDuration + profile.load.grace
             recorder = try SoakRecorder(
                 directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
-                control: control)
+                control: control, outage: OutagePlan.of(profile))
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
+        // Outage windows count from the run's start, not from the emulator's.
+        backend.runStarted(atEpoch: timeline.originEpoch)
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
         let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
         if let transportNote { log(transportNote) }

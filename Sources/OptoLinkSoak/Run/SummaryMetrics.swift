@@ -6,8 +6,8 @@ import OptoLink
 /// `<endpoint>.latency_from_intended.<p>`, `<endpoint>.call_latency.<p>` (p = p50 … p999,
 /// max, mean), `<endpoint>.calls.<outcome>`, `journeys.*`, `journey.<name>.duration.<p>` (time
 /// from the journey's intended start, completed journeys), `journey.<name>.completed|unfinished`,
-/// `deferred.*`, `clicks.*`,
-/// `opens.*`, `rss.max_bytes`. Every name is listed in `Reports/README.md`.
+/// `deferred.*`, `clicks.*`, `opens.*` (``openMetrics(_:)``), `rss.max_bytes`. Every name is listed
+/// in `Reports/README.md`.
 public enum SummaryMetrics {
     /// The statistics of a latency histogram, as metric suffixes (seconds).
     static let statistics = ["p50", "p90", "p95", "p99", "p999", "max", "mean", "min"]
@@ -34,8 +34,16 @@ public enum SummaryMetrics {
             MetricPattern("deferred", .oneOf(["first_launches", "matched"] + deferredMethods)),
             MetricPattern("deferred", "match_rate", unit: .ratio),
             MetricPattern("clicks", ["count", "clipboard_placed", "errors"]),
-            MetricPattern("opens", ["count", "timed_out"]),
+            MetricPattern("opens", ["count", "timed_out", "lost"]),
+            MetricPattern("opens", .cases(of: OpenOutcome.self)),
             MetricPattern("opens", "latency", statistics, unit: .seconds),
+            MetricPattern("opens", "outage", .oneOf(["count", "lost", "over_worst_case"] + OpenOutcome.allCases.map(\.rawValue))),
+            MetricPattern("opens", "outage", "fallback_rate", unit: .ratio),
+            MetricPattern("opens", "outage", "worst_case", unit: .seconds),
+            MetricPattern("opens", "outage", .cases(of: OpenPhase.self), .oneOf(phaseCounts)),
+            MetricPattern("opens", "outage", ["cache_on", "cache_off"], ["count", "lost"]),
+            MetricPattern("opens", "outage", ["cache_on", "cache_off"], ["cached_share", "raw_share"], unit: .ratio),
+            MetricPattern("opens", "outage", "time_to_link", statistics, unit: .seconds),
             MetricPattern("rss", "max_bytes", unit: .bytes),
         ]
     }
@@ -53,6 +61,62 @@ public enum SummaryMetrics {
             result[endpoint.rawValue] = "no \(endpoint.rawValue) request was made"
         }
         return result
+    }
+
+    /// The per-phase names: `opens.outage.<phase>.<name>`.
+    static let phaseCounts = ["count", "lost"] + OpenOutcome.allCases.map(\.rawValue)
+
+    /// The `opens.*` metrics: counts by outcome, lost opens, latency; with an outage, the opens
+    /// `during` it (`opens.outage.count`, `.<outcome>`, `.lost`, `.fallback_rate`,
+    /// `.over_worst_case`, `.worst_case` in seconds, `.time_to_link.<p>`), each phase's counts
+    /// (`opens.outage.<phase>.<outcome>`), and each route-cache group's shares during it
+    /// (`opens.outage.cache_on.cached_share`, `opens.outage.cache_off.raw_share`). A share or rate
+    /// over no opens is left out, so a threshold on it fails as "not available" instead of
+    /// passing on nothing.
+    static func openMetrics(_ opens: SoakSummary.OpenSummary) -> [String: Double] {
+        var m: [String: Double] = [:]
+        m["opens.count"] = Double(opens.count)
+        m["opens.timed_out"] = Double(opens.timedOut)
+        for (p, v) in opens.latency.namedValues { m["opens.latency.\(p)"] = v }
+        if let byOutcome = opens.byOutcome {
+            for outcome in OpenOutcome.allCases {
+                m["opens.\(outcome.rawValue)"] = Double(byOutcome[outcome.rawValue] ?? 0)
+            }
+        }
+        if let lost = opens.lost { m["opens.lost"] = Double(lost) }
+        guard let outage = opens.outage else { return m }
+        for phase in OpenPhase.allCases {
+            m["opens.outage.\(phase.rawValue).count"] = Double(outage.count(phase))
+            m["opens.outage.\(phase.rawValue).lost"] = Double(
+                OpenOutcome.allCases.filter(\.isLost).reduce(0) { $0 + outage.count(phase, $1) })
+            for outcome in OpenOutcome.allCases {
+                m["opens.outage.\(phase.rawValue).\(outcome.rawValue)"] = Double(outage.count(phase, outcome))
+            }
+        }
+        let during = outage.count(.during)
+        m["opens.outage.count"] = Double(during)
+        for outcome in OpenOutcome.allCases {
+            m["opens.outage.\(outcome.rawValue)"] = Double(outage.count(.during, outcome))
+        }
+        m["opens.outage.lost"] = m["opens.outage.during.lost"]
+        let fallback = outage.count(.during, .cached) + outage.count(.during, .raw)
+        if during > 0 { m["opens.outage.fallback_rate"] = Double(fallback) / Double(during) }
+        m["opens.outage.over_worst_case"] = Double(outage.overWorstCase)
+        m["opens.outage.worst_case"] = outage.worstCaseSeconds
+        for group in ["cache_on", "cache_off"] {
+            let count = outage.count(.during, group: group)
+            m["opens.outage.\(group).count"] = Double(count)
+            m["opens.outage.\(group).lost"] = Double(
+                outage.count(.during, group: group, .timedOut) + outage.count(.during, group: group, .cancelledByRun))
+            guard count > 0 else { continue }
+            let cached = outage.count(.during, group: group, .cached)
+            m["opens.outage.\(group).cached_share"] = Double(cached) / Double(count)
+            m["opens.outage.\(group).raw_share"] = Double(outage.count(.during, group: group, .raw)) / Double(count)
+        }
+        if outage.timeToLink.count > 0 {
+            for (p, v) in outage.timeToLink.namedValues { m["opens.outage.time_to_link.\(p)"] = v }
+        }
+        return m
     }
 
     public static func build(_ s: SoakSummary) -> [String: Double] {
@@ -125,9 +189,7 @@ public enum SummaryMetrics {
         m["clicks.count"] = Double(s.clicks.count)
         m["clicks.clipboard_placed"] = Double(s.clicks.clipboardPlaced)
         m["clicks.errors"] = Double(s.clicks.byStatus.filter { $0.key != "200" }.values.reduce(0, +))
-        m["opens.count"] = Double(s.opens.count)
-        m["opens.timed_out"] = Double(s.opens.timedOut)
-        for (p, v) in s.opens.latency.namedValues { m["opens.latency.\(p)"] = v }
+        m.merge(openMetrics(s.opens)) { _, new in new }
         m["rss.max_bytes"] = Double(s.rss.map(\.bytes).max() ?? 0)
         return m
     }

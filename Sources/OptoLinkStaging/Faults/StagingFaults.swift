@@ -65,29 +65,35 @@ public struct StagingFaultRule: Sendable, Codable, Equatable {
     public var commitsWrite: Bool { kind == .errorBeforeCommit ? false : (afterCommit ?? kind.defaultAfterCommit) }
 }
 
-/// Fault rules per endpoint plus the seed of the draws, so a run replays.
+/// Fault rules per endpoint plus the seed of the draws, so a run replays, and outage windows.
 ///
-/// JSON: `{"seed": 42, "endpoints": {"events": [{"kind": "html_502", "rate": 0.1}]}}`;
+/// JSON: `{"seed": 42, "endpoints": {"events": [{"kind": "html_502", "rate": 0.1}]},
+/// "outages": [{"mode": "refuse", "endpoints": ["data"], "startSeconds": 20, "endSeconds": 40}]}`;
 /// endpoint names as ``StagingEndpoint`` (`match`, `data`, `session`, `identity`,
 /// `identity_clear`, `events`). Rules of one endpoint are tried in order; their rates add up to at most 1.
+/// An ``StagingOutage`` makes endpoints unreachable for a window of seconds, whatever the rules draw.
 public struct StagingFaults: Sendable, Codable, Equatable {
     /// Seeds the per-request draws: the same seed and request order give the same faults.
     public var seed: UInt64
     /// Endpoint name (``StagingEndpoint`` raw value) → its rules, tried in order.
     public var endpoints: [String: [StagingFaultRule]]
+    /// Windows in which endpoints are refused or reset (checked before the rules).
+    public var outages: [StagingOutage]
 
-    /// Rules per endpoint, drawn from `seed`.
-    public init(seed: UInt64 = 1, endpoints: [String: [StagingFaultRule]] = [:]) {
+    /// Rules per endpoint, drawn from `seed`, and outage windows.
+    public init(seed: UInt64 = 1, endpoints: [String: [StagingFaultRule]] = [:], outages: [StagingOutage] = []) {
         self.seed = seed
         self.endpoints = endpoints
+        self.outages = outages
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable { case seed, endpoints }
+    enum CodingKeys: String, CodingKey, CaseIterable { case seed, endpoints, outages }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.strictContainer(keyedBy: CodingKeys.self)
         seed = try c.decodeIfPresent(UInt64.self, forKey: .seed) ?? 1
         endpoints = try c.decodeIfPresent([String: [StagingFaultRule]].self, forKey: .endpoints) ?? [:]
+        outages = try c.decodeIfPresent([StagingOutage].self, forKey: .outages) ?? []
     }
 
     /// No faults at all.
@@ -113,6 +119,7 @@ public struct StagingFaults: Sendable, Codable, Equatable {
             }
             if total > 1.000_001 { problems.append("faults.\(name): rates add up to \(total), more than 1") }
         }
+        for (index, outage) in outages.enumerated() { problems += outage.problems("faults.outages[\(index)]") }
         return problems
     }
 }

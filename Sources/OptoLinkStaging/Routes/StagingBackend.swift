@@ -35,26 +35,34 @@ public final class StagingBackend: Sendable {
         clicks = ClickStore(settings: configuration.match)
         devices = DeviceRegistry()
         ledgerStore = StagingLedger()
-        faults = FaultInjector(configuration.faults)
+        faults = FaultInjector(configuration.faults, origin: now)
         tokens = TokenGenerator(seed: configuration.faults.seed ^ UInt64(bitPattern: Int64(now * 1000)))
     }
 
     /// Answers one request. Never blocks: latency faults come back as
-    /// ``HTTPHandlerResult/respondAfter(_:delay:)``.
+    /// ``HTTPHandlerResult/respondAfter(_:delay:)``; a request inside an outage window comes
+    /// back as ``HTTPHandlerResult/close`` (refuse) or ``HTTPHandlerResult/reset``.
     public func handle(_ request: HTTPRequest, _ connection: HTTPConnectionInfo) -> HTTPHandlerResult {
         let route = Route(method: request.method, path: request.path)
         let context = RequestContext(
             request: request, ip: clientIP(request, connection), now: clock.now(), endpoint: route.endpoint)
         let result: HTTPHandlerResult
-        switch route {
-        case .admin(let admin): result = .respond(handleAdmin(admin, context))
-        case .unknown:
-            result = .respond(
-                errorResponse(404, "Cannot \(request.method) \(request.path)", context))
-        default: result = withFaults(context) { dispatch(route, $0) }
+        if let outage = faults.outage(route.endpoint, at: context.now) {
+            endpointCounters.recordOutage(route.endpoint, outage.mode)
+            result = outage.mode == .reset ? .reset : .close
+        } else {
+            result = answer(route, context)
         }
         endpointCounters.record(route.endpoint, status: result.status)
         return result
+    }
+
+    private func answer(_ route: Route, _ context: RequestContext) -> HTTPHandlerResult {
+        switch route {
+        case .admin(let admin): .respond(handleAdmin(admin, context))
+        case .unknown: .respond(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
+        default: withFaults(context) { dispatch(route, $0) }
+        }
     }
 
     /// Every accepted write so far, in arrival order (docs/CONTRACT.md §4, "Ledger").
@@ -72,8 +80,13 @@ public final class StagingBackend: Sendable {
             faults: endpointCounters.faultSnapshot(), ledgerEntries: ledgerStore.count)
     }
 
-    /// Replaces the fault rules while running; draws restart from the new seed.
-    public func setFaults(_ faults: StagingFaults) { self.faults.set(faults) }
+    /// Replaces the fault rules while running; draws restart from the new seed and outage
+    /// windows count from now.
+    public func setFaults(_ faults: StagingFaults) { self.faults.set(faults, origin: clock.now()) }
+
+    /// Counts outage windows from `epoch` (seconds since 1970) instead of from when the rules
+    /// were set, e.g. from a soak run's start; the rules and their draws stay as they are.
+    public func startOutageWindows(at epoch: Double) { faults.setOrigin(epoch) }
 
     /// The fault rules in force.
     public func currentFaults() -> StagingFaults { faults.current() }
@@ -136,11 +149,12 @@ public final class StagingBackend: Sendable {
 }
 
 extension HTTPHandlerResult {
-    /// The status the client sees; 0 for a reset.
+    /// The status the client sees; 0 for a reset, -1 for a close with no response.
     var status: Int {
         switch self {
         case .respond(let r), .respondAfter(let r, _): r.status
         case .reset: 0
+        case .close: -1
         }
     }
 }

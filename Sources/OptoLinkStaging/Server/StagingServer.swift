@@ -122,6 +122,11 @@ public final class StagingServer: Sendable {
         if !faulted.isEmpty {
             lines.append("faults on: \(faulted.joined(separator: ", ")) (seed \(configuration.faults.seed))")
         }
+        for outage in configuration.faults.outages {
+            let scope = outage.endpoints?.joined(separator: ", ") ?? "every route but /__admin"
+            let window = "from second \(outage.startSeconds) to \(outage.endSeconds) after start"
+            lines.append("outage: \(outage.mode.rawValue) \(scope) \(window)")
+        }
         lines.append(
             "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"
         )
@@ -135,8 +140,12 @@ public final class StagingServer: Sendable {
     /// Connection-level counters of the HTTP server (bad requests, resets, timeouts).
     public func httpCounters() -> HTTPServer.Counters { http.counters() }
 
-    /// Replaces the fault rules while running (also `PUT /__admin/faults`).
+    /// Replaces the fault rules while running (also `PUT /__admin/faults`); outage windows count from now.
     public func setFaults(_ faults: StagingFaults) { backend.setFaults(faults) }
+
+    /// Counts the outage windows of the rules in force from `epoch` (seconds since 1970), e.g.
+    /// a soak run's start, without touching the rules or their draws.
+    public func startOutageWindows(at epoch: Double) { backend.startOutageWindows(at: epoch) }
 
     /// Replaces the rate limits while running (also `PUT /__admin/limits`).
     public func setLimits(_ limits: StagingLimits) { backend.setLimits(limits) }

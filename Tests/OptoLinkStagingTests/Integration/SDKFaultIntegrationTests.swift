@@ -139,4 +139,50 @@ import Testing
             #expect(events(e).map(\.eventName) == ["y"])
         }
     }
+
+    /// An outage of `/data`, refused or reset, as the SDK sees it over real sockets: every
+    /// attempt fails at once as a connection error, then a device with the route cache emits
+    /// the route cached before the outage and a device without it the raw link.
+    @Test func aRefusingDataOutageFallsBackToTheCachedRouteOrTheRawLink() async throws {
+        try await dataOutage(.refuse)
+    }
+
+    @Test func aResettingDataOutageFallsBackToTheCachedRouteOrTheRawLink() async throws {
+        try await dataOutage(.reset)
+    }
+
+    func dataOutage(_ mode: StagingOutageMode) async throws {
+        try await withEmulator { e in
+            let cached = e.device(routeCache: true)
+            let plain = e.device()
+            let url = try #require(URL(string: "https://links.acme.test/acme/welcome"))
+            for device in [cached, plain] {
+                await device.sdk.start()
+                await device.sdk.waitForBackgroundWork()
+                device.sdk.handle(url: url)
+                await device.sdk.waitForBackgroundWork()
+                #expect(await device.sdk.firstLink()?.source == .resolved)
+            }
+            let outage = StagingOutage(mode: mode, endpoints: ["data"], startSeconds: 0, endSeconds: 60)
+            e.server.setFaults(StagingFaults(outages: [outage]))
+            for device in [cached, plain] {
+                device.sdk.handle(url: url)
+                await device.sdk.waitForBackgroundWork()
+            }
+            let fallback = try #require(await cached.sdk.firstLink())
+            #expect(fallback.source == .cached && fallback.linkId == "lnk_welcome" && fallback.path == "/welcome")
+            let raw = try #require(await plain.sdk.firstLink())
+            #expect(raw.source == .raw && raw.linkId == nil && raw.path == "/acme/welcome")
+            for device in [cached, plain] {
+                let statuses = device.attempts.of(.data).suffix(3).map(\.status)
+                #expect(statuses == [nil, nil, nil], "3 attempts, no response")
+            }
+            let refused = e.server.counters().count("data", status: mode == .reset ? "reset" : "closed")
+            #expect(refused >= 6, "libcurl may retry a dead reused connection once on its own")
+            e.time.advance(60)
+            cached.sdk.handle(url: url)
+            await cached.sdk.waitForBackgroundWork()
+            #expect(await cached.sdk.firstLink()?.source == .resolved, "after the window /data answers again")
+        }
+    }
 }

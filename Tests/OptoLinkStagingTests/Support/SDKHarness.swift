@@ -106,11 +106,11 @@ struct SDKHarness {
     func device(
         apiKey: String = BackendHarness.clientKey, pasteboard: String? = nil, osVersion: String = "18.1",
         maxRetries: Int = 2, timeout: TimeInterval = 5, clock: (any Clock<Duration>)? = nil,
-        middlewares: [any OptoLinkMiddleware] = []
+        middlewares: [any OptoLinkMiddleware] = [], routeCache: Bool = false
     ) -> Device {
-        var config = OptoLinkConfig(apiKey: apiKey, orgKey: "acme", baseUrl: server.baseURL)
-        config.maxRetries = maxRetries
-        config.timeout = timeout
+        let config = OptoLinkConfig(
+            apiKey: apiKey, orgKey: "acme", baseUrl: server.baseURL, timeout: timeout, maxRetries: maxRetries,
+            routeCache: routeCache)
         let attempts = AttemptLog()
         let board = InMemoryPasteboard(pasteboard)
         let environment = OptoLinkEnvironment(

@@ -68,7 +68,7 @@ import Testing
          "x.json: match.ipWeigth: unknown field (expected one of clickTTLSeconds, ipFuzzyWindowSeconds, scoredThreshold, platformWeight, ipWeight, osVersionWeight, languageWeight, timezoneWeight)"),
         (#"{"faults": {"endpoints": {"events": [{"kind": "html_502", "rate": 1, "delay": 3}]}}}"#,
          "x.json: faults.endpoints.events[0].delay: unknown field (expected one of kind, rate, status, delaySeconds, afterCommit)"),
-        (#"{"faults": {"seeed": 1}}"#, "x.json: faults.seeed: unknown field (expected one of seed, endpoints)"),
+        (#"{"faults": {"seeed": 1}}"#, "x.json: faults.seeed: unknown field (expected one of seed, endpoints, outages)"),
         (#"{"fixtures": {"orgs": [{"orgKey": "a", "apiKeys": [{"key": "k", "tier": "client"}]}]}}"#,
          #"x.json: fixtures.orgs[0].apiKeys[0].tier: unknown value "client" (expected one of CLIENT, SERVER)"#),
         (#"{"fixtures": {"orgs": [{"orgKey": "a", "links": [{"shortCode": "s", "linkId": "l", "path": "/", "param": {}}]}]}}"#,
