@@ -73,8 +73,8 @@ struct OutageOpensTests {
         #expect(plan.windows == [.init(startSeconds: 20, endSeconds: 40, mode: "refuse")])
         #expect(plan.worstCaseSeconds == 7.5)
         #expect(profile.devices.routeCache == 0.5)
-        for expression in profile.expect.thresholds {
-            #expect(Thresholds.problem(in: expression) == nil, "\(expression)")
+        for spec in profile.expect.thresholds {
+            #expect(Thresholds.problem(in: spec.expression) == nil, "\(spec.expression)")
         }
     }
 
