@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lints every Swift file against .swift-format (4 spaces, 120 columns) with the toolchain's
-# swift-format; exits non-zero on any finding. Not yet a gating step of .ci/run.
+# swift-format; exits non-zero on any finding. .ci/run gates on it.
 #
 #   scripts/lint.sh            # lint Sources, Tests and Benchmarks
 #   scripts/lint.sh FILE...    # lint only these files

@@ -32,13 +32,14 @@ public enum OptoLinkSoak {
             let requests = run.stopRequests
             // SIGINT (Ctrl-C) and SIGTERM both stop new work, let in-flight calls finish within
             // the grace period and write the report; the exit code says which one (130 / 143).
-            let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map { number, name, reason in
+            let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
+                number, name, reason in
                 SignalTrap(signal: number) {
                     FileHandle.standardError.write(Data("\n\(requests.record(name))\n".utf8))
                     control.stop(reason)
                 }
             }
-            defer { traps.forEach { $0.cancel() } }
+            defer { for trap in traps { trap.cancel() } }
             let result = await run.execute()
             if let directory = result.directory { print(directory.path) }
             return result.exitCode

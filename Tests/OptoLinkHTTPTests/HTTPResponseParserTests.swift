@@ -108,7 +108,8 @@ struct HTTPResponseParserTests {
                 if !second.isEmpty { text += String(second.utf8.count, radix: 16) + "\r\n\(second)\r\n" }
                 text += "0\r\nX-N: \(i)\r\n\r\n"
             default:
-                text += "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                text +=
+                    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 expected.append("100")
             }
             heads.append(false)
@@ -177,13 +178,16 @@ struct HTTPResponseParserTests {
     }
 
     @Test func persistenceFollowsVersionAndConnection() {
-        #expect(summary(parse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")) == ["200  [] false"])
+        #expect(
+            summary(parse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")) == ["200  [] false"])
         #expect(summary(parse("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")) == ["200  [] false"])
         #expect(
-            summary(parse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")) == ["200  [] true"])
+            summary(parse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")) == ["200  [] true"]
+        )
         // Both framings: chunked wins and the connection is not reused.
         #expect(
-            summary(parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"))
+            summary(
+                parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n"))
                 == ["200 x [] false"])
         #expect(summary(parse("HTTP/1.1 200\r\nContent-Length: 1\r\n\r\nz")) == ["200 z [] true"])  // no reason phrase
     }
@@ -210,7 +214,10 @@ struct HTTPResponseParserTests {
     @Test func truncatedAndUnsolicitedBytesFail() {
         #expect(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", finish: true) == [.failure(.truncated)])
         #expect(parse("HTTP/1.1 200 OK\r\nContent-Le", finish: true) == [.failure(.truncated)])
-        #expect(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab", finish: true) == [.failure(.truncated)])
+        #expect(
+            parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab", finish: true) == [
+                .failure(.truncated)
+            ])
         #expect(parse("", finish: true) == [])  // closed between responses: nothing to report
         #expect(parse("HTTP/1.1 200 OK\r\n\r\n", heads: []) == [.failure(.unsolicited)])
         var limits = HTTPResponseParser.Limits()

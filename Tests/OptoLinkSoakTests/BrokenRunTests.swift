@@ -24,9 +24,13 @@ struct BrokenRunTests {
 
     /// 30 devices; a 30 s schedule, so a run that ends well before it stopped early.
     static func profile(apiKey: String? = nil, rate: Double = 10) -> String {
-        let load = #"{"model": "open", "startRate": \#(rate), "stages": [{"duration": 30, "target": \#(rate)}], "grace": 5}"#
+        let load =
+            #"{"model": "open", "startRate": \#(rate), "stages": [{"duration": 30, "target": \#(rate)}], "grace": 5}"#
         var text = e2eProfile(devices: 30, rate: rate, steps: steps, thresholds: thresholds, load: load)
-        if let apiKey { text = text.replacingOccurrences(of: #""sdk": {"timeout": 3}"#, with: #""sdk": {"timeout": 3, "apiKey": "\#(apiKey)"}"#) }
+        if let apiKey {
+            text = text.replacingOccurrences(
+                of: #""sdk": {"timeout": 3}"#, with: #""sdk": {"timeout": 3, "apiKey": "\#(apiKey)"}"#)
+        }
         return text
     }
 
@@ -66,7 +70,8 @@ struct BrokenRunTests {
     @Test("a run that starts no journey fails with a sentence, and its thresholds are not exercised")
     func emptyRun() async throws {
         let load = #"{"model": "open", "startRate": 0, "stages": [{"duration": 1, "target": 0}], "grace": 1}"#
-        let run = try EndToEndRun(profile: e2eProfile(devices: 5, rate: 1, steps: Self.steps, thresholds: Self.thresholds, load: load))
+        let run = try EndToEndRun(
+            profile: e2eProfile(devices: 5, rate: 1, steps: Self.steps, thresholds: Self.thresholds, load: load))
         let result = await run.makeRun().execute()
         #expect(result.exitCode == 1)
         let summary = try #require(result.summary)
@@ -86,7 +91,8 @@ struct BrokenRunTests {
             devices: 200, rate: 5, steps: Self.steps,
             thresholds: #"[{"threshold": "http.429 < 5", "abortOnFail": true, "delayAbortEval": "500ms"}]"#, load: load)
         text = text.replacingOccurrences(
-            of: #""events": {"limit": 100000, "windowSeconds": 60}"#, with: #""events": {"limit": 1, "windowSeconds": 60}"#)
+            of: #""events": {"limit": 100000, "windowSeconds": 60}"#,
+            with: #""events": {"limit": 1, "windowSeconds": 60}"#)
         let run = try EndToEndRun(profile: text)
         let started = ContinuousClock.now
         let result = await run.makeRun().execute()
@@ -99,7 +105,8 @@ struct BrokenRunTests {
 
     @Test("a report file lost during the run fails the run with exit 2 and a message")
     func reportIOFailure() async throws {
-        let e2e = try EndToEndRun(profile: e2eProfile(devices: 30, rate: 10, steps: Self.steps, thresholds: Self.thresholds))
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(devices: 30, rate: 10, steps: Self.steps, thresholds: Self.thresholds))
         async let result = e2e.makeRun().execute()
         // Wait for the streamed CSVs, then pull the directory from under the writers.
         let partial = e2e.reportDirectory.appendingPathComponent("attempts.csv.partial")
@@ -179,7 +186,8 @@ struct BrokenRunTests {
         #expect(cleared.misconfiguration(now: 3, statuses: [.events: ["401": 30, "200": 1]]) == nil)
         let few = RunMonitor(thresholds: [])
         #expect(few.misconfiguration(now: 0.5, statuses: [.match: ["404": 3]]) == nil)
-        #expect(few.misconfiguration(now: 2.5, statuses: [.match: ["404": 3]])?.contains("match got only 404×3") == true)
+        #expect(
+            few.misconfiguration(now: 2.5, statuses: [.match: ["404": 3]])?.contains("match got only 404×3") == true)
         // Events answer 404 legitimately (a device whose session check-in failed): never a refusal.
         let legit = RunMonitor(thresholds: [])
         #expect(legit.misconfiguration(now: 3, statuses: [.events: ["404": 40], .identity: ["404": 12]]) == nil)

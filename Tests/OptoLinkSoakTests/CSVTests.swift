@@ -6,10 +6,12 @@ import Testing
 
 @Suite("CSV writing")
 struct CSVTests {
-    @Test("fields with commas, quotes and line breaks are quoted and round-trip", arguments: [
-        ["plain", "a,b", "say \"hi\"", "two\nlines", "", "cr\r\nlf", "ünï"],
-        ["", "", ""],
-    ])
+    @Test(
+        "fields with commas, quotes and line breaks are quoted and round-trip",
+        arguments: [
+            ["plain", "a,b", "say \"hi\"", "two\nlines", "", "cr\r\nlf", "ünï"],
+            ["", "", ""],
+        ])
     func roundTrip(fields: [String]) {
         let text = CSV.row(fields) + CSV.row(["x"])
         #expect(CSV.parse(text) == [fields, ["x"]])

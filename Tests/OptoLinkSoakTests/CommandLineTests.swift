@@ -30,7 +30,10 @@ struct CommandLineTests {
             (["run", "p.json", "--devices"], "--devices: needs a value"),
             (["run", "p.json", "--frobnicate"], "--frobnicate: unknown option"),
             (["run", "p.json", "--base-url", "ftp://x"], "--base-url: \"ftp://x\" is not an http(s) URL"),
-            (["run", "p.json", "--api-key", "k"], "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)"),
+            (
+                ["run", "p.json", "--api-key", "k"],
+                "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)"
+            ),
             (["run", "p.json", "--duration", "--out", "x"], "--duration: needs a value"),
             (["run", "p.json", "--seed", "-h"], "--seed: needs a value"),
             (["run", "p.json", "--seed", "-1"], "--seed: \"-1\" is not an unsigned integer"),
@@ -77,10 +80,12 @@ struct CommandLineTests {
 struct CommandLineReportFlagTests {
     @Test("--threshold is repeatable and adds to the profile's; --no-thresholds drops the profile's")
     func thresholdFlags() throws {
-        guard case .run(let options) = try SoakCommandLine.parse([
-            "run", "p.json", "--threshold", "match.call_latency.p95 < 300ms", "--threshold=backoff.early == 0",
-            "--junit", "j.xml", "--baseline", "Reports/old", "--metrics-listen", "[::1]:0",
-        ]) else {
+        guard
+            case .run(let options) = try SoakCommandLine.parse([
+                "run", "p.json", "--threshold", "match.call_latency.p95 < 300ms", "--threshold=backoff.early == 0",
+                "--junit", "j.xml", "--baseline", "Reports/old", "--metrics-listen", "[::1]:0",
+            ])
+        else {
             Issue.record("not a run")
             return
         }
@@ -90,7 +95,8 @@ struct CommandLineReportFlagTests {
         var profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: "Profiles/smoke.json"))
         let own = profile.expect.thresholds
         #expect(!own.isEmpty)
-        #expect(try options.apply(to: profile).expect.thresholds == own + options.extraThresholds.map { ThresholdSpec($0) })
+        #expect(
+            try options.apply(to: profile).expect.thresholds == own + options.extraThresholds.map { ThresholdSpec($0) })
         var none = options
         none.noThresholds = true
         #expect(try none.apply(to: profile).expect.thresholds == options.extraThresholds.map { ThresholdSpec($0) })
@@ -121,7 +127,8 @@ struct CommandLineReportFlagTests {
     @Test(
         "--metrics-listen takes loopback HOST:PORT only",
         arguments: [
-            ("0.0.0.0:9464", "is not loopback"), ("127.0.0.1", "is not HOST:PORT"), ("127.0.0.1:70000", "is not HOST:PORT"),
+            ("0.0.0.0:9464", "is not loopback"), ("127.0.0.1", "is not HOST:PORT"),
+            ("127.0.0.1:70000", "is not HOST:PORT"),
             ("example.com:80", "is not loopback"), ("127.0.0.1:x", "is not HOST:PORT"),
         ])
     func metricsListen(text: String, fragment: String) {
@@ -138,10 +145,13 @@ struct CommandLineReportFlagTests {
 struct CompareCommandLineTests {
     @Test("compare takes two directories and the default rule's settings")
     func parses() throws {
-        guard case .compare(let o) = try SoakCommandLine.parse([
-            "compare", "a", "b", "--out", "o", "--force", "--junit", "j.xml", "--alpha", "0.05", "--min-shift", "20%",
-            "--floor=2ms",
-        ]) else {
+        guard
+            case .compare(let o) = try SoakCommandLine.parse([
+                "compare", "a", "b", "--out", "o", "--force", "--junit", "j.xml", "--alpha", "0.05", "--min-shift",
+                "20%",
+                "--floor=2ms",
+            ])
+        else {
             Issue.record("not a compare")
             return
         }

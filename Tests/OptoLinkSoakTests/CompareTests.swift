@@ -178,13 +178,15 @@ struct CompareRunTests {
             let b = Self.half(report, attempts: attempts, calls: calls, keep: { !keep($0) })
             let comparison = SoakComparison.compare(baseline: a, current: b)
             if comparison.regressed {
-                falseAlarms.append(comparison.checks.filter { !$0.passed }.map { "\($0.name): \($0.message ?? "")" }
-                    .joined(separator: "; "))
+                falseAlarms.append(
+                    comparison.checks.filter { !$0.passed }.map { "\($0.name): \($0.message ?? "")" }
+                        .joined(separator: "; "))
             }
         }
         // The whole run against itself with /match 20 % slower: the two reports differ by exactly that shift.
         let whole = Self.half(report, attempts: attempts, calls: calls, keep: { _ in true })
-        let shifted = Self.half(report, attempts: attempts, calls: calls, keep: { _ in true }, scaled: .match, factor: 1.2)
+        let shifted = Self.half(
+            report, attempts: attempts, calls: calls, keep: { _ in true }, scaled: .match, factor: 1.2)
         let flagged = SoakComparison.compare(baseline: whole, current: shifted)
         let matchCall = flagged.endpoints.first { $0.endpoint == "match" }?.latency.first { $0.kind == "call" }
         #expect(flagged.regressed, "+20 % on /match not flagged: \(matchCall?.reason ?? "")")
@@ -198,7 +200,10 @@ struct CompareRunTests {
         busy.summary.journeys.startLag.p99 = max(whole.summary.journeys.startLag.p99 * 5, 0.01)
         let busier = SoakComparison.compare(baseline: whole, current: busy)
         #expect(busier.machineBusier && busier.inconclusive && !busier.regressed)
-        #expect(busier.checks.filter { $0.inconclusive == true }.map(\.name).sorted() == ["match.attempt_latency", "match.call_latency"])
+        #expect(
+            busier.checks.filter { $0.inconclusive == true }.map(\.name).sorted() == [
+                "match.attempt_latency", "match.call_latency",
+            ])
         #expect(busier.markdown().contains("inconclusive"))
         // … but a verdict count that got worse is a regression whatever the machine did.
         busy.summary.metrics["retry.violations"] = (whole.summary.metrics["retry.violations"] ?? 0) + 1
@@ -273,7 +278,9 @@ struct CompareRunTests {
         let json = e2eProfile(devices: 20, rate: 60, steps: #"{"kind": "firstLaunch"}"#)
             .replacingOccurrences(
                 of: #""expect": {"thresholds": []}"#,
-                with: #""expect": {"thresholds": [], "regression": ["http.requests == baseline", "match.attempts > baseline"]}"#)
+                with:
+                    #""expect": {"thresholds": [], "regression": ["http.requests == baseline", "match.attempts > baseline"]}"#
+            )
         let e2e = try EndToEndRun(profile: json)
         #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
         let baseline = e2e.directory.appendingPathComponent("baseline")

@@ -7,7 +7,7 @@ import Testing
 @testable import OptoLinkSoak
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A test backend in the same process: every request touches the virtual clock (so it never
@@ -96,7 +96,8 @@ final class VirtualDriverRun: Sendable {
             SoakSummary(
                 run: .init(
                     runId: "vt", profile: "vt", profilePath: nil, soakVersion: "t", startedAt: "", startEpoch: 0,
-                    durationSeconds: clock.seconds, interrupted: false, stopReason: .completed, backend: "t", baseURL: "",
+                    durationSeconds: clock.seconds, interrupted: false, stopReason: .completed, backend: "t",
+                    baseURL: "",
                     loadModel: "open", devices: 1, seed: 1),
                 journeys: parts.journeys, endpoints: parts.endpoints, totals: parts.totals,
                 deferredMatch: parts.deferred, clicks: parts.clicks, opens: parts.opens, rss: [], server: nil,
@@ -127,7 +128,8 @@ struct DriverDeadlineTests {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 steps: #"{"kind": "firstLaunch"}"#,
-                load: #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 3}"#
+                load:
+                    #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 3}"#
             )
         ) { _, context in
             context.endpoint == .match ? VirtualBackend.rateLimited(retryAfter) : VirtualBackend.ok(context)
@@ -155,27 +157,34 @@ struct DriverDeadlineTests {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 devices: 2, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}"#,
-                load: #"{"model": "open", "startRate": 1, "stages": [{"duration": 2, "target": 1}], "duration": 2, "grace": 3}"#,
+                load:
+                    #"{"model": "open", "startRate": 1, "stages": [{"duration": 2, "target": 1}], "duration": 2, "grace": 3}"#,
                 sdk: #"{"maxRetries": 2, "timeout": 30}"#)
         ) { _, _ in try await VirtualBackend.silent() }
         let (reason, end) = await run.run()
         #expect(reason == .deadline)
         #expect(abs(end - 5) < Self.epsilon, "the run ended at \(end) s")
         let attempts = try run.attempts()
-        #expect(attempts.count == 2, "\(attempts.map { ($0.endpoint, $0.actualStart, $0.end) })")  // the two journeys' /match
-        #expect(attempts.allSatisfy { $0.errorKind == .cancelledByRun && $0.actualStart < 5 && $0.end <= 5 + Self.epsilon })
+        // the two journeys' /match
+        #expect(attempts.count == 2, "\(attempts.map { ($0.endpoint, $0.actualStart, $0.end) })")
+        #expect(
+            attempts.allSatisfy { $0.errorKind == .cancelledByRun && $0.actualStart < 5 && $0.end <= 5 + Self.epsilon })
         #expect(run.summary.unfinished == 2)
         #expect(run.metrics["http.errors"] == 0)
         #expect(run.metrics["match.calls.cancelled_by_run"] == 2)
     }
 
-    @Test("/match answering after 1.5 s with duration 2: no event step starts at or after 2 s; cut journeys are unfinished")
+    @Test(
+        "/match answering after 1.5 s with duration 2: no event step starts at or after 2 s; cut journeys are unfinished"
+    )
     func noStepStartsAfterTheDuration() async throws {
         let clockBox = Mutex<SteppingClock?>(nil)
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 devices: 10, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}"#,
-                load: #"{"model": "open", "startRate": 5, "stages": [{"duration": 2, "target": 5}], "duration": 2, "grace": 5}"#)
+                load:
+                    #"{"model": "open", "startRate": 5, "stages": [{"duration": 2, "target": 5}], "duration": 2, "grace": 5}"#
+            )
         ) { _, context in
             if context.endpoint == .match, let clock = clockBox.withLock({ $0 }) {
                 try await clock.sleep(for: .milliseconds(1500))
@@ -201,7 +210,9 @@ struct DriverDeadlineTests {
         #expect(end < run.control.cutoff, "in-flight launches finished within the grace (\(end) s)")
     }
 
-    @Test("SIGINT at 1 s with grace 1 and calls that never answer: the run ends at 2 s; stopReason says the deadline cut them")
+    @Test(
+        "SIGINT at 1 s with grace 1 and calls that never answer: the run ends at 2 s; stopReason says the deadline cut them"
+    )
     func interruptThenDeadline() async throws {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
@@ -223,7 +234,8 @@ struct DriverDeadlineTests {
         #expect(control.stopReason == .interrupted)
         #expect(reason == .deadline, "in-flight calls were cancelled at the deadline")
         #expect(abs(control.cutoff - control.windowEnd - 1) < Self.epsilon && control.windowEnd >= 1)
-        #expect(abs(end - control.cutoff) < Self.epsilon, "the run ended at \(end) s, the cutoff was \(control.cutoff) s")
+        #expect(
+            abs(end - control.cutoff) < Self.epsilon, "the run ended at \(end) s, the cutoff was \(control.cutoff) s")
         let calls = try run.calls().filter { $0.endpoint == .events }
         #expect(calls.count == 3)
         #expect(calls.allSatisfy { $0.outcome == .cancelledByRun })
@@ -266,7 +278,8 @@ struct DriverDeadlineTests {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 steps: #"{"kind": "firstLaunch"}"#,
-                load: #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 2}"#,
+                load:
+                    #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 2}"#,
                 sdk: #"{"maxRetries": 2, "timeout": 30}"#)
         ) { _, context in
             if context.endpoint == .session { return try await VirtualBackend.silent() }
@@ -289,7 +302,9 @@ struct DriverDeadlineTests {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "e"}"#,
-                load: #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 3}"#)
+                load:
+                    #"{"model": "open", "startRate": 1, "stages": [{"duration": 1, "target": 1}], "duration": 1, "grace": 3}"#
+            )
         ) { _, context in
             context.endpoint == .events ? VirtualBackend.rateLimited(20) : VirtualBackend.ok(context)
         }
@@ -319,7 +334,8 @@ struct JourneyTimeTests {
         let run = try VirtualDriverRun(
             profile: deadlineProfile(
                 devices: 280, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e", "repeat": 2}"#,
-                load: #"{"model": "open", "startRate": 20, "stages": [{"duration": 14, "target": 20}], "duration": 15, "iterations": 280, "grace": 5}"#,
+                load:
+                    #"{"model": "open", "startRate": 20, "stages": [{"duration": 14, "target": 20}], "duration": 15, "iterations": 280, "grace": 5}"#,
                 sdk: #"{"maxRetries": 0, "timeout": 10}"#)
         ) { _, context in
             if let clock = clockBox.withLock({ $0 }), (10..<12).contains(clock.seconds) {

@@ -66,7 +66,8 @@ struct EndToEndTests {
             let latencies = attempts.filter { $0.endpoint == endpoint }.map { $0.end - $0.actualStart }.sorted()
             let histogram = try #require(summary.endpoints[endpoint.rawValue]?.attemptLatency)
             #expect(histogram.count == UInt64(latencies.count))
-            for (p, value) in [(50.0, histogram.p50), (90, histogram.p90), (99, histogram.p99), (99.9, histogram.p999)] {
+            for (p, value) in [(50.0, histogram.p50), (90, histogram.p90), (99, histogram.p99), (99.9, histogram.p999)]
+            {
                 let exact = LatencyHistogramTests.exact(latencies, p)
                 // Histogram precision, plus 2 µs for the CSV's microsecond rounding of start and end.
                 #expect(abs(value - exact) <= exact * LatencyHistogram.relativePrecision + 2e-6, "\(endpoint) p\(p)")
@@ -81,7 +82,8 @@ struct EndToEndTests {
         let e2e = try EndToEndRun(
             profile: e2eProfile(
                 devices: 20, rate: 1,
-                steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "tick"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "tock"}"#,
+                steps:
+                    #"{"kind": "firstLaunch"}, {"kind": "event", "name": "tick"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "tock"}"#,
                 load: #"{"model": "closed", "concurrency": 10, "duration": 60, "grace": 3}"#))
         let run = e2e.makeRun()
         let control = run.control
@@ -122,10 +124,13 @@ struct EndToEndTests {
     @Test("a bad profile exits 2 naming the field and writes nothing")
     func badProfile() async throws {
         let e2e = try EndToEndRun(
-            profile: e2eProfile(devices: 5, rate: 20, steps: #"{"kind": "firstLaunch"}, {"kind": "evnet", "name": "x"}"#))
+            profile: e2eProfile(
+                devices: 5, rate: 20, steps: #"{"kind": "firstLaunch"}, {"kind": "evnet", "name": "x"}"#))
         let result = await e2e.makeRun().execute()
         #expect(result.exitCode == 2)
-        #expect(result.error?.contains("journeys[0].steps[1].kind: unknown step \"evnet\"") == true, "\(result.error ?? "")")
+        #expect(
+            result.error?.contains("journeys[0].steps[1].kind: unknown step \"evnet\"") == true, "\(result.error ?? "")"
+        )
         #expect(!FileManager.default.fileExists(atPath: e2e.reportDirectory.path))
     }
 

@@ -65,7 +65,9 @@ struct HTMLReportTests {
             profile: e2eProfile(devices: 10, rate: 40, steps: #"{"kind": "firstLaunch"}"#)
                 .replacingOccurrences(
                     of: #""expect": {"thresholds": []}"#,
-                    with: #""expect": {"thresholds": [], "limits": {"events": "100/60s per key", "match": "30/60s per ip"}}"#))
+                    with:
+                        #""expect": {"thresholds": [], "limits": {"events": "100/60s per key", "match": "30/60s per ip"}}"#
+                ))
         #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
         var summary = try SoakReportDirectory.load(e2e.reportDirectory).summary
         // An hour: 600 timeline rows of 6 s, 2,000 RSS samples, 126,000 attempts (35/s) with 429s and retries.
@@ -111,7 +113,8 @@ struct HTMLReportTests {
         #expect(series.backoff.total == 6_000)
         #expect(series.backoff.early.count == 120)
         #expect(series.backoff.shown <= ReportSeries.maxPoints)
-        #expect(series.latency.count == endpoints.count && series.latency.allSatisfy { (600...601).contains($0.p95.count) })
+        #expect(
+            series.latency.count == endpoints.count && series.latency.allSatisfy { (600...601).contains($0.p95.count) })
         #expect(series.limits.map(\.bucket) == ["events", "match"])
         #expect(series.limits.allSatisfy { $0.within.count + $0.over.count <= ReportSeries.maxPoints })
         #expect(series.limits.first { $0.bucket == "events" }?.over.isEmpty == false, "a window over 100 is shown")
@@ -133,7 +136,8 @@ struct HTMLReportTests {
         #expect(chart.components(separatedBy: "<path").count - 1 == 2)
         #expect(chart.contains("class=\"diag\""))
         #expect(chart.contains("fill-opacity=\"0.45\""))
-        let empty = SVGChart(title: "t", xLabel: "x", yLabel: "y", series: [.init(name: "n", color: "#000", points: [])])
+        let empty = SVGChart(
+            title: "t", xLabel: "x", yLabel: "y", series: [.init(name: "n", color: "#000", points: [])])
         #expect(empty.render().contains("no data"))
     }
 }

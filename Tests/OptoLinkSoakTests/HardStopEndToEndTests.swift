@@ -7,7 +7,7 @@ import Testing
 @testable import OptoLinkSoak
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A server on 127.0.0.1 that answers every SDK request with response headers and then a body
@@ -28,7 +28,8 @@ final class TrickleServer: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(listener, raw, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, raw, &length) == 0
+                bind(listener, raw, length) == 0 && listen(listener, 64) == 0
+                    && getsockname(listener, raw, &length) == 0
             }
         }
         guard bound else { throw URLError(.cannotConnectToHost) }
@@ -144,13 +145,17 @@ struct HardStopEndToEndTests {
         arguments: [20, 60])
     func rateLimitedBackend(retryAfter: Int) async throws {
         let e2e = try EndToEndRun(profile: Self.profile(duration: 1, grace: 3))
-        let body = Array(#"{"statusCode":429,"message":"Rate limit exceeded. Retry after \#(retryAfter) seconds."}"#.utf8)
+        let body = Array(
+            #"{"statusCode":429,"message":"Rate limit exceeded. Retry after \#(retryAfter) seconds."}"#.utf8)
         let configuration = HTTPServer.Configuration(
             host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
-        try await withHTTPServer(configuration, handler: { request, _ in
-            request.path.hasPrefix("/.well-known")
-                ? .respond(HTTPResponse(status: 404)) : .respond(HTTPResponse(status: 429, body: body))
-        }) { server in
+        try await withHTTPServer(
+            configuration,
+            handler: { request, _ in
+                request.path.hasPrefix("/.well-known")
+                    ? .respond(HTTPResponse(status: 404)) : .respond(HTTPResponse(status: 429, body: body))
+            }
+        ) { server in
             let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
             try Self.expectCut(e2e, result, cutoff: 4, elapsed: elapsed, journeys: 1)
             #expect(try e2e.attempts().map(\.status) == [429], "the retry \(retryAfter) s later is cut")
@@ -162,10 +167,14 @@ struct HardStopEndToEndTests {
         let e2e = try EndToEndRun(profile: Self.profile(duration: 2, grace: 3))
         let configuration = HTTPServer.Configuration(
             host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
-        try await withHTTPServer(configuration, handler: { request, _ in
-            request.path.hasPrefix("/.well-known")
-                ? .respond(HTTPResponse(status: 404)) : .respondAfter(HTTPResponse(status: 201), delay: .seconds(600))
-        }) { server in
+        try await withHTTPServer(
+            configuration,
+            handler: { request, _ in
+                request.path.hasPrefix("/.well-known")
+                    ? .respond(HTTPResponse(status: 404))
+                    : .respondAfter(HTTPResponse(status: 201), delay: .seconds(600))
+            }
+        ) { server in
             let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
             try Self.expectCut(e2e, result, cutoff: 5, elapsed: elapsed, journeys: 2)
             #expect(try e2e.attempts().map(\.errorKind) == [.cancelledByRun, .cancelledByRun])

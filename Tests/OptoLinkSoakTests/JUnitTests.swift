@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import OptoLinkSoak
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-
-@testable import OptoLinkSoak
 
 /// A structural check of JUnit XML, equivalent to the common JUnit XSD's rules for what CI reads:
 /// a `testsuites` root; each `testsuite` with `name`, `tests`, `failures`, `errors`, `skipped`
@@ -104,7 +104,8 @@ struct JUnitTests {
                 .init(
                     name: "thresholds",
                     cases: [
-                        .init(name: "a < 1", className: "optolink-soak.thresholds", result: .passed, output: "observed 0"),
+                        .init(
+                            name: "a < 1", className: "optolink-soak.thresholds", result: .passed, output: "observed 0"),
                         .init(
                             name: "b > 2", className: "optolink-soak.thresholds",
                             result: .failed(message: "FAIL b > 2 (observed 1)", detail: "it's <1>\u{0001}")),
@@ -146,7 +147,9 @@ struct JUnitTests {
         let e2e = try EndToEndRun(
             profile: e2eProfile(
                 devices: 10, rate: 50, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}"#,
-                thresholds: #"["http.requests > 0", {"threshold": "backoff.early == 0", "optional": true}, "http.requests > 1000000"]"#))
+                thresholds:
+                    #"["http.requests > 0", {"threshold": "backoff.early == 0", "optional": true}, "http.requests > 1000000"]"#
+            ))
         let junit = e2e.directory.appendingPathComponent("junit.xml")
         let result = await e2e.makeRun { $0.junitPath = junit.path }.execute()
         #expect(result.exitCode == 1, "\(e2e.log)")

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import OptoLinkSoak
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import OptoLinkSoak
 
 @Suite("Live Prometheus metrics")
 struct LiveMetricsTests {
@@ -78,7 +78,9 @@ struct LiveMetricsTests {
             if let (_, r) = try? await URLSession.shared.data(from: other), (r as? HTTPURLResponse)?.statusCode == 404 {
                 missing += 1
             }
-            #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/plain") == true)
+            #expect(
+                (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("text/plain")
+                    == true)
         }
         let finished = await result
         #expect(finished.exitCode == 0, "\(e2e.log)")

@@ -7,7 +7,9 @@ import Testing
 /// question the tool exists for in its first lines (issue 9, point 5).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MainJobTests {
-    @Test("the main job drives /match per IP and events per key past their limits; its report says they were enforced and obeyed")
+    @Test(
+        "the main job drives /match per IP and events per key past their limits; its report says they were enforced and obeyed"
+    )
     func mainJobAnswersItsQuestion() async throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Profiles/limits.json")
@@ -34,7 +36,8 @@ struct MainJobTests {
     @Test("the headline says NO when a limit was enforced wrongly or a client came early")
     func headlineSaysNo() throws {
         var limits = LimitOracleVerdict(algorithm: .fixedWindow, buckets: [:], errors: [])
-        var bucket = LimitOracleVerdict.Bucket(declared: DeclaredLimit(limit: 10, windowSeconds: 2, scope: .ip), endpoints: [.match])
+        var bucket = LimitOracleVerdict.Bucket(
+            declared: DeclaredLimit(limit: 10, windowSeconds: 2, scope: .ip), endpoints: [.match])
         bucket.rejected = 5
         bucket.tooLenient = 2
         limits.buckets["match"] = bucket
@@ -42,7 +45,10 @@ struct MainJobTests {
         backoff.rateLimited.checked = 4
         backoff.rateLimited.early = 1
         let report = VerdictsReport(
-            results: [backoff, limits, RetryMatrixVerdict.evaluate(attempts: [], calls: [], maxRetries: 2, configuration: .init())])
+            results: [
+                backoff, limits,
+                RetryMatrixVerdict.evaluate(attempts: [], calls: [], maxRetries: 2, configuration: .init()),
+            ])
         var summary = try Self.emptySummary()
         summary.verdicts = report
         let headline = SummaryText.headline(summary)

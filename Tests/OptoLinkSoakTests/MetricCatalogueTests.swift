@@ -41,7 +41,9 @@ struct MetricCatalogueTests {
             VerdictInputs(
                 attempts: attempts, calls: [Fixture.callRecord(.events, call: 2, attempts: 2, corr: "r:d000001:1")],
                 ledger: [Fixture.ledger("events", deviceId: "x", corr: "r:d000001:1")], attribution: attribution,
-                configuration: VerdictsConfiguration(limits: ["match": DeclaredLimit(limit: 1, windowSeconds: 60, scope: .ip)])))
+                configuration: VerdictsConfiguration(limits: [
+                    "match": DeclaredLimit(limit: 1, windowSeconds: 60, scope: .ip)
+                ])))
         return report.metrics()
     }
 

@@ -39,32 +39,57 @@ struct ProfileDecodingTests {
     @Test(
         "errors name the field path and the problem",
         arguments: [
-            (#""kind": "click""#, #""kind": "clik""#,
-             #"journeys[0].steps[0].kind: unknown step "clik" (expected one of click, firstLaunch, relaunch, open, event, identify, clearIdentity, wait)"#),
+            (
+                #""kind": "click""#, #""kind": "clik""#,
+                #"journeys[0].steps[0].kind: unknown step "clik" (expected one of click, firstLaunch, relaunch, open, event, identify, clearIdentity, wait)"#
+            ),
             (#""count": 3"#, #""count": 0"#, "devices.count: must be 1…1000000"),
             (#""count": 3"#, #""count": "3""#, "devices.count: wrong type (expected a number)"),
-            (#""model": "open""#, #""model": "opne""#, #"load.model: unknown load model "opne" (expected one of open, closed)"#),
-            (#""repeat": 2"#, #""repeat": 2, "times": 3"#,
-             #"journeys[0].steps[2].times: unknown field for a "event" step (expected one of kind, name, properties, repeat)"#),
-            (#""name": "t","#, #""name": "t", "sedd": 3,"#,
-             "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, expect)"),
-            (#"{"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},"#, "",
-             #"journeys[0].steps[0]: a "event" step needs a firstLaunch or relaunch step before it"#),
-            (#""stages": [{"duration": 1, "target": 5}]"#, #""stages": [{"duration": 1, "rate": 5}]"#,
-             "load.stages[0].rate: unknown field (expected one of duration, target)"),
+            (
+                #""model": "open""#, #""model": "opne""#,
+                #"load.model: unknown load model "opne" (expected one of open, closed)"#
+            ),
+            (
+                #""repeat": 2"#, #""repeat": 2, "times": 3"#,
+                #"journeys[0].steps[2].times: unknown field for a "event" step (expected one of kind, name, properties, repeat)"#
+            ),
+            (
+                #""name": "t","#, #""name": "t", "sedd": 3,"#,
+                "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, expect)"
+            ),
+            (
+                #"{"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},"#, "",
+                #"journeys[0].steps[0]: a "event" step needs a firstLaunch or relaunch step before it"#
+            ),
+            (
+                #""stages": [{"duration": 1, "target": 5}]"#, #""stages": [{"duration": 1, "rate": 5}]"#,
+                "load.stages[0].rate: unknown field (expected one of duration, target)"
+            ),
             (#", "link": "welcome""#, "", "journeys[0].steps[0].link: missing required field"),
             (#""count": 3"#, #""count": 20.5"#, "devices.count: 20.5 is not a whole number"),
             (#""name": "t","#, #""name": "t", "seed": -1,"#, "seed: -1 must not be negative"),
-            (#""name": "t","#, #""name": "t", "sdk": {"maxRetries": 2.5},"#, "sdk.maxRetries: 2.5 is not a whole number"),
+            (
+                #""name": "t","#, #""name": "t", "sdk": {"maxRetries": 2.5},"#,
+                "sdk.maxRetries: 2.5 is not a whole number"
+            ),
             (#""repeat": 2"#, #""repeat": 1e30"#, "journeys[0].steps[2].repeat: 1e30 is out of range"),
-            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["backoff.early == 0", "match.call_latency.p95 <"]},"#,
-             "expect.thresholds[1]: bad value '': a number, optionally with ms, s or %"),
-            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["match.call_latncy.p95 < 250ms"]},"#,
-             #"expect.thresholds[0]: unknown metric "match.call_latncy.p95" (did you mean match.call_latency.p95?)"#),
-            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["backof.early == 0"]},"#,
-             #"expect.thresholds[0]: unknown metric "backof.early" (did you mean backoff.early?)"#),
-            (#""name": "t","#, #""name": "t", "expect": {"thresholds": ["http.errors 5"]},"#,
-             "expect.thresholds[0]: no operator: expected '<metric> <op> <value>' with op one of < <= > >= == !=, e.g. 'backoff.early == 0'"),
+            (
+                #""name": "t","#,
+                #""name": "t", "expect": {"thresholds": ["backoff.early == 0", "match.call_latency.p95 <"]},"#,
+                "expect.thresholds[1]: bad value '': a number, optionally with ms, s or %"
+            ),
+            (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["match.call_latncy.p95 < 250ms"]},"#,
+                #"expect.thresholds[0]: unknown metric "match.call_latncy.p95" (did you mean match.call_latency.p95?)"#
+            ),
+            (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["backof.early == 0"]},"#,
+                #"expect.thresholds[0]: unknown metric "backof.early" (did you mean backoff.early?)"#
+            ),
+            (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["http.errors 5"]},"#,
+                "expect.thresholds[0]: no operator: expected '<metric> <op> <value>' with op one of < <= > >= == !=, e.g. 'backoff.early == 0'"
+            ),
         ])
     func errors(old: String, new: String, expected: String) {
         #expect(Self.message(Self.replacing(old, with: new)) == expected)
@@ -87,8 +112,10 @@ struct ProfileDecodingTests {
     func knownMetrics() {
         for metric in [
             "match.call_latency.p95", "http.errors.rate", "limits.session_identity.exact", "limits.match.too_strict",
-            "events.lost", "reconcile.duplicated", "retry.violations.retried_4xx", "attribution.method.CLIPBOARD.correct",
-            "backoff.429.early", "backoff.gap_excess.p99", "deferred.FINGERPRINT_EXACT", "identity_clear.calls.unfinished",
+            "events.lost", "reconcile.duplicated", "retry.violations.retried_4xx",
+            "attribution.method.CLIPBOARD.correct",
+            "backoff.429.early", "backoff.gap_excess.p99", "deferred.FINGERPRINT_EXACT",
+            "identity_clear.calls.unfinished",
             "journeys.start_lag.p999", "rss.max_bytes", "verdicts.ignored_attempts", "retry.events.violations",
         ] {
             #expect(Thresholds.isKnownMetric(metric), "\(metric)")
@@ -103,7 +130,8 @@ struct ProfileDecodingTests {
 
     @Test("a closed model without duration or iterations is refused (a run must stop)")
     func closedUnbounded() {
-        let json = Self.replacing(#""model": "open", "stages": [{"duration": 1, "target": 5}]"#, with: #""model": "closed""#)
+        let json = Self.replacing(
+            #""model": "open", "stages": [{"duration": 1, "target": 5}]"#, with: #""model": "closed""#)
         #expect(Self.message(json) == "load.duration: the closed model needs duration or iterations (a run must stop)")
     }
 
@@ -123,15 +151,26 @@ struct ProfileDecodingTests {
     @Test(
         "a bad backend section fails at load, its path prefixed backend.",
         arguments: [
-            (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "backend: limits.match.limit must be at least 1"),
-            (#"{"limts": {}}"#,
-             "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
-            (#"{"limits": {"evnts": {}}}"#,
-             "backend.limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"),
-            (#"{"limits": {"events": {"limt": 5}}}"#,
-             "backend.limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
-            (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
-             "backend.limits.events.limit: wrong type (expected a number)"),
+            (
+                #"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#,
+                "backend: limits.match.limit must be at least 1"
+            ),
+            (
+                #"{"limts": {}}"#,
+                "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"
+            ),
+            (
+                #"{"limits": {"evnts": {}}}"#,
+                "backend.limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"
+            ),
+            (
+                #"{"limits": {"events": {"limt": 5}}}"#,
+                "backend.limits.events.limt: unknown field (expected one of limit, windowSeconds)"
+            ),
+            (
+                #"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
+                "backend.limits.events.limit: wrong type (expected a number)"
+            ),
         ])
     func badBackend(section: String, expected: String) throws {
         let json = Self.replacing(#""name": "t","#, with: #""name": "t", "backend": \#(section),"#)

@@ -183,7 +183,8 @@ struct ReadableErrorsTests {
 
     @Test func bothNamesAtOnceAreRefused() {
         let json = profile(
-            backendLimits: #""sdk": {"limit": 7, "windowSeconds": 9}, "session_identity": {"limit": 8, "windowSeconds": 9}"#)
+            backendLimits:
+                #""sdk": {"limit": 7, "windowSeconds": 9}, "session_identity": {"limit": 8, "windowSeconds": 9}"#)
         #expect(throws: SoakProfileError.self) { try SoakProfile.decode(Data(json.utf8)) }
     }
 }

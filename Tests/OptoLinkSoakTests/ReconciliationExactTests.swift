@@ -21,7 +21,8 @@ import Testing
 
     static let runStart = 1_000_000.0
 
-    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> StagingLedgerEntry {
+    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> StagingLedgerEntry
+    {
         Fixture.ledger(endpoint, deviceId: deviceId, corr: corr, at: runStart + time)
     }
 
@@ -105,7 +106,10 @@ import Testing
         }
         // The same kind for events, joined by correlation id.
         calls.append(Self.call(.events, launch: 1, call: 9, start: 1, end: 7, attempts: 2, corr: "r:d1:9"))
-        ledger += [Self.row("events", "uuid-1", at: 1.01, corr: "r:d1:9"), Self.row("events", "uuid-1", at: 6.5, corr: "r:d1:9")]
+        ledger += [
+            Self.row("events", "uuid-1", at: 1.01, corr: "r:d1:9"),
+            Self.row("events", "uuid-1", at: 6.5, corr: "r:d1:9"),
+        ]
         let verdict = Self.reconcile(calls, ledger, launches: launches)
         let identity = try #require(verdict.endpoints["identity"])
         #expect(identity.calls == 35)
@@ -131,9 +135,13 @@ import Testing
 
     @Test("a body without opl_corr, or not JSON, has no correlation id")
     func noCorrelationId() {
-        #expect(AttemptClassification.correlationId(endpoint: .events, body: Data(#"{"properties":{"a\"opl_corr":"x"}}"#.utf8)) == nil)
+        #expect(
+            AttemptClassification.correlationId(
+                endpoint: .events, body: Data(#"{"properties":{"a\"opl_corr":"x"}}"#.utf8)) == nil)
         #expect(AttemptClassification.correlationId(endpoint: .events, body: Data("opl_corr".utf8)) == nil)
-        #expect(AttemptClassification.correlationId(endpoint: .session, body: Data(#"{"properties":{"opl_corr":"r:d:1"}}"#.utf8)) == nil)
+        #expect(
+            AttemptClassification.correlationId(
+                endpoint: .session, body: Data(#"{"properties":{"opl_corr":"r:d:1"}}"#.utf8)) == nil)
     }
 }
 
@@ -151,7 +159,9 @@ struct ReconciliationEndToEndTests {
             profile: e2eProfile(
                 devices: 4, rate: 10, steps: steps,
                 thresholds: #"["reconcile.lost == 0", "reconcile.duplicated == 0"]"#,
-                load: #"{"model": "open", "startRate": 10, "stages": [{"duration": 2, "target": 10}], "iterations": 16, "grace": 10}"#))
+                load:
+                    #"{"model": "open", "startRate": 10, "stages": [{"duration": 2, "target": 10}], "iterations": 16, "grace": 10}"#
+            ))
         let result = await run.makeRun().execute()
         let summary = try #require(result.summary, "\(result.error ?? "")")
         let verdicts = try #require(summary.verdicts)
@@ -163,7 +173,8 @@ struct ReconciliationEndToEndTests {
             let counts = try #require(verdicts.reconciliation.endpoints[endpoint])
             let made = calls.filter { $0.endpoint.rawValue == endpoint }.count
             #expect(counts.calls == made, "\(endpoint)")
-            #expect(ReconcileOutcome.allCases.reduce(0) { $0 + counts[$1] } == made, "\(endpoint): one outcome per call")
+            #expect(
+                ReconcileOutcome.allCases.reduce(0) { $0 + counts[$1] } == made, "\(endpoint): one outcome per call")
             #expect(counts.lost == 0, "\(endpoint): \(counts)")
             #expect(counts.duplicated <= calls.filter { $0.endpoint.rawValue == endpoint && $0.attempts > 1 }.count)
         }

@@ -5,7 +5,7 @@ import Testing
 @testable import OptoLinkSoak
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("Recording middleware")
@@ -27,7 +27,8 @@ struct RecorderTests {
         let step = StepContext(label: label, intendedStart: 0)
         try await Task.sleep(for: .milliseconds(20))
         let replies = [
-            OptoLinkHTTPResponse(status: 429, body: Data(#"{"message":"Rate limit exceeded. Retry after 3 seconds."}"#.utf8)),
+            OptoLinkHTTPResponse(
+                status: 429, body: Data(#"{"message":"Rate limit exceeded. Retry after 3 seconds."}"#.utf8)),
             OptoLinkHTTPResponse(status: 200, body: Data(#"{"ok":true}"#.utf8)),
         ]
         try await StepContext.$current.withValue(step) {
@@ -40,7 +41,9 @@ struct RecorderTests {
             let failing = OptoLinkRequestContext(
                 endpoint: .identity, callId: 8, attempt: 1, instanceLabel: label, timeout: .seconds(10))
             await #expect(throws: URLError.self) {
-                _ = try await recorder.intercept(Self.request("{}"), context: failing) { _, _ in throw URLError(.timedOut) }
+                _ = try await recorder.intercept(Self.request("{}"), context: failing) { _, _ in
+                    throw URLError(.timedOut)
+                }
             }
         }
         #expect(step.callIds == [7, 8])

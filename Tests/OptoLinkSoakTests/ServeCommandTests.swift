@@ -51,7 +51,8 @@ struct ServeCommandTests {
 
         let match = try Self.curl([
             "-X", "POST", "\(base)/match", "-H", "Content-Type: application/json",
-            "-d", #"{"platform":"iOS","osVersion":"18.1","deviceModel":"iPhone","language":"en-US","deviceId":"curl-device-1"}"#,
+            "-d",
+            #"{"platform":"iOS","osVersion":"18.1","deviceModel":"iPhone","language":"en-US","deviceId":"curl-device-1"}"#,
         ])
         #expect(match.status == 201)
         #expect(match.body == #"{"matched":false,"matchMethod":"NONE"}"#)
@@ -60,7 +61,9 @@ struct ServeCommandTests {
         #expect(aasa.status == 200)
         #expect(aasa.body.contains("TEAM123456.com.example.acme"))
 
-        let bad = try Self.curl(["-X", "POST", "\(base)/sdk/events", "-H", "Content-Type: application/json", "-d", "{}"])
+        let bad = try Self.curl([
+            "-X", "POST", "\(base)/sdk/events", "-H", "Content-Type: application/json", "-d", "{}",
+        ])
         #expect(bad.status == 401)
         #expect(bad.body.contains("Missing Authorization header"))
 
@@ -179,7 +182,8 @@ struct ServeCommandTests {
         let wrongType = try Self.configFile("type.json", #"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#)
         let typeRefused = try Self.refusal(["--config", wrongType, "--port", "0"])
         #expect(typeRefused.status == 2)
-        #expect(typeRefused.stderr == "error: serve: \(wrongType): limits.events.limit: wrong type (expected a number)\n")
+        #expect(
+            typeRefused.stderr == "error: serve: \(wrongType): limits.events.limit: wrong type (expected a number)\n")
     }
 
     @Test("a port already in use is named in the error, exit 2")

@@ -11,7 +11,8 @@ struct SmallPartsTests {
         let html = """
             <html><body><input type="hidden" id="cbt" value="https://links.acme.test/acme/welcome?opl_click=opl_abc&amp;x=&quot;1&quot;&#x2F;"></body></html>
             """
-        #expect(ClickPage.clipboardPayload(in: html) == "https://links.acme.test/acme/welcome?opl_click=opl_abc&x=\"1\"/")
+        #expect(
+            ClickPage.clipboardPayload(in: html) == "https://links.acme.test/acme/welcome?opl_click=opl_abc&x=\"1\"/")
         #expect(ClickPage.clipboardPayload(in: "<input id=\"other\" value=\"x\">") == nil)
     }
 
@@ -61,9 +62,12 @@ struct SmallPartsTests {
 
 @Suite("Fast formatting and scanning")
 struct FastPathTests {
-    @Test("seconds are written with microsecond resolution", arguments: [
-        (0.0, "0.000000"), (1.5, "1.500000"), (0.0000014, "0.000001"), (12.3456789, "12.345679"), (-0.25, "-0.250000"),
-    ])
+    @Test(
+        "seconds are written with microsecond resolution",
+        arguments: [
+            (0.0, "0.000000"), (1.5, "1.500000"), (0.0000014, "0.000001"), (12.3456789, "12.345679"),
+            (-0.25, "-0.250000"),
+        ])
     func seconds(value: Double, text: String) {
         #expect(formatSeconds(value) == text)
     }

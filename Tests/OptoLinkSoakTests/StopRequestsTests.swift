@@ -4,7 +4,7 @@ import Testing
 @testable import OptoLinkSoak
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite("Stop signals and probe errors")

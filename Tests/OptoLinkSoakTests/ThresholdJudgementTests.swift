@@ -63,7 +63,9 @@ import Testing
                 "retry.violations == 0",
             ], metrics: metrics, notExercised: notExercised)
         #expect(results.map(\.passed) == [false, true, false, true])
-        #expect(results[0].line == "FAIL backoff.early == 0 (not exercised: no retry was judged; mark it optional if that is expected)")
+        #expect(
+            results[0].line
+                == "FAIL backoff.early == 0 (not exercised: no retry was judged; mark it optional if that is expected)")
         #expect(results[1].line.hasPrefix("SKIP backoff.429.early == 0 (not exercised, optional"))
         #expect(results[2].notExercised == "no HTTP attempt was made")
         #expect(results[3].notExercised == nil)
@@ -74,7 +76,9 @@ import Testing
         let empty = Verdicts.evaluate(
             VerdictInputs(
                 attempts: [], calls: [], ledger: [],
-                configuration: VerdictsConfiguration(limits: ["match": DeclaredLimit(limit: 30, windowSeconds: 60, scope: .ip)])))
+                configuration: VerdictsConfiguration(limits: [
+                    "match": DeclaredLimit(limit: 30, windowSeconds: 60, scope: .ip)
+                ])))
         let reasons = empty.notExercised()
         #expect(reasons["backoff"] != nil)
         #expect(reasons["retry"] != nil)
@@ -90,21 +94,26 @@ import Testing
         let reached = Verdicts.evaluate(
             VerdictInputs(
                 attempts: attempts, calls: [], ledger: nil,
-                configuration: VerdictsConfiguration(limits: ["match": DeclaredLimit(limit: 2, windowSeconds: 60, scope: .ip)])))
+                configuration: VerdictsConfiguration(limits: [
+                    "match": DeclaredLimit(limit: 2, windowSeconds: 60, scope: .ip)
+                ])))
         #expect(reached.notExercised()["limits.match"] == nil)
         #expect(reached.notExercised()["limits"] == nil)
     }
 
     @Test("thresholds decode as strings or objects with optional, abortOnFail and delayAbortEval")
     func specDecoding() throws {
-        let json = #"["a.b == 0", {"threshold": "http.failed.rate == 0", "abortOnFail": true, "delayAbortEval": "3s"}, {"threshold": "backoff.early == 0", "optional": true}]"#
+        let json =
+            #"["a.b == 0", {"threshold": "http.failed.rate == 0", "abortOnFail": true, "delayAbortEval": "3s"}, {"threshold": "backoff.early == 0", "optional": true}]"#
         let specs = try JSONDecoder().decode([ThresholdSpec].self, from: Data(json.utf8))
-        #expect(specs == [
-            "a.b == 0", ThresholdSpec("http.failed.rate == 0", abortOnFail: true, delayAbortEvalSeconds: 3),
-            ThresholdSpec("backoff.early == 0", optional: true),
-        ])
+        #expect(
+            specs == [
+                "a.b == 0", ThresholdSpec("http.failed.rate == 0", abortOnFail: true, delayAbortEvalSeconds: 3),
+                ThresholdSpec("backoff.early == 0", optional: true),
+            ])
         #expect(throws: (any Error).self) {
-            try JSONDecoder().decode([ThresholdSpec].self, from: Data(#"[{"threshold": "a == 1", "abortOnFial": true}]"#.utf8))
+            try JSONDecoder().decode(
+                [ThresholdSpec].self, from: Data(#"[{"threshold": "a == 1", "abortOnFial": true}]"#.utf8))
         }
     }
 }

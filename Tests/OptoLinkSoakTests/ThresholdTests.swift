@@ -62,7 +62,8 @@ import Testing
     }
 
     @Test func keepsOrderAndEvaluatesEach() {
-        let results = Thresholds.evaluate(["backoff.early == 0", "nope < 1", "events.duplicated == 3"], metrics: metrics)
+        let results = Thresholds.evaluate(
+            ["backoff.early == 0", "nope < 1", "events.duplicated == 3"], metrics: metrics)
         #expect(results.map(\.passed) == [true, false, true])
     }
 

@@ -81,10 +81,13 @@ struct TransportTests {
 
     @Test func extraHeadersReachTheServerAndNeverReplaceTheSDKs() async throws {
         let seen = Mutex<[HTTPHeaders]>([])
-        try await withHTTPServer(.init(), handler: { request, _ in
-            seen.withLock { $0.append(request.headers) }
-            return .respond(HTTPResponse(status: 200))
-        }) { server in
+        try await withHTTPServer(
+            .init(),
+            handler: { request, _ in
+                seen.withLock { $0.append(request.headers) }
+                return .respond(HTTPResponse(status: 200))
+            }
+        ) { server in
             let client = try HTTPClient()
             let transport = NativeTransport(client: client)
             let middleware = ExtraHeadersMiddleware(headers: [

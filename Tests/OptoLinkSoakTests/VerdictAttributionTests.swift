@@ -5,11 +5,19 @@ import Testing
 @Suite struct VerdictAttributionTests {
     @Test func classifiesEveryDevice() throws {
         let records = [
-            AttributionRecord(device: "d1", clickedLinkId: "lnk_welcome", emittedLinkId: "lnk_welcome", matchMethod: "CLIPBOARD", sharedNAT: false),
-            AttributionRecord(device: "d2", clickedLinkId: "lnk_welcome", emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY", sharedNAT: true),
-            AttributionRecord(device: "d3", clickedLinkId: "lnk_promo", emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY", sharedNAT: true),
-            AttributionRecord(device: "d4", clickedLinkId: "lnk_promo", emittedLinkId: nil, matchMethod: nil, sharedNAT: false),
-            AttributionRecord(device: "d5", clickedLinkId: nil, emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY", sharedNAT: true),
+            AttributionRecord(
+                device: "d1", clickedLinkId: "lnk_welcome", emittedLinkId: "lnk_welcome", matchMethod: "CLIPBOARD",
+                sharedNAT: false),
+            AttributionRecord(
+                device: "d2", clickedLinkId: "lnk_welcome", emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY",
+                sharedNAT: true),
+            AttributionRecord(
+                device: "d3", clickedLinkId: "lnk_promo", emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY",
+                sharedNAT: true),
+            AttributionRecord(
+                device: "d4", clickedLinkId: "lnk_promo", emittedLinkId: nil, matchMethod: nil, sharedNAT: false),
+            AttributionRecord(
+                device: "d5", clickedLinkId: nil, emittedLinkId: "lnk_promo", matchMethod: "IP_FUZZY", sharedNAT: true),
             AttributionRecord(device: "d6", clickedLinkId: nil, emittedLinkId: nil, matchMethod: nil, sharedNAT: false),
         ]
         let verdict = AttributionVerdict.evaluate(records)
@@ -43,7 +51,9 @@ import Testing
     }
 
     @Test func noClicksMeansNoRateMetric() {
-        let records = [AttributionRecord(device: "d1", clickedLinkId: nil, emittedLinkId: nil, matchMethod: nil, sharedNAT: false)]
+        let records = [
+            AttributionRecord(device: "d1", clickedLinkId: nil, emittedLinkId: nil, matchMethod: nil, sharedNAT: false)
+        ]
         let verdict = AttributionVerdict.evaluate(records)
         #expect(verdict.overall.correctRate == nil)
         #expect(VerdictsReport.empty().metrics()["attribution.correct_rate"] == nil)

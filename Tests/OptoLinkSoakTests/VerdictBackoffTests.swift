@@ -64,8 +64,10 @@ import Testing
 
     @Test func toleranceComesFromTheProfile() {
         let attempts = Fixture.call(.events, [.init(status: 429, retryAfter: 1, gapAfter: 1.4), .init(status: 200)])
-        let strict = BackoffVerdict.evaluate(attempts, configuration: VerdictsConfiguration(backoffToleranceSeconds: 0.25))
-        let loose = BackoffVerdict.evaluate(attempts, configuration: VerdictsConfiguration(backoffToleranceSeconds: 0.5))
+        let strict = BackoffVerdict.evaluate(
+            attempts, configuration: VerdictsConfiguration(backoffToleranceSeconds: 0.25))
+        let loose = BackoffVerdict.evaluate(
+            attempts, configuration: VerdictsConfiguration(backoffToleranceSeconds: 0.5))
         #expect(strict.rateLimited.late == 1)
         #expect(loose.rateLimited.onTime == 1)
     }

@@ -15,7 +15,8 @@ import Testing
         ("10/500ms per KEY", 10, 0.5, .key, false),
         ("100/1h per key", 100, 3600.0, .key, false),
     ])
-    func parsesDeclaredLimits(text: String, limit: Int, window: Double, scope: DeclaredLimit.Scope, shared: Bool) throws {
+    func parsesDeclaredLimits(text: String, limit: Int, window: Double, scope: DeclaredLimit.Scope, shared: Bool) throws
+    {
         let parsed = try DeclaredLimit(parsing: text)
         #expect(parsed == DeclaredLimit(limit: limit, windowSeconds: window, scope: scope, shared: shared))
     }
@@ -59,7 +60,8 @@ import Testing
         #expect(roundTrip == configuration)
         #expect(try JSONDecoder().decode(VerdictsConfiguration.self, from: Data("{}".utf8)) == VerdictsConfiguration())
         let emulatorSpelling = Data(#"{"algorithm": "sliding_log"}"#.utf8)
-        #expect(try JSONDecoder().decode(VerdictsConfiguration.self, from: emulatorSpelling).algorithm == .slidingWindow)
+        #expect(
+            try JSONDecoder().decode(VerdictsConfiguration.self, from: emulatorSpelling).algorithm == .slidingWindow)
     }
 
     @Test(arguments: [

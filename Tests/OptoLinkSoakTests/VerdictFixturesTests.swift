@@ -13,7 +13,8 @@ enum Fixture {
     ) -> AttemptRecord {
         AttemptRecord(
             device: device, launch: launch, callId: call, endpoint: endpoint, attempt: attempt, intendedStart: start,
-            actualStart: start, end: end ?? start + 0.01, status: status, errorKind: status == nil ? (error ?? .timedOut) : nil,
+            actualStart: start, end: end ?? start + 0.01, status: status,
+            errorKind: status == nil ? (error ?? .timedOut) : nil,
             retryAfterSeconds: retryAfter, requestBytes: 100, responseBytes: 50, correlationId: corr, clientIP: ip)
     }
 
@@ -51,7 +52,9 @@ enum Fixture {
             end: 0.01, outcome: outcome, finalStatus: outcome == .ok ? 200 : 500, correlationId: corr)
     }
 
-    static func ledger(_ endpoint: String, deviceId: String, corr: String? = nil, at: Double = 1_000) -> StagingLedgerEntry {
+    static func ledger(_ endpoint: String, deviceId: String, corr: String? = nil, at: Double = 1_000)
+        -> StagingLedgerEntry
+    {
         StagingLedgerEntry(
             sequence: 0, arrivedAt: at, endpoint: endpoint, deviceId: deviceId, apiKeySuffix: "client",
             eventName: endpoint == "events" ? "purchase" : nil, properties: corr.map { ["opl_corr": $0] })

@@ -8,7 +8,7 @@ import Testing
 @testable import OptoLinkSoak
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Hands each SDK attempt straight to the emulator's request handler (the same code the
@@ -23,9 +23,11 @@ struct InProcessBackendTransport: OptoLinkTransport {
         var headers = HTTPHeaders()
         for (name, value) in request.headers { headers.add(name, value) }
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-        let target = (components?.percentEncodedPath ?? request.url.path)
+        let target =
+            (components?.percentEncodedPath ?? request.url.path)
             + (components?.percentEncodedQuery.map { "?\($0)" } ?? "")
-        let http = HTTPRequest(method: request.method, target: target, headers: headers, body: Array(request.body ?? Data()))
+        let http = HTTPRequest(
+            method: request.method, target: target, headers: headers, body: Array(request.body ?? Data()))
         let peer = HTTPConnectionInfo(peerAddress: "127.0.0.1", peerPort: 40_000, connectionId: context.callId)
         switch backend.handle(http, peer) {
         case .respond(let response):
@@ -59,7 +61,9 @@ enum VerdictHarnessError: Error {
 struct IgnoresRetryAfterPolicy: OptoLinkRetryPolicy {
     var delay: Duration = .milliseconds(50)
 
-    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int) -> OptoLinkRetryDecision {
+    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
+        -> OptoLinkRetryDecision
+    {
         if case .status(429, _) = failure, endpoint != .session { return .retry(after: delay) }
         return OptoLinkContractRetryPolicy().decide(after: failure, endpoint: endpoint, retryIndex: retryIndex)
     }
@@ -67,7 +71,9 @@ struct IgnoresRetryAfterPolicy: OptoLinkRetryPolicy {
 
 /// A misbehaving client: retries a 5xx on the telemetry endpoints too.
 struct RetriesTelemetry5xxPolicy: OptoLinkRetryPolicy {
-    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int) -> OptoLinkRetryDecision {
+    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
+        -> OptoLinkRetryDecision
+    {
         if case .status(let status, _) = failure, (500..<600).contains(status),
             [.events, .identity, .identityClear].contains(endpoint)
         {
@@ -79,7 +85,9 @@ struct RetriesTelemetry5xxPolicy: OptoLinkRetryPolicy {
 
 /// A misbehaving client: never retries anything.
 struct NeverRetriesPolicy: OptoLinkRetryPolicy {
-    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int) -> OptoLinkRetryDecision {
+    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
+        -> OptoLinkRetryDecision
+    {
         .stop
     }
 }
@@ -148,7 +156,8 @@ final class VirtualTimeRecorder: OptoLinkMiddleware, Sendable {
             record.end = time.now
             record.status = response.status
             record.errorKind = nil
-            record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(status: response.status, body: response.body)
+            record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(
+                status: response.status, body: response.body)
             rows.withLock { $0.append(record) }
             return response
         } catch {
@@ -241,7 +250,9 @@ final class VerdictRun: Sendable {
             "Host": "links.acme.test",
         ]
         let peer = HTTPConnectionInfo(peerAddress: "127.0.0.1", peerPort: 40_001, connectionId: 0)
-        guard case .respond(let response) = backend.handle(HTTPRequest(method: "GET", target: "/acme/\(code)", headers: headers), peer),
+        guard
+            case .respond(let response) = backend.handle(
+                HTTPRequest(method: "GET", target: "/acme/\(code)", headers: headers), peer),
             response.status == 200
         else { throw VerdictHarnessError.clickFailed(code) }
         let html = String(decoding: response.body, as: UTF8.self)
@@ -300,7 +311,8 @@ final class VerdictRun: Sendable {
 }
 
 /// Starts `count` devices (first launch: /match, then /sdk/session on the miss) concurrently.
-func startDevices(_ run: VerdictRun, count: Int, policy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
+func startDevices(
+    _ run: VerdictRun, count: Int, policy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
     middlewares: [any OptoLinkMiddleware] = [], ip: (Int) -> String? = { _ in nil }
 ) async -> [OptoLink] {
     let instances = (1...count).map { run.device($0, ip: ip($0), policy: policy, middlewares: middlewares) }

@@ -130,7 +130,8 @@ struct VerdictIntegrationTests {
     @Test func a429WithoutNIsAWrongMessageAndTheClientFallsBackToTheTable() async throws {
         // A proxy strips N from every 429; 4 events per 10 s, 6 devices: 2 calls rejected thrice.
         let run = try VerdictRun(limits: Self.eventsLimit(4, per: 10), stepping: true)
-        let instances = await startDevices(run, count: 6, middlewares: [Rewrites429Middleware(message: "Too Many Requests")])
+        let instances = await startDevices(
+            run, count: 6, middlewares: [Rewrites429Middleware(message: "Too Many Requests")])
         await sendOneEventEach(instances)
         let (_, metrics, _) = try run.verdicts(try Self.expect(events: "4/10s per key"))
         #expect(metrics["limits.events.wrong_message"] == 6)

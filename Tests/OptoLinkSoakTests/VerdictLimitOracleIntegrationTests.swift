@@ -27,10 +27,13 @@ struct VerdictLimitOracleIntegrationTests {
     /// Per declared bucket name, `perWindow` summed over the emulator's own window counters.
     static func serverTruth(_ run: VerdictRun, _ perWindow: (StagingWindowCounter) -> Int) -> [String: Int] {
         let counters = run.backend.counters().buckets
-        let names: [(String, StagingBucketClass)] = [("match", .match), ("events", .events), ("session_identity", .sdk)]
-        return Dictionary(uniqueKeysWithValues: names.map { name, bucket in
-            (name, counters.filter { $0.bucket == bucket }.flatMap(\.windows).reduce(0) { $0 + perWindow($1) })
-        })
+        let names: [(String, StagingBucketClass)] = [
+            ("match", .match), ("events", .events), ("session_identity", .sdk),
+        ]
+        return Dictionary(
+            uniqueKeysWithValues: names.map { name, bucket in
+                (name, counters.filter { $0.bucket == bucket }.flatMap(\.windows).reduce(0) { $0 + perWindow($1) })
+            })
     }
 
     /// Drives four streams in virtual time, 36 calls each, one every 70 ms from 0.668 s (chosen
@@ -104,7 +107,8 @@ struct VerdictLimitOracleIntegrationTests {
         let truth = Self.serverTruth(run) { $0.rejected > 0 ? 1 : 0 }
         for (name, windows) in truth {
             let bucket = try #require(report.limits.buckets[name])
-            #expect(bucket.tooStrict == windows, "\(name) \(bucket.tooStrict) of \(windows), ambiguous \(bucket.ambiguous)")
+            #expect(
+                bucket.tooStrict == windows, "\(name) \(bucket.tooStrict) of \(windows), ambiguous \(bucket.ambiguous)")
             #expect(bucket.tooLenient == 0)
             #expect(!bucket.enforcedExactly)
         }

@@ -88,7 +88,9 @@ import Testing
         return outcome
     }
 
-    static func judge(_ attempts: [AttemptRecord], declared: Int, ttl: Double, _ algorithm: VerdictsConfiguration.WindowAlgorithm)
+    static func judge(
+        _ attempts: [AttemptRecord], declared: Int, ttl: Double, _ algorithm: VerdictsConfiguration.WindowAlgorithm
+    )
         -> LimitOracleVerdict.Bucket?
     {
         let configuration = VerdictsConfiguration(
@@ -136,7 +138,8 @@ import Testing
         for _ in 0..<200 {
             let limit = random.int(2...8)
             let ttl = [0.5, 1, 2][random.int(0...2)]
-            let outcome = Self.simulate(&random, algorithm: .fixedWindow, declared: limit, enforced: limit - 1, ttl: ttl)
+            let outcome = Self.simulate(
+                &random, algorithm: .fixedWindow, declared: limit, enforced: limit - 1, ttl: ttl)
             let bucket = try #require(Self.judge(outcome.attempts, declared: limit, ttl: ttl, .fixedWindow))
             #expect(bucket.tooStrict <= outcome.strictRejections)
             caught += bucket.tooStrict

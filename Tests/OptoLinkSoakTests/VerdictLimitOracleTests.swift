@@ -73,7 +73,9 @@ import Testing
     }
 
     @Test func a429BeforeTheLimitIsTooStrict() throws {
-        let list: [(Double, Int?, Int?)] = [(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 2), (0.4, 429, 2), (0.5, 429, 2)]
+        let list: [(Double, Int?, Int?)] = [
+            (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 2), (0.4, 429, 2), (0.5, 429, 2),
+        ]
         let bucket = try oracle(Self.hits(list))
         #expect(bucket.tooStrict == 2)
         #expect(bucket.tooLenient == 0)
@@ -87,7 +89,9 @@ import Testing
     }
 
     @Test func uncertainAttemptsMayExcuseA429() throws {
-        let list: [(Double, Int?, Int?)] = [(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.25, 201, nil), (0.3, nil, nil), (0.4, 429, 2)]
+        let list: [(Double, Int?, Int?)] = [
+            (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.25, 201, nil), (0.3, nil, nil), (0.4, 429, 2),
+        ]
         let bucket = try oracle(Self.hits(list))
         #expect(bucket.tooStrict == 0)
         #expect(bucket.uncertain == 1)
@@ -102,14 +106,18 @@ import Testing
         #expect(bucket.uncertain == 1)
         // A 503 and a timeout may both have been counted: they excuse an early 429.
         let excused = try oracle(
-            Self.hits([(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 503, nil), (0.4, nil, nil), (0.5, 429, 2)]))
+            Self.hits([
+                (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 503, nil), (0.4, nil, nil), (0.5, 429, 2),
+            ]))
         #expect(excused.tooStrict == 0)
     }
 
     @Test func anUncertainHitDoesNotOpenAWindowForCertain() throws {
         // The 503 at 0 s may never have reached the limiter: the window may have opened at 0.5 s,
         // so the 429 at 1.2 s is no evidence of a window held too long.
-        let list: [(Double, Int?, Int?)] = [(0, 503, nil), (0.5, 201, nil), (0.6, 201, nil), (0.9, 429, 1), (1.2, 429, 1)]
+        let list: [(Double, Int?, Int?)] = [
+            (0, 503, nil), (0.5, 201, nil), (0.6, 201, nil), (0.9, 429, 1), (1.2, 429, 1),
+        ]
         let bucket = try oracle(Self.hits(list), "2/1s per ip")
         #expect(bucket.tooStrict == 0)
         #expect(bucket.wrongN == 0)
@@ -163,7 +171,9 @@ import Testing
     }
 
     @Test func perIPKeysAreCountedSeparately() throws {
-        let attempts = Self.hits(Self.exactWindow(start: 0), ip: "10.0.0.1") + Self.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
+        let attempts =
+            Self.hits(Self.exactWindow(start: 0), ip: "10.0.0.1")
+            + Self.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
         let bucket = try oracle(attempts)
         #expect(bucket.keys == 2)
         #expect(bucket.tooLenient == 0)
@@ -188,7 +198,10 @@ import Testing
 
     @Test func slidingWindowExactLenientAndStrict() throws {
         let exact = try oracle(
-            Self.hits([(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 1), (1.05, 201, nil), (1.07, 429, 1), (1.25, 201, nil)]),
+            Self.hits([
+                (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 1), (1.05, 201, nil), (1.07, 429, 1),
+                (1.25, 201, nil),
+            ]),
             "3/1s per ip", algorithm: .slidingWindow)
         #expect(exact.tooLenient == 0)
         #expect(exact.tooStrict == 0)

@@ -99,7 +99,9 @@ import Testing
 
     @Test func ledgerRowsFromBeforeTheRunAreIgnored() throws {
         let calls = [Fixture.callRecord(.session, device: "d1")]
-        let ledger = [Fixture.ledger("session", deviceId: "u", at: 500), Fixture.ledger("session", deviceId: "u", at: 1_000)]
+        let ledger = [
+            Fixture.ledger("session", deviceId: "u", at: 500), Fixture.ledger("session", deviceId: "u", at: 1_000),
+        ]
         let verdict = reconcile(calls, ledger, runStart: 999)
         #expect(verdict.endpoints["session"]?.deliveredOnce == 1)
         #expect(verdict.endpoints["session"]?.duplicated == 0)
@@ -108,7 +110,10 @@ import Testing
 
     @Test func metricsPerEndpoint() {
         let calls = [Fixture.callRecord(.events, corr: "r:d1:1"), Fixture.callRecord(.events, call: 2, corr: "r:d1:2")]
-        let ledger = [Fixture.ledger("events", deviceId: "u", corr: "r:d1:1"), Fixture.ledger("events", deviceId: "u", corr: "r:d1:1")]
+        let ledger = [
+            Fixture.ledger("events", deviceId: "u", corr: "r:d1:1"),
+            Fixture.ledger("events", deviceId: "u", corr: "r:d1:1"),
+        ]
         let metrics = Verdicts.evaluate(VerdictInputs(attempts: [], calls: calls, ledger: ledger)).metrics()
         #expect(metrics["events.duplicated"] == 1)
         #expect(metrics["events.lost"] == 1)

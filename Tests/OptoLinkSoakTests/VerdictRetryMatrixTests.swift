@@ -7,17 +7,24 @@ import Testing
     let configuration = VerdictsConfiguration()
 
     func audit(_ attempts: [AttemptRecord], calls: [CallRecord] = [], maxRetries: Int = 2) -> RetryMatrixVerdict {
-        RetryMatrixVerdict.evaluate(attempts: attempts, calls: calls, maxRetries: maxRetries, configuration: configuration)
+        RetryMatrixVerdict.evaluate(
+            attempts: attempts, calls: calls, maxRetries: maxRetries, configuration: configuration)
     }
 
     @Test func wellBehavedCallsHaveNoViolations() {
         let attempts =
-            Fixture.call(.match, call: 1, [.init(status: 503, gapAfter: 0.5), .init(status: nil, gapAfter: 1), .init(status: 201)])
-            + Fixture.call(.events, call: 2, [.init(status: nil, gapAfter: 0.5), .init(status: 429, retryAfter: 1, gapAfter: 1), .init(status: 200)])
+            Fixture.call(
+                .match, call: 1,
+                [.init(status: 503, gapAfter: 0.5), .init(status: nil, gapAfter: 1), .init(status: 201)])
+            + Fixture.call(
+                .events, call: 2,
+                [.init(status: nil, gapAfter: 0.5), .init(status: 429, retryAfter: 1, gapAfter: 1), .init(status: 200)])
             + Fixture.call(.events, call: 3, [.init(status: 500)])  // telemetry 5xx: stop
             + Fixture.call(.identity, call: 4, [.init(status: 404)])
             + Fixture.call(.session, call: 5, [.init(status: nil)])  // session: never retried
-            + Fixture.call(.data, call: 6, [.init(status: 502, gapAfter: 0.5), .init(status: 502, gapAfter: 1), .init(status: 502)])
+            + Fixture.call(
+                .data, call: 6,
+                [.init(status: 502, gapAfter: 0.5), .init(status: 502, gapAfter: 1), .init(status: 502)])
             + Fixture.call(.match, call: 7, start: 100, [.init(status: 201)])  // ends the run
         let verdict = audit(attempts)
         #expect(verdict.violations == 0)
@@ -68,7 +75,10 @@ import Testing
             Fixture.call(.match, call: 1, [.init(status: 503)])  // 5xx on match: must retry
             + Fixture.call(.events, call: 2, [.init(status: 429, retryAfter: 1)])  // 429: must retry
             + Fixture.call(.identity, call: 3, [.init(status: nil)])  // timeout: must retry
-            + Fixture.call(.match, call: 4, [.init(status: 503, gapAfter: 0.5), .init(status: 503, gapAfter: 1), .init(status: 503)])  // budget spent
+            + Fixture.call(
+                .match, call: 4,
+                // budget spent
+                [.init(status: 503, gapAfter: 0.5), .init(status: 503, gapAfter: 1), .init(status: 503)])
             + Fixture.call(.match, call: 5, start: 100, [.init(status: 201)])
         let verdict = audit(attempts)
         #expect(verdict.violationsByKind == ["missing_retry": 3])
@@ -100,7 +110,8 @@ import Testing
     }
 
     @Test func cancelledAttemptsNeedNoRetry() {
-        let attempts = [Fixture.attempt(.match, start: 1, status: nil, error: .cancelled)]
+        let attempts =
+            [Fixture.attempt(.match, start: 1, status: nil, error: .cancelled)]
             + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])
         #expect(audit(attempts).violations == 0)
     }
@@ -131,17 +142,20 @@ import Testing
         attempts.append(Fixture.attempt(.events, call: 3, attempt: 0, start: 5, status: 200))
         let configuration = VerdictsConfiguration(
             limits: ["events": DeclaredLimit(limit: 1, windowSeconds: 1e300, scope: .key)], algorithm: .fixedWindow)
-        let report = Verdicts.evaluate(VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: configuration))
+        let report = Verdicts.evaluate(
+            VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: configuration))
         #expect(report.ignoredAttempts == 2)
         #expect(report.metrics()["verdicts.ignored_attempts"] == 2)
         #expect(report.backoff.total.checked == 1)
         var sliding = configuration
         sliding.algorithm = .slidingWindow
-        _ = Verdicts.evaluate(VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: sliding)).summaryLines()
+        _ = Verdicts.evaluate(VerdictInputs(attempts: attempts, calls: [], ledger: [], configuration: sliding))
+            .summaryLines()
     }
 
     @Test func aNegativeRetryBudgetCountsAsNone() {
-        let attempts = Fixture.call(.events, [.init(status: nil, gapAfter: 0.5), .init(status: 200)])
+        let attempts =
+            Fixture.call(.events, [.init(status: nil, gapAfter: 0.5), .init(status: 200)])
             + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])
         let verdict = RetryMatrixVerdict.evaluate(
             attempts: attempts, calls: [], maxRetries: -3, configuration: VerdictsConfiguration())

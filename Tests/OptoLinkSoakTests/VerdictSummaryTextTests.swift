@@ -16,9 +16,13 @@ import Testing
             Fixture.ledger("events", deviceId: "u", corr: "r:d000001:1"),
         ]
         let configuration = VerdictsConfiguration(limits: ["events": try DeclaredLimit(parsing: "1/10s per key")])
-        let records = [AttributionRecord(device: "d1", clickedLinkId: "a", emittedLinkId: "a", matchMethod: "CLIPBOARD", sharedNAT: false)]
+        let records = [
+            AttributionRecord(
+                device: "d1", clickedLinkId: "a", emittedLinkId: "a", matchMethod: "CLIPBOARD", sharedNAT: false)
+        ]
         let lines = Verdicts.evaluate(
-            VerdictInputs(attempts: attempts, calls: calls, ledger: ledger, attribution: records, configuration: configuration)
+            VerdictInputs(
+                attempts: attempts, calls: calls, ledger: ledger, attribution: records, configuration: configuration)
         ).summaryLines()
         #expect(lines.count == 7)
         #expect(lines[0].hasPrefix("back-off: 1 retries judged — 1 early"))
@@ -67,8 +71,13 @@ import Testing
         let calls = [ended(.session, "d1", 1, 429), ended(.match, "d3", 4, 429), ended(.events, "d1", 2, 404)]
         let notes = SummaryNotes.build(attempts: attempts, calls: calls)
         #expect(notes.count == 2)
-        #expect(notes[0] == "2 429s ended their call without a retry: 1 session (never retried); 1 match (retry budget spent, or the run ended)")
-        #expect(notes[1].hasPrefix("1 of 2 devices whose events got 404 (unknown deviceId) had their session check-in rate limited (429)"))
+        #expect(
+            notes[0]
+                == "2 429s ended their call without a retry: 1 session (never retried); 1 match (retry budget spent, or the run ended)"
+        )
+        #expect(
+            notes[1].hasPrefix(
+                "1 of 2 devices whose events got 404 (unknown deviceId) had their session check-in rate limited (429)"))
         #expect(SummaryNotes.build(attempts: [], calls: []).isEmpty)
     }
 }
@@ -83,7 +92,10 @@ import Testing
             VerdictInputs(
                 attempts: attempts, calls: [Fixture.callRecord(.events, corr: "r:d1:1")],
                 ledger: [Fixture.ledger("events", deviceId: "u", corr: "r:d1:1")],
-                attribution: [AttributionRecord(device: "d1", clickedLinkId: "a", emittedLinkId: nil, matchMethod: nil, sharedNAT: true)],
+                attribution: [
+                    AttributionRecord(
+                        device: "d1", clickedLinkId: "a", emittedLinkId: nil, matchMethod: nil, sharedNAT: true)
+                ],
                 configuration: configuration))
         let data = try JSONEncoder().encode(report)
         let decoded = try JSONDecoder().decode(VerdictsReport.self, from: data)

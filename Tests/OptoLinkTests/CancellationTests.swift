@@ -31,7 +31,8 @@ struct CancellationTests {
         let transport = StubTransport()
         transport.setDefault(.status(429, Fixture.rateLimited("\(retryAfter) seconds")), for: .match)
         let clock = ManualClock()
-        let sdk = OptoLink(config: Fixture.config(maxRetries: 2), environment: Fixture.environment(transport, clock: clock))
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 2), environment: Fixture.environment(transport, clock: clock))
         let start = Task { await sdk.start() }
         await Self.waitForSleeps(clock, [.seconds(retryAfter)])
         start.cancel()
@@ -73,7 +74,9 @@ struct CancellationTests {
         }
     }
 
-    @Test("dispose() ends every request of an instance: calls in flight, in back-off, the session call; later calls send nothing")
+    @Test(
+        "dispose() ends every request of an instance: calls in flight, in back-off, the session call; later calls send nothing"
+    )
     func disposeEndsEveryRequest() async throws {
         let transport = StubTransport()
         transport.setDefault(.hang, for: .session)
@@ -81,7 +84,8 @@ struct CancellationTests {
         transport.setDefault(.status(429, Fixture.rateLimited("60 seconds", path: "/sdk/identity")), for: .identity)
         let clock = ManualClock()
         let sdk = OptoLink(
-            config: Fixture.config(), environment: Fixture.environment(transport, clock: clock, store: Fixture.launchedStore()))
+            config: Fixture.config(),
+            environment: Fixture.environment(transport, clock: clock, store: Fixture.launchedStore()))
         await sdk.start()
         let event = Task { try await sdk.trackEvent(name: "e") }
         let identity = Task { try await sdk.setIdentity(externalId: "u1") }
@@ -93,7 +97,10 @@ struct CancellationTests {
         await sdk.waitForBackgroundWork()
         #expect(clock.sleeperCount == 0)
         await #expect(throws: OptoLinkConnectionError.self) { try await sdk.clearIdentity() }
-        #expect(transport.requests.map(\.context.endpoint).sorted { $0.rawValue < $1.rawValue } == [.events, .identity, .session])
+        #expect(
+            transport.requests.map(\.context.endpoint).sorted { $0.rawValue < $1.rawValue } == [
+                .events, .identity, .session,
+            ])
     }
 
     @Test("16 concurrent setIdentity calls (and 4 events) made while start() runs wait for it, and all succeed")

@@ -11,18 +11,20 @@ struct JSONBodyTests {
         String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
-    static var bodies: [[String: Any]] { [
-        [:],
-        ["deviceId": "d-1", "eventName": "purchase", "properties": ["opl_corr": "run:dev-1:3", "k": "v"]],
-        ["deviceId": "x", "eventName": "e", "properties": [String: String]()],
-        ["_x": "1", "A_": "2", "a_b": "3", "aab": "4", "ab": "5", "Zz": "6", "z_": "7", "Z": "8", "abd": "9"],
-        ["s": #"slash/ quote" back\ é ünïcødé 😀 \#u{7f} \#u{2028}"#, "t": ""],
-        ["outer": ["inner": ["leaf": "v"] as [String: Any], "b": "c"] as [String: Any]],
+    static var bodies: [[String: Any]] {
         [
-            "platform": "iOS", "osVersion": "18.1", "deviceModel": "iPhone16,2", "language": "en-GB",
-            "deviceId": "b3b1c7de-0000-4000-8000-00000000be0c", "clipboardToken": "opl_abc/def",
-        ],
-    ] }
+            [:],
+            ["deviceId": "d-1", "eventName": "purchase", "properties": ["opl_corr": "run:dev-1:3", "k": "v"]],
+            ["deviceId": "x", "eventName": "e", "properties": [String: String]()],
+            ["_x": "1", "A_": "2", "a_b": "3", "aab": "4", "ab": "5", "Zz": "6", "z_": "7", "Z": "8", "abd": "9"],
+            ["s": #"slash/ quote" back\ é ünïcødé 😀 \#u{7f} \#u{2028}"#, "t": ""],
+            ["outer": ["inner": ["leaf": "v"] as [String: Any], "b": "c"] as [String: Any]],
+            [
+                "platform": "iOS", "osVersion": "18.1", "deviceModel": "iPhone16,2", "language": "en-GB",
+                "deviceId": "b3b1c7de-0000-4000-8000-00000000be0c", "clipboardToken": "opl_abc/def",
+            ],
+        ]
+    }
 
     @Test(arguments: 0..<7)
     func matchesJSONSerialization(index: Int) throws {
@@ -31,16 +33,18 @@ struct JSONBodyTests {
         #expect(String(decoding: data, as: UTF8.self) == (try Self.reference(body)))
     }
 
-    static var declined: [[String: Any]] { [
-        ["a1": "digits sort numerically"],
-        ["key": "x", "KEY": "case-insensitive tie"],
-        ["n": 1],
-        ["b": true],
-        ["control": "line\nbreak"],
-        ["list": ["a"]],
-        ["": "empty key"],
-        ["dash-key": "v"],
-    ] }
+    static var declined: [[String: Any]] {
+        [
+            ["a1": "digits sort numerically"],
+            ["key": "x", "KEY": "case-insensitive tie"],
+            ["n": 1],
+            ["b": true],
+            ["control": "line\nbreak"],
+            ["list": ["a"]],
+            ["": "empty key"],
+            ["dash-key": "v"],
+        ]
+    }
 
     @Test(arguments: 0..<8)
     func declinesOtherShapes(index: Int) {

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// How one attempt failed, as the retry policy sees it.
@@ -32,5 +32,6 @@ public protocol OptoLinkRetryPolicy: Sendable {
     ///   - retryIndex: `n` in `min(0.5 · 2ⁿ, 5)`: 0 when deciding the first retry.
     /// - Returns: `.stop` when the matrix forbids a retry; the SDK itself stops once
     ///   `maxRetries` retries are spent, whatever the policy says.
-    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int) -> OptoLinkRetryDecision
+    func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
+        -> OptoLinkRetryDecision
 }

@@ -256,7 +256,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
             bodyLength: request.body.count, into: &connection.output)
         if request.expectsContinue {
             connection.heldBody = request.body
-            timers.schedule(at: now &+ configuration.continueTimeout.nanosecondsClamped, .continueWait(connection.token))
+            timers.schedule(
+                at: now &+ configuration.continueTimeout.nanosecondsClamped, .continueWait(connection.token))
         } else {
             connection.output.append(contentsOf: request.body)
         }

@@ -207,7 +207,8 @@ struct HTTPHeadFields {
     var expectsContinue = false
 
     /// Parses the field lines from `pos` up to the empty line that ends at `end`.
-    static func parse(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Result<HTTPHeadFields, Failure> {
+    static func parse(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Result<HTTPHeadFields, Failure>
+    {
         var head = HTTPHeadFields()
         var pos = start
         while pos < end - 2 {
@@ -269,4 +270,3 @@ struct TransferCodings {
         return .unsupported
     }
 }
-

@@ -215,7 +215,8 @@ public struct HTTPRequestParser: Sendable {
             Head(
                 request: request, keepAlive: keepAlive,
                 framing: chunked
-                    ? .chunked(ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
+                    ? .chunked(
+                        ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
                     : .length(length),
                 expectsContinue: head.expectsContinue && isHTTP11))
     }

@@ -254,7 +254,8 @@ public struct HTTPResponseParser: Sendable {
         } else if codings.present {
             guard codings.verdict == .chunkedOnly else { return .failure(.unsupportedTransferEncoding) }
             if contentLength != nil { keepAlive = false }  // both framings: trust chunked, then close (RFC 9112 §6.3)
-            framing = .chunked(ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
+            framing = .chunked(
+                ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
         } else if let contentLength {
             guard contentLength <= limits.maxBodyBytes else { return .failure(.bodyTooLarge) }
             framing = .length(contentLength)

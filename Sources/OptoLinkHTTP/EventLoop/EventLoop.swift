@@ -328,7 +328,8 @@ final class EventLoop<Poller: ReadinessPoller> {
     }
 
     private func respondWithError(status: Int, parseError: HTTPParseError?, on connection: Connection) {
-        var response = errorRenderer(HTTPServerErrorContext(status: status, parseError: parseError, connection: connection.info))
+        var response = errorRenderer(
+            HTTPServerErrorContext(status: status, parseError: parseError, connection: connection.info))
         response.status = status
         connection.closingOnError = true
         enqueue(response, persistence: .close, omitBody: false, on: connection)

@@ -4,7 +4,7 @@ import OptoLinkHTTP
 import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `optolink-soak bench`: measures the driver's own cost against one embedded emulator:
@@ -31,9 +31,9 @@ enum SoakBench {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("soak-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         #if DEBUG
-        let build = "debug"
+            let build = "debug"
         #else
-        let build = "release"
+            let build = "release"
         #endif
         var results = BenchResults(
             soakVersion: OptoLinkSoak.version, date: ISO8601DateFormatter().string(from: Date()), build: build,
@@ -275,7 +275,8 @@ enum SoakBench {
             client.map { NativeTransport(client: $0) } ?? URLSessionTransport(session: session)
         var runner = JourneyRunner(
             recorder: recorder, transport: transport, session: session,
-            clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(), runId: "bench",
+            clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(),
+            runId: "bench",
             linkIds: [:])
         runner.deferredLinkWait = 0.001
         let launcher = runner
@@ -302,7 +303,8 @@ enum SoakBench {
         var launched = 0
         for (index, count) in counts.sorted().enumerated() {
             await launchAll(
-                Array(all[launched..<count]), server: server, scratch: scratch.appendingPathComponent("memory-\(index)"),
+                Array(all[launched..<count]), server: server,
+                scratch: scratch.appendingPathComponent("memory-\(index)"),
                 transport: transport)
             launched = count
             rss.append(ProcessMemory.residentBytes() ?? 0)

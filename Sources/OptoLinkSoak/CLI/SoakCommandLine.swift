@@ -198,10 +198,13 @@ public enum SoakCommandLine {
     private static func parseRun(_ args: [String]) throws -> SoakCommand {
         var options = SoakRunOptions(profilePath: "")
         var profile: String? = nil
-        let wantsHelp = try walk(args, positional: { arg in
-            guard profile == nil else { throw SoakUsageError(message: "run: unexpected argument \"\(arg)\"") }
-            profile = arg
-        }) { flag, value in
+        let wantsHelp = try walk(
+            args,
+            positional: { arg in
+                guard profile == nil else { throw SoakUsageError(message: "run: unexpected argument \"\(arg)\"") }
+                profile = arg
+            }
+        ) { flag, value in
             switch flag {
             case "--base-url":
                 let text = try value()
@@ -215,7 +218,9 @@ public enum SoakCommandLine {
             case "--duration": options.duration = try number(flag, value(), 0.001...604_800.0, "seconds (0.001…604800)")
             case "--rate":
                 options.rate = try number(flag, value(), 0.0...100_000.0, "journeys/s (0…100000)")
-                if options.rate == 0 { throw SoakUsageError(message: "--rate: must be > 0 journeys/s (0 would start nothing)") }
+                if options.rate == 0 {
+                    throw SoakUsageError(message: "--rate: must be > 0 journeys/s (0 would start nothing)")
+                }
             case "--seed": options.seed = try number(flag, value(), 0...UInt64.max, "an unsigned integer")
             case "--out": options.outDirectory = try value()
             case "--force": options.force = true
@@ -254,17 +259,21 @@ public enum SoakCommandLine {
         guard let profile else { throw SoakUsageError(message: "run: missing PROFILE (a profile JSON file)") }
         options.profilePath = profile
         if options.baseURL == nil && (options.apiKey != nil || options.orgKey != nil) {
-            throw SoakUsageError(message: "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)")
+            throw SoakUsageError(
+                message: "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)")
         }
         if options.baseURL == nil && options.ledgerPath != nil {
-            throw SoakUsageError(message: "--ledger: only with --base-url (the embedded emulator's ledger is read directly)")
+            throw SoakUsageError(
+                message: "--ledger: only with --base-url (the embedded emulator's ledger is read directly)")
         }
         return .run(options)
     }
 
     private static func parseServe(_ args: [String]) throws -> SoakCommand {
         var options = SoakCommand.ServeOptions()
-        let wantsHelp = try walk(args, positional: { throw SoakUsageError(message: "serve: unexpected argument \"\($0)\"") }) {
+        let wantsHelp = try walk(
+            args, positional: { throw SoakUsageError(message: "serve: unexpected argument \"\($0)\"") }
+        ) {
             flag, value in
             switch flag {
             case "--port": options.port = try number(flag, value(), 0...65535, "a port (0…65535)")
@@ -281,10 +290,13 @@ public enum SoakCommandLine {
     private static func parseCompare(_ args: [String]) throws -> SoakCommand {
         var paths: [String] = []
         var options = CompareOptions(baselinePath: "", currentPath: "")
-        let wantsHelp = try walk(args, positional: { arg in
-            guard paths.count < 2 else { throw SoakUsageError(message: "compare: unexpected argument \"\(arg)\"") }
-            paths.append(arg)
-        }) { flag, value in
+        let wantsHelp = try walk(
+            args,
+            positional: { arg in
+                guard paths.count < 2 else { throw SoakUsageError(message: "compare: unexpected argument \"\(arg)\"") }
+                paths.append(arg)
+            }
+        ) { flag, value in
             switch flag {
             case "--out": options.outDirectory = try value()
             case "--force": options.force = true
@@ -292,13 +304,15 @@ public enum SoakCommandLine {
             case "--alpha": options.rules.alpha = try number(flag, value(), 1e-9...0.5, "a significance level (0…0.5)")
             case "--min-shift":
                 let text = try value()
-                guard let fraction = Thresholds.parseValue(text), text.hasSuffix("%"), (0...10).contains(fraction) else {
+                guard let fraction = Thresholds.parseValue(text), text.hasSuffix("%"), (0...10).contains(fraction)
+                else {
                     throw SoakUsageError(message: "--min-shift: \"\(text)\" is not a percentage like 10%")
                 }
                 options.rules.minRelative = fraction
             case "--floor":
                 let text = try value()
-                guard text.hasSuffix("s"), let seconds = Thresholds.parseValue(text), (0...3600).contains(seconds) else {
+                guard text.hasSuffix("s"), let seconds = Thresholds.parseValue(text), (0...3600).contains(seconds)
+                else {
                     throw SoakUsageError(message: "--floor: \"\(text)\" is not a duration like 5ms or 0.01s")
                 }
                 options.rules.minAbsoluteSeconds = seconds
@@ -317,7 +331,9 @@ public enum SoakCommandLine {
 
     private static func parseBench(_ args: [String]) throws -> SoakCommand {
         var options = SoakCommand.BenchOptions()
-        let wantsHelp = try walk(args, positional: { throw SoakUsageError(message: "bench: unexpected argument \"\($0)\"") }) {
+        let wantsHelp = try walk(
+            args, positional: { throw SoakUsageError(message: "bench: unexpected argument \"\($0)\"") }
+        ) {
             flag, value in
             switch flag {
             case "--out": options.outPath = try value()

@@ -48,7 +48,8 @@ public enum CompareCommand {
         var notes: [String] = []
         let b = baseline.summary.run
         let c = current.summary.run
-        let differs = b.profile != c.profile || (b.profileHash != nil && c.profileHash != nil && b.profileHash != c.profileHash)
+        let differs =
+            b.profile != c.profile || (b.profileHash != nil && c.profileHash != nil && b.profileHash != c.profileHash)
         if differs {
             let what =
                 "the runs' profiles differ: baseline \(b.profile) (\(short(b.profileHash))) vs current "
@@ -64,8 +65,9 @@ public enum CompareCommand {
                     + "version wrote it), so it is not verified that both runs used the same profile")
         }
         if current.profile == nil {
-            notes.append("the current report has no readable profile.json, so its expect.regression rules (if any) "
-                + "are unknown and the default rule applies")
+            notes.append(
+                "the current report has no readable profile.json, so its expect.regression rules (if any) "
+                    + "are unknown and the default rule applies")
         }
         if b.seed != c.seed { notes.append("the runs used different seeds (\(b.seed) and \(c.seed))") }
         if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {

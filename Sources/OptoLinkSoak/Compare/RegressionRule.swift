@@ -158,8 +158,9 @@ public struct RegressionRule: Sendable, Equatable {
                 return inner
             }
             var word = ""
-            while index < characters.count, characters[index].isLetter || characters[index].isNumber
-                || characters[index] == "." || characters[index] == "%" || characters[index] == "_"
+            while index < characters.count,
+                characters[index].isLetter || characters[index].isNumber
+                    || characters[index] == "." || characters[index] == "%" || characters[index] == "_"
             {
                 word.append(characters[index])
                 index += 1

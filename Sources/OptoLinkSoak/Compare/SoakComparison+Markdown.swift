@@ -4,12 +4,17 @@ extension SoakComparison {
     /// `compare.md`: a summary to paste into a pull request (GitHub-flavoured Markdown tables).
     public func markdown() -> String {
         var out = "## optolink-soak compare · \(current.profile) — "
-        out += regressed ? "❌ regression\n\n" : inconclusive ? "⚠️ inconclusive (the machine was busier)\n\n" : "✅ no regression\n\n"
-        out += "Baseline `\(baseline.runId)` (\(baseline.startedAt)) → current `\(current.runId)` (\(current.startedAt)).\n\n"
+        out +=
+            regressed
+            ? "❌ regression\n\n" : inconclusive ? "⚠️ inconclusive (the machine was busier)\n\n" : "✅ no regression\n\n"
+        out +=
+            "Baseline `\(baseline.runId)` (\(baseline.startedAt)) → current `\(current.runId)` (\(current.startedAt)).\n\n"
         if forced { out += "> **Forced:** the two runs' profiles differ; compared anyway (`--force`).\n\n" }
         out += "Machine check — the soak process's own start lag p99: \(Self.latency(startLagP99))"
         out += machineBusier ? " (**busier**: latency shifts are inconclusive).\n\n" : ".\n\n"
-        out += rule == "default" ? "Default rule (no `expect.regression` in the profile):\n" : "Rules from `expect.regression`:\n"
+        out +=
+            rule == "default"
+            ? "Default rule (no `expect.regression` in the profile):\n" : "Rules from `expect.regression`:\n"
         for line in ruleText { out += "- \(rule == "default" ? line : "`\(line)`")\n" }
         out += "\n"
         let failed = checks.filter { !$0.passed || $0.inconclusive == true }
@@ -35,18 +40,24 @@ extension SoakComparison {
                     index == 0
                     ? "| \(e.endpoint) | \(Self.count(e.attempts)) | \(Self.percent(e.rate429)) | \(Self.percent(e.failedRate)) "
                     : "| | | | "
-                let test = l.test.map { String(format: "p = %.2g%@", $0.pGreater, l.regressed ? " **slower**" : "") }
+                let test =
+                    l.test.map { String(format: "p = %.2g%@", $0.pGreater, l.regressed ? " **slower**" : "") }
                     ?? "n/a"
-                out += head + "| \(l.kind) | \(Self.latency(l.p50)) | \(Self.latency(l.p95)) | \(Self.latency(l.p99)) | \(test) |\n"
+                out +=
+                    head
+                    + "| \(l.kind) | \(Self.latency(l.p50)) | \(Self.latency(l.p95)) | \(Self.latency(l.p99)) | \(test) |\n"
             }
         }
         if !journeys.isEmpty {
             out += "\n### Journeys (duration from the intended start, completed journeys)\n\n"
-            out += "| journey | started | unfinished | p50 | p95 | p99 | Mann–Whitney |\n|---|---:|---:|---:|---:|---:|---|\n"
+            out +=
+                "| journey | started | unfinished | p50 | p95 | p99 | Mann–Whitney |\n|---|---:|---:|---:|---:|---:|---|\n"
             for j in journeys {
                 let d = j.duration
-                let test = d.test.map { String(format: "p = %.2g%@", $0.pGreater, d.regressed ? " **slower**" : "") } ?? "n/a"
-                out += "| \(j.name) | \(Self.count(j.started)) | \(Self.count(j.unfinished)) | \(Self.latency(d.p50)) | "
+                let test =
+                    d.test.map { String(format: "p = %.2g%@", $0.pGreater, d.regressed ? " **slower**" : "") } ?? "n/a"
+                out +=
+                    "| \(j.name) | \(Self.count(j.started)) | \(Self.count(j.unfinished)) | \(Self.latency(d.p50)) | "
                 out += "\(Self.latency(d.p95)) | \(Self.latency(d.p99)) | \(test) |\n"
             }
         }
@@ -90,7 +101,8 @@ extension SoakComparison {
     public var consoleLines: [String] {
         var lines = ["compare: baseline \(baseline.runId) → current \(current.runId) (\(current.profile))"]
         if forced { lines.append("note: the profiles differ; compared anyway (--force)") }
-        lines.append(rule == "default" ? "default rule (no expect.regression in the profile):" : "rules (expect.regression):")
+        lines.append(
+            rule == "default" ? "default rule (no expect.regression in the profile):" : "rules (expect.regression):")
         lines += ruleText.map { "  \($0)" }
         for check in checks where rule == "profile" || !check.passed || check.inconclusive == true {
             lines.append(
@@ -99,7 +111,8 @@ extension SoakComparison {
                         ?? " (baseline \(Self.format(check.baseline)), current \(Self.format(check.current)))"))
         }
         lines += notes.map { "note: \($0)" }
-        lines.append(regressed ? "REGRESSION" : inconclusive ? "INCONCLUSIVE: the machine was busier (exit 2)" : "no regression")
+        lines.append(
+            regressed ? "REGRESSION" : inconclusive ? "INCONCLUSIVE: the machine was busier (exit 2)" : "no regression")
         return lines
     }
 }
@@ -111,7 +124,9 @@ extension JUnitReport {
             TestCase(
                 name: check.name, className: "optolink-soak.regression",
                 result: check.passed ? .passed : .failed(message: check.message ?? "regression", detail: nil),
-                output: "baseline \(SoakComparison.format(check.baseline)), current \(SoakComparison.format(check.current))")
+                output:
+                    "baseline \(SoakComparison.format(check.baseline)), current \(SoakComparison.format(check.current))"
+            )
         }
         return JUnitReport(
             name: "optolink-soak compare \(comparison.current.profile)",

@@ -181,7 +181,8 @@ public struct SoakComparison: Sendable, Codable {
                     name: name, started: Delta(Double(bj.byName[name] ?? 0), Double(cj.byName[name] ?? 0)),
                     unfinished: Delta(Double(bj.unfinishedByName[name] ?? 0), Double(cj.unfinishedByName[name] ?? 0)),
                     duration: latencyComparison(
-                        kind: "journey", baseline: bj.durationFromIntended[name], current: cj.durationFromIntended[name],
+                        kind: "journey", baseline: bj.durationFromIntended[name],
+                        current: cj.durationFromIntended[name],
                         rules: rules)))
         }
         // One family for Holm's procedure: every endpoint latency and every journey duration.
@@ -230,7 +231,8 @@ public struct SoakComparison: Sendable, Codable {
                 for l in endpoint.latency {
                     checks.append(
                         RegressionCheck(
-                            name: "\(endpoint.endpoint).\(l.kind)_latency", metric: "\(endpoint.endpoint).\(l.kind)_latency.p95",
+                            name: "\(endpoint.endpoint).\(l.kind)_latency",
+                            metric: "\(endpoint.endpoint).\(l.kind)_latency.p95",
                             baseline: l.p95.baseline, current: l.p95.current, limit: nil, passed: !l.regressed,
                             message: l.regressed ? l.reason : nil))
                 }
@@ -253,14 +255,16 @@ public struct SoakComparison: Sendable, Codable {
             }
         }
         let lag = Delta(b.summary.journeys.startLag.p99, c.summary.journeys.startLag.p99)
-        let busier = lag.current > lag.baseline * rules.busierStartLagFactor
+        let busier =
+            lag.current > lag.baseline * rules.busierStartLagFactor
             && lag.absolute > rules.busierStartLagSeconds
         var notes = notes
         var inconclusive = false
         if busier {
             notes.append(
                 "the machine was busier during the current run: the soak process's own start lag p99 went "
-                    + "\(formatSeconds(lag.baseline)) → \(formatSeconds(lag.current)); latency differences may be the machine's")
+                    + "\(formatSeconds(lag.baseline)) → \(formatSeconds(lag.current)); latency differences may be the machine's"
+            )
             if ruleName == "default" {
                 for (i, check) in checks.enumerated()
                 where !check.passed && (check.name.hasSuffix("_latency") || check.name.hasSuffix(".duration")) {
@@ -288,8 +292,10 @@ public struct SoakComparison: Sendable, Codable {
     static func derivedMetrics(_ s: SoakSummary) -> [String: Double] {
         var metrics = s.metrics
         for (name, e) in s.endpoints where e.attempts > 0 {
-            metrics["\(name).429.rate"] = metrics["\(name).429.rate"] ?? Double(e.byStatus["429"] ?? 0) / Double(e.attempts)
-            metrics["\(name).errors.rate"] = metrics["\(name).errors.rate"] ?? Double(failedAttempts(e)) / Double(e.attempts)
+            metrics["\(name).429.rate"] =
+                metrics["\(name).429.rate"] ?? Double(e.byStatus["429"] ?? 0) / Double(e.attempts)
+            metrics["\(name).errors.rate"] =
+                metrics["\(name).errors.rate"] ?? Double(failedAttempts(e)) / Double(e.attempts)
         }
         return metrics
     }
@@ -345,7 +351,8 @@ public struct SoakComparison: Sendable, Codable {
             } else if isSignificant {
                 l.reason = "significantly slower (\(p)) but below the effect-size floor"
             } else {
-                l.reason = "no significant slowdown (\(p); \(tested.count) tests, Holm at \(ThresholdResult.format(rules.alpha)))"
+                l.reason =
+                    "no significant slowdown (\(p); \(tested.count) tests, Holm at \(ThresholdResult.format(rules.alpha)))"
             }
             groups[i][j] = l
         }

@@ -2,7 +2,7 @@ import Foundation
 import OptoLink
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Executes journeys on virtual devices: each step drives a real SDK instance (or, for a
@@ -184,7 +184,10 @@ public struct JourneyRunner: Sendable {
             apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
             routeCache: device.routeCache)
         let middlewares: [any OptoLinkMiddleware] =
-            [RunCutoffMiddleware(control: control, timeline: recorder.timeline), ForwardedForMiddleware(clientIP: device.clientIP)]
+            [
+                RunCutoffMiddleware(control: control, timeline: recorder.timeline),
+                ForwardedForMiddleware(clientIP: device.clientIP),
+            ]
             + (extraHeaders.isEmpty ? [] : [ExtraHeadersMiddleware(headers: extraHeaders)]) + [recorder]
         let environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
@@ -240,7 +243,8 @@ public struct JourneyRunner: Sendable {
         StepContext.$current.withValue(context) { instance.handle(url: url) }
         // The wait for the link ends at the cutoff at the latest; an open cut there is not a time-out.
         let remaining = control.cutoff - start
-        let emitted = await firstLink(of: stream, within: Swift.min(timeout, Swift.max(0, remaining)), skipFirst: hadLink)
+        let emitted = await firstLink(
+            of: stream, within: Swift.min(timeout, Swift.max(0, remaining)), skipFirst: hadLink)
         let cut = emitted == nil && (remaining < timeout || Task.isCancelled)
         recorder.openRecorded(
             OpenRecord(

@@ -2,7 +2,7 @@ import Foundation
 import OptoLink
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The outermost middleware of every virtual device: refuses any HTTP attempt that would

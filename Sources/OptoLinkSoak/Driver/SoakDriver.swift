@@ -1,4 +1,5 @@
 import Synchronization
+
 /// Runs a profile's load model over the virtual devices with structured concurrency.
 ///
 /// - Open model: an ``ArrivalSchedule`` plans journey starts; a bounded task group starts
@@ -225,7 +226,8 @@ public final class SoakDriver: Sendable {
                     runner.recorder.journeyStarted(name: journey.name, lag: 0)
                     let completed = await runner.run(journey, on: device, intendedStart: start, rng: &rng)
                     inFlight.add(-1)
-                    runner.recorder.journeyEnded(name: journey.name, completed: completed, duration: timeline.now() - start)
+                    runner.recorder.journeyEnded(
+                        name: journey.name, completed: completed, duration: timeline.now() - start)
                 }
                 return .journey
             }

@@ -72,11 +72,16 @@ public struct LiveMetrics: Sendable, Equatable {
             }
         }
         let histograms: [(String, String, KeyPath<Endpoint, Histogram>)] = [
-            ("optolink_soak_attempt_latency_seconds", "Service time of one HTTP attempt (end - actual start), seconds.",
-                \.attemptLatency),
-            ("optolink_soak_call_latency_seconds",
+            (
+                "optolink_soak_attempt_latency_seconds",
+                "Service time of one HTTP attempt (end - actual start), seconds.",
+                \.attemptLatency
+            ),
+            (
+                "optolink_soak_call_latency_seconds",
                 "Whole SDK call from its intended start to its last attempt's end (back-off included), seconds.",
-                \.callLatency),
+                \.callLatency
+            ),
         ]
         for (family, help, path) in histograms {
             out.family(family, .histogram, help: help)
@@ -89,7 +94,8 @@ public struct LiveMetrics: Sendable, Equatable {
         }
         out.family("optolink_soak_in_flight_calls", .gauge, help: "SDK calls with an HTTP attempt in flight.")
         for name in names {
-            out.sample("optolink_soak_in_flight_calls", [("endpoint", name)], Double(endpoints[name]?.inFlightCalls ?? 0))
+            out.sample(
+                "optolink_soak_in_flight_calls", [("endpoint", name)], Double(endpoints[name]?.inFlightCalls ?? 0))
         }
         out.family("optolink_soak_429_total", .counter, help: "HTTP 429 responses (all endpoints).")
         out.sample("optolink_soak_429_total", [], Double(status429))

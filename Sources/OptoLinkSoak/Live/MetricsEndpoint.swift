@@ -13,7 +13,9 @@ final class MetricsEndpoint: Sendable {
     init(address: MetricsListenAddress, snapshot: @escaping @Sendable () -> LiveMetrics) throws {
         server = HTTPServer(configuration: .init(host: address.host, port: address.port, loopCount: 1)) { request, _ in
             guard request.path == "/metrics" else {
-                return .respond(HTTPResponse(status: 404, headers: ["Content-Type": "text/plain"], body: Array("try /metrics\n".utf8)))
+                return .respond(
+                    HTTPResponse(
+                        status: 404, headers: ["Content-Type": "text/plain"], body: Array("try /metrics\n".utf8)))
             }
             guard request.method == "GET" || request.method == "HEAD" else {
                 return .respond(HTTPResponse(status: 405, headers: ["Allow": "GET, HEAD"]))

@@ -53,7 +53,8 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
             let inner = error.readableDescription
-            throw SoakProfileError(message: inner.hasPrefix("not valid JSON") ? "\(prefix): \(inner)" : "\(prefix).\(inner)")
+            throw SoakProfileError(
+                message: inner.hasPrefix("not valid JSON") ? "\(prefix): \(inner)" : "\(prefix).\(inner)")
         }
     }
 }

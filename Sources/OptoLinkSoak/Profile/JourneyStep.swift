@@ -27,7 +27,9 @@ public enum JourneyStep: Sendable, Equatable {
     }
 
     /// The step kinds as written in profiles.
-    public static let kinds = ["click", "firstLaunch", "relaunch", "open", "event", "identify", "clearIdentity", "wait"]
+    public static let kinds = [
+        "click", "firstLaunch", "relaunch", "open", "event", "identify", "clearIdentity", "wait",
+    ]
 
     /// The `kind` string of this step.
     public var kind: String {
@@ -115,7 +117,9 @@ extension JourneyStep: Codable {
             )
         case "identify":
             self = .identify(
-                externalId: try c.decodeChecked(String.self, forKey: .externalId, default: "user-{device}", "must not be empty") {
+                externalId: try c.decodeChecked(
+                    String.self, forKey: .externalId, default: "user-{device}", "must not be empty"
+                ) {
                     !$0.isEmpty
                 }
             )

@@ -72,7 +72,8 @@ public struct LoadSettings: Sendable, Equatable, Codable {
         let modelText = try c.decodeField(String.self, forKey: .model)
         guard let model = Model(rawValue: modelText) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .model, in: c, debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"
+                forKey: .model, in: c,
+                debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"
             )
         }
         self.model = model
@@ -89,20 +90,24 @@ public struct LoadSettings: Sendable, Equatable, Codable {
         }
         duration = try c.decodeFieldIfPresent(Double.self, forKey: .duration)
         if let duration, !(0.001...604_800).contains(duration) {
-            throw DecodingError.dataCorruptedError(forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds")
+            throw DecodingError.dataCorruptedError(
+                forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds")
         }
         iterations = try c.decodeFieldIfPresent(Int.self, forKey: .iterations)
         if let iterations, iterations < 1 {
             throw DecodingError.dataCorruptedError(forKey: .iterations, in: c, debugDescription: "must be ≥ 1")
         }
-        grace = try c.decodeChecked(Double.self, forKey: .grace, default: 15, "must be 0…600 seconds") { (0...600).contains($0) }
+        grace = try c.decodeChecked(Double.self, forKey: .grace, default: 15, "must be 0…600 seconds") {
+            (0...600).contains($0)
+        }
         if model == .open && stages.isEmpty {
             throw DecodingError.dataCorruptedError(
                 forKey: .stages, in: c, debugDescription: "the open model needs at least one stage")
         }
         if model == .closed && duration == nil && iterations == nil {
             throw DecodingError.dataCorruptedError(
-                forKey: .duration, in: c, debugDescription: "the closed model needs duration or iterations (a run must stop)")
+                forKey: .duration, in: c,
+                debugDescription: "the closed model needs duration or iterations (a run must stop)")
         }
     }
 

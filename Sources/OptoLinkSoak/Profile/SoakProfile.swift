@@ -50,7 +50,9 @@ public struct SoakProfile: Sendable, Equatable {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 if let syntax = jsonSyntaxProblem(data) { throw SoakProfileError(message: "not valid JSON: \(syntax)") }
                 throw SoakProfileError(
-                    message: "a number does not fit its field (a fraction where a whole number is expected, or out of range)")
+                    message:
+                        "a number does not fit its field (a fraction where a whole number is expected, or out of range)"
+                )
             }
             throw SoakProfileError(message: error.readableDescription)
         }
@@ -86,7 +88,8 @@ extension SoakProfile: Codable {
         sdk = try c.decodeFieldIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
         backend = try c.decodeFieldIfPresent(JSONValue.self, forKey: .backend)
         // The emulator section is checked at load (strictly: typos are `backend.<path>: unknown field`).
-        if let staging = try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend), !staging.problems().isEmpty {
+        if let staging = try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend), !staging.problems().isEmpty
+        {
             let problems = staging.problems().joined(separator: "; ")
             throw DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems)
         }
@@ -96,8 +99,10 @@ extension SoakProfile: Codable {
             guard let problem = Thresholds.problem(in: threshold.expression) else { continue }
             throw DecodingError.dataCorrupted(
                 .init(
-                    codingPath: decoder.codingPath + [CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
-                        AnyCodingKey(intValue: index)],
+                    codingPath: decoder.codingPath + [
+                        CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
+                        AnyCodingKey(intValue: index),
+                    ],
                     debugDescription: problem))
         }
     }
@@ -155,7 +160,9 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
                     return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
                 }
         }
-        models = try c.decodeChecked([String: Double].self, forKey: .models, default: ["iPhone": 1], weights + " with keys iPhone/iPad") {
+        models = try c.decodeChecked(
+            [String: Double].self, forKey: .models, default: ["iPhone": 1], weights + " with keys iPhone/iPad"
+        ) {
             validWeights($0) && $0.keys.allSatisfy { $0 == "iPhone" || $0 == "iPad" }
         }
         languages = try c.decodeChecked([String: Double].self, forKey: .languages, default: ["en-US": 1], weights) {
@@ -164,8 +171,12 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
         clipboardSurvives = try c.decodeChecked(Double.self, forKey: .clipboardSurvives, default: 0, "must be 0…1") {
             (0...1).contains($0)
         }
-        sharedNAT = try c.decodeChecked(Double.self, forKey: .sharedNAT, default: 0, "must be 0…1") { (0...1).contains($0) }
-        sharedNATAddress = try c.decodeChecked(String.self, forKey: .sharedNATAddress, default: "198.51.100.1", "must be an IPv4 address") {
+        sharedNAT = try c.decodeChecked(Double.self, forKey: .sharedNAT, default: 0, "must be 0…1") {
+            (0...1).contains($0)
+        }
+        sharedNATAddress = try c.decodeChecked(
+            String.self, forKey: .sharedNATAddress, default: "198.51.100.1", "must be an IPv4 address"
+        ) {
             isIPv4($0)
         }
         routeCache = try c.decodeChecked(Double.self, forKey: .routeCache, default: 0, "must be 0…1") {
@@ -262,13 +273,20 @@ public struct SDKSettings: Sendable, Equatable, Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = SDKSettings()
-        apiKey = try c.decodeChecked(String.self, forKey: .apiKey, default: defaults.apiKey, "must not be empty") { !$0.isEmpty }
-        orgKey = try c.decodeChecked(String.self, forKey: .orgKey, default: defaults.orgKey, "must not be empty") { !$0.isEmpty }
+        apiKey = try c.decodeChecked(String.self, forKey: .apiKey, default: defaults.apiKey, "must not be empty") {
+            !$0.isEmpty
+        }
+        orgKey = try c.decodeChecked(String.self, forKey: .orgKey, default: defaults.orgKey, "must not be empty") {
+            !$0.isEmpty
+        }
         timeout = try c.decodeChecked(Double.self, forKey: .timeout, default: 10, "must be 0.1…600 seconds") {
             (0.1...600).contains($0)
         }
-        maxRetries = try c.decodeChecked(Int.self, forKey: .maxRetries, default: 2, "must be 0…10") { (0...10).contains($0) }
-        customScheme = try c.decodeChecked(String.self, forKey: .customScheme, default: "acme", "must be a URL scheme") {
+        maxRetries = try c.decodeChecked(Int.self, forKey: .maxRetries, default: 2, "must be 0…10") {
+            (0...10).contains($0)
+        }
+        customScheme = try c.decodeChecked(String.self, forKey: .customScheme, default: "acme", "must be a URL scheme")
+        {
             !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
         }
         universalLinkHost = try c.decodeFieldIfPresent(String.self, forKey: .universalLinkHost)

@@ -69,7 +69,9 @@ func numberProblem(_ error: any Error) -> String {
         return "cannot be read (\(text))"
     }
     let number = String(text[open.upperBound..<close])
-    if number.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), Double(number).map({ $0.rounded() != $0 }) ?? true {
+    if number.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }),
+        Double(number).map({ $0.rounded() != $0 }) ?? true
+    {
         return "\(number) is not a whole number"
     }
     if number.hasPrefix("-") { return "\(number) must not be negative" }

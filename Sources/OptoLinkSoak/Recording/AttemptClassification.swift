@@ -2,7 +2,7 @@ import Foundation
 import OptoLink
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Pure helpers the recorder uses to describe an attempt without keeping its bytes.

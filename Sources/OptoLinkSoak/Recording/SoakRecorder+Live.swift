@@ -8,7 +8,8 @@ extension SoakRecorder {
             for (endpoint, stats) in s.endpoints {
                 endpoints[endpoint.rawValue] = LiveMetrics.Endpoint(
                     attemptsByStatus: stats.byStatus,
-                    callsByOutcome: Dictionary(uniqueKeysWithValues: stats.callOutcomes.map { ($0.key.rawValue, $0.value) }),
+                    callsByOutcome: Dictionary(
+                        uniqueKeysWithValues: stats.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptLatency: stats.attemptLatency.prometheus, callLatency: stats.callLatency.prometheus)
             }
             for call in s.openCalls.values where call.inFlight > 0 {

@@ -30,7 +30,8 @@ extension SoakRecorder: OptoLinkMiddleware {
             return response
         } catch {
             record.end = timeline.now()
-            var kind = AttemptClassification.errorKind(error, elapsed: record.end - actualStart, timeout: context.timeout)
+            var kind = AttemptClassification.errorKind(
+                error, elapsed: record.end - actualStart, timeout: context.timeout)
             if kind == .cancelled, control?.wasCut == true { kind = .cancelledByRun }
             record.errorKind = kind
             endAttempt(label: label, record: record)

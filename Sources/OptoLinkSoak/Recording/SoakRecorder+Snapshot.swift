@@ -2,7 +2,10 @@ extension SoakRecorder {
     /// Counters for the progress line.
     public func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
         state.withLock { s in
-            (s.attempts, s.status429, s.errors, s.journeysCompleted + s.journeysUnfinished, s.allAttempts.percentile(99))
+            (
+                s.attempts, s.status429, s.errors, s.journeysCompleted + s.journeysUnfinished,
+                s.allAttempts.percentile(99)
+            )
         }
     }
 
@@ -41,7 +44,8 @@ extension SoakRecorder {
             var endpoints: [String: SoakSummary.EndpointSummary] = [:]
             for (endpoint, e) in s.endpoints {
                 endpoints[endpoint.rawValue] = SoakSummary.EndpointSummary(
-                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
+                    attempts: e.attempts, calls: e.calls, byStatus: e.byStatus,
+                    callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                     attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                     callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,

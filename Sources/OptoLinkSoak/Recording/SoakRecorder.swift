@@ -216,7 +216,8 @@ public final class SoakRecorder: Sendable {
     public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
-            let keys = callIds.map { $0.map { CallKey(label: label, callId: $0) } }
+            let keys =
+                callIds.map { $0.map { CallKey(label: label, callId: $0) } }
                 ?? s.openCalls.keys.filter { $0.label == label }
             var done: [CallRecord] = []
             for key in keys {

@@ -122,7 +122,9 @@ public enum CSV {
             if quoted {
                 if c == "\"" {
                     if let n = next() {
-                        if n == "\"" { field.unicodeScalars.append("\"") } else {
+                        if n == "\"" {
+                            field.unicodeScalars.append("\"")
+                        } else {
                             quoted = false
                             pending = n
                         }

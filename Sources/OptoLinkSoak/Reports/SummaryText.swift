@@ -16,36 +16,46 @@ public enum SummaryText {
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
                 + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))"
                 + ((s.journeys.waitedForDevice ?? 0) > 0
-                    ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)" : ""))
+                    ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)"
+                    : ""))
         // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
         for name in s.journeys.byName.keys.sorted() {
             let h = s.journeys.durationFromIntended[name]
             let unfinished = s.journeys.unfinishedByName[name] ?? 0
-            let stats = h.map { "p50 \(ms($0.p50)), p95 \(ms($0.p95)), p99 \(ms($0.p99)), max \(ms($0.max))" } ?? "none completed"
+            let stats =
+                h.map { "p50 \(ms($0.p50)), p95 \(ms($0.p95)), p99 \(ms($0.p99)), max \(ms($0.max))" }
+                ?? "none completed"
             lines.append(
                 "journey \(name) from intended start: \(stats) (\(h?.count ?? 0) completed, \(unfinished) unfinished)")
         }
         lines.append(
             "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
-                + String(format: "%.0f/s", s.totals.attemptsPerSecond) + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
+                + String(format: "%.0f/s", s.totals.attemptsPerSecond)
+                + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
                 + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status outside the contract or no response)")
         // Columns: attempt latency = service time of one HTTP attempt; call p99 = the whole call
         // (retries and back-off included) measured from its intended start.
         let latencyHeader = ["p50", "p95", "p99", "p99.9", "max"].map { " " + $0.leftPadded(to: 8) }.joined()
         lines.append(
-            String(repeating: " ", count: 32) + "attempt latency (one HTTP attempt)".leftPadded(to: 45) + " | whole call, from")
+            String(repeating: " ", count: 32) + "attempt latency (one HTTP attempt)".leftPadded(to: 45)
+                + " | whole call, from")
         lines.append(
             "endpoint".padding(toLength: 15, withPad: " ", startingAt: 0) + " " + "attempts".leftPadded(to: 9) + " "
                 + "calls".leftPadded(to: 6) + latencyHeader + " | intended start p99  statuses")
         for name in s.endpoints.keys.sorted() {
             guard let e = s.endpoints[name] else { continue }
             let statuses = e.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
-            let columns = [
-                name.padding(toLength: 15, withPad: " ", startingAt: 0), String(format: "%9d", e.attempts),
-                String(format: "%6d", e.calls),
-            ] + [e.attemptLatency.p50, e.attemptLatency.p95, e.attemptLatency.p99, e.attemptLatency.p999, e.attemptLatency.max
+            let columns =
+                [
+                    name.padding(toLength: 15, withPad: " ", startingAt: 0), String(format: "%9d", e.attempts),
+                    String(format: "%6d", e.calls),
+                ]
+                + [
+                    e.attemptLatency.p50, e.attemptLatency.p95, e.attemptLatency.p99, e.attemptLatency.p999,
+                    e.attemptLatency.max,
                 ].map { ms($0).leftPadded(to: 8) }
-            lines.append(columns.joined(separator: " ") + " | " + ms(e.callLatency.p99).leftPadded(to: 18) + "  " + statuses)
+            lines.append(
+                columns.joined(separator: " ") + " | " + ms(e.callLatency.p99).leftPadded(to: 18) + "  " + statuses)
         }
         if s.deferredMatch.firstLaunches > 0 {
             let methods = s.deferredMatch.byMethod.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
@@ -96,8 +106,10 @@ extension SummaryText {
                     + (b.enforcedExactly
                         ? "exact (\(b.accepted) passed, \(b.rejected) rejected in \(b.windows) windows)"
                         : b.reachedLimit || b.tooLenient > 0
-                            ? [("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
-                                ("wrong message", b.wrongMessage)].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
+                            ? [
+                                ("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
+                                ("wrong message", b.wrongMessage),
+                            ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
                                 .joined(separator: ", ")
                             : "never reached (no 429)")
             }.joined(separator: "; ")
@@ -116,7 +128,9 @@ extension SummaryText {
                 verdict = "NOT SHOWN, no retry after a 429 was judged"
             } else if waited.early > 0 || retries.violations > 0 {
                 var problems: [String] = []
-                if waited.early > 0 { problems.append("\(waited.early) of \(waited.checked) retries after a 429 came early") }
+                if waited.early > 0 {
+                    problems.append("\(waited.early) of \(waited.checked) retries after a 429 came early")
+                }
                 if retries.violations > 0 { problems.append("\(retries.violations) retry-matrix violations") }
                 verdict = "NO, " + problems.joined(separator: "; ")
             } else {

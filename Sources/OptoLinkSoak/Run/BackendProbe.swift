@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Checks, before a run, that the backend answers and that the profile's clicked links exist.
@@ -15,7 +15,9 @@ enum BackendProbe {
             _ = try await session.optoLinkData(for: request)
         } catch {
             throw SoakProfileError(
-                message: "unreachable backend \(baseURL.absoluteString): \(describe(error, timeout: request.timeoutInterval))")
+                message:
+                    "unreachable backend \(baseURL.absoluteString): \(describe(error, timeout: request.timeoutInterval))"
+            )
         }
     }
 
@@ -24,7 +26,9 @@ enum BackendProbe {
         let ns = error as NSError
         guard ns.domain == NSURLErrorDomain else { return error.localizedDescription }
         switch ns.code {
-        case NSURLErrorTimedOut: return "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
+        case NSURLErrorTimedOut:
+            return
+                "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
         case NSURLErrorCannotConnectToHost: return "connection refused (nothing listens there)"
         case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
         case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
@@ -51,7 +55,8 @@ enum BackendProbe {
                 let key = "\(orgKey)/\(link)"
                 if result[key] != nil { continue }
                 var components = URLComponents(
-                    url: baseURL.appendingPathComponent(orgKey).appendingPathComponent(link).appendingPathComponent("data"),
+                    url: baseURL.appendingPathComponent(orgKey).appendingPathComponent(link).appendingPathComponent(
+                        "data"),
                     resolvingAgainstBaseURL: false)
                 components?.queryItems = [URLQueryItem(name: "deviceId", value: "soak-probe-00000000")]
                 guard let url = components?.url else { continue }
@@ -62,7 +67,9 @@ enum BackendProbe {
                 else { continue }
                 if status == 404 || status == 410 {
                     throw SoakProfileError(
-                        message: "journeys[\(j)].steps[\(s)].link: link \"\(key)\" does not exist on the backend (\(status))")
+                        message:
+                            "journeys[\(j)].steps[\(s)].link: link \"\(key)\" does not exist on the backend (\(status))"
+                    )
                 }
                 if status == 200, let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
                     let linkId = object["linkId"] as? String

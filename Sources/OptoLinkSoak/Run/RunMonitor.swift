@@ -76,7 +76,8 @@ final class RunMonitor: Sendable {
             guard result.observed != nil, !result.passed else { continue }
             let message =
                 "threshold \"\(spec.expression)\" (abortOnFail) failed at "
-                + String(format: "%.1f s", now) + ": observed \(Thresholds.display(result.observed ?? 0, like: spec.expression))"
+                + String(format: "%.1f s", now)
+                + ": observed \(Thresholds.display(result.observed ?? 0, like: spec.expression))"
             state.withLock {
                 $0.message = message
                 $0.reason = .thresholdAborted
@@ -115,7 +116,8 @@ final class RunMonitor: Sendable {
         state.withLock { $0.armed = false }
         refusedEndpoints.sort { ($0.total, $1.endpoint.rawValue) > ($1.total, $0.endpoint.rawValue) }
         let described = refusedEndpoints.map { entry in
-            "\(entry.endpoint.rawValue) got only " + entry.parts.map { "\($0.status)×\($0.count)" }.joined(separator: " ")
+            "\(entry.endpoint.rawValue) got only "
+                + entry.parts.map { "\($0.status)×\($0.count)" }.joined(separator: " ")
         }
         let statusesSeen = Set(refusedEndpoints.flatMap { $0.parts.map(\.status) })
         var hints: [String] = []

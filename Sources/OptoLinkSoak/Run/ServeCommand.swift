@@ -18,7 +18,11 @@ enum ServeCommand {
         } catch let error as HTTPServerError {
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             let cause: String
-            if case .systemCall(_, let code) = error { cause = String(cString: strerror(code)) } else { cause = "\(error)" }
+            if case .systemCall(_, let code) = error {
+                cause = String(cString: strerror(code))
+            } else {
+                cause = "\(error)"
+            }
             FileHandle.standardError.write(
                 Data("error: serve: cannot listen on \(host):\(configuration.port): \(cause)\n".utf8))
             return 2

@@ -2,7 +2,7 @@ import Foundation
 import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The backend a run drives: the embedded staging emulator or a real staging URL.

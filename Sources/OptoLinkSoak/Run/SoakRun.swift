@@ -5,7 +5,7 @@ import OptoLinkStaging
 import Synchronization
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What a finished `run` produced.
@@ -29,7 +29,8 @@ public struct SoakRun: Sendable {
     /// Counts SIGINT/SIGTERM and words the message for each (knows the grace period once loaded).
     public let stopRequests = StopRequests()
     /// Builds the backend; default: embedded emulator, or ``RemoteBackend`` with `--base-url`.
-    public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = { profile, options in
+    public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = {
+        profile, options in
         if let url = options.baseURL {
             return RemoteBackend(baseURL: url, ledgerFile: options.ledgerPath.map { URL(fileURLWithPath: $0) })
         }
@@ -83,7 +84,9 @@ public struct SoakRun: Sendable {
         for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
-            log("note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it")
+            log(
+                "note: load.iterations = \(iterations) is a total of journeys across all devices; --devices does not raise it"
+            )
         }
         let directory = outputDirectory(for: profile)
         if let problem = PathProblem.creatingDirectory(directory.path) { return fail("--out \(problem)") }
@@ -182,7 +185,9 @@ public struct SoakRun: Sendable {
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
             log("metrics: http://\(host):\(metricsEndpoint?.port ?? 0)/metrics")
         }
-        log("optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)")
+        log(
+            "optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)"
+        )
 
         let monitor = RunMonitor(thresholds: profile.expect.thresholds)
         let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
@@ -271,7 +276,8 @@ public struct SoakRun: Sendable {
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var summary = SoakSummary(
             run: .init(
-                runId: runId, profile: profile.name, profilePath: options.profilePath, soakVersion: OptoLinkSoak.version,
+                runId: runId, profile: profile.name, profilePath: options.profilePath,
+                soakVersion: OptoLinkSoak.version,
                 startedAt: formatter.string(from: Date(timeIntervalSince1970: recorder.timeline.originEpoch)),
                 startEpoch: recorder.timeline.originEpoch, durationSeconds: activeSeconds, interrupted: interrupted,
                 stopReason: stopReason, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
@@ -312,7 +318,8 @@ public struct SoakRun: Sendable {
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(
             profile.expect.thresholds, metrics: metrics,
-            notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict })
+            notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict
+            })
         if stopReason == .thresholdAborted, let monitorMessage {
             summary.thresholds.insert(
                 ThresholdResult(
@@ -322,7 +329,8 @@ public struct SoakRun: Sendable {
         if summary.journeys.started == 0 {
             summary.thresholds.insert(
                 ThresholdResult(
-                    expression: "journeys.started > 0", metric: "journeys.started", observed: nil, limit: 0, passed: false,
+                    expression: "journeys.started > 0", metric: "journeys.started", observed: nil, limit: 0,
+                    passed: false,
                     message: "the run started no journey, so it tested nothing (load.startRate and every stage "
                         + "target 0? load.iterations 0?)"), at: 0)
         }

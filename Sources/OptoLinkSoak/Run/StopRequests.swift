@@ -33,11 +33,14 @@ public final class StopRequests: Sendable {
                 return "\(name): stopping new work; in-flight journeys get \(grace), then the report is written…"
             }
             guard let grace = s.grace, let first = s.firstAt else {
-                return "\(name) again: already stopping; in-flight calls end within the grace period, then the report is written"
+                return
+                    "\(name) again: already stopping; in-flight calls end within the grace period, then the report is written"
             }
-            let elapsed = Double((now - first).components.seconds)
+            let elapsed =
+                Double((now - first).components.seconds)
                 + Double((now - first).components.attoseconds) / 1e18
-            return "\(name) again: already stopping; in-flight calls end within \(Self.seconds(Swift.max(0, grace - elapsed))), then the report is written"
+            return
+                "\(name) again: already stopping; in-flight calls end within \(Self.seconds(Swift.max(0, grace - elapsed))), then the report is written"
         }
     }
 

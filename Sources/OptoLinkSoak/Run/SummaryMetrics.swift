@@ -37,7 +37,8 @@ public enum SummaryMetrics {
             MetricPattern("opens", ["count", "timed_out", "lost"]),
             MetricPattern("opens", .cases(of: OpenOutcome.self)),
             MetricPattern("opens", "latency", statistics, unit: .seconds),
-            MetricPattern("opens", "outage", .oneOf(["count", "lost", "over_worst_case"] + OpenOutcome.allCases.map(\.rawValue))),
+            MetricPattern(
+                "opens", "outage", .oneOf(["count", "lost", "over_worst_case"] + OpenOutcome.allCases.map(\.rawValue))),
             MetricPattern("opens", "outage", "fallback_rate", unit: .ratio),
             MetricPattern("opens", "outage", "worst_case", unit: .seconds),
             MetricPattern("opens", "outage", .cases(of: OpenPhase.self), .oneOf(phaseCounts)),
@@ -127,7 +128,8 @@ public enum SummaryMetrics {
 
     /// The same from the recorder's parts (live, during the run, for `abortOnFail`).
     static func build(
-        totals: SoakSummary.Totals, endpoints: [String: SoakSummary.EndpointSummary], journeys: SoakSummary.JourneySummary,
+        totals: SoakSummary.Totals, endpoints: [String: SoakSummary.EndpointSummary],
+        journeys: SoakSummary.JourneySummary,
         deferred: SoakSummary.DeferredMatchSummary, clicks: SoakSummary.ClickSummary, opens: SoakSummary.OpenSummary,
         rss: [SoakSummary.RSSSample]
     ) -> [String: Double] {
@@ -154,7 +156,8 @@ public enum SummaryMetrics {
             }.values.reduce(0, +)
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
-            let endpointFailed = OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0
+            let endpointFailed =
+                OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0
             m["\(name).failed"] = Double(endpointFailed)
             failed += endpointFailed
             m["\(name).errors.rate"] = e.attempts > 0 ? Double(errors) / Double(e.attempts) : 0

@@ -3,7 +3,7 @@ import OptoLink
 import OptoLinkHTTP
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The SDK's ``OptoLinkTransport`` over the native ``HTTPClient``: what `--transport native` runs.
@@ -147,7 +147,8 @@ public struct SoakExtraHeader: Sendable, Equatable, Codable {
         }
         let name = String(text[..<colon])
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        let token = CharacterSet(
+            charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ token.contains($0) }) else {
             throw SoakUsageError(message: "--header: \"\(name)\" is not a valid header name (letters, digits, -)")
         }
@@ -174,7 +175,8 @@ struct ExtraHeadersMiddleware: OptoLinkMiddleware {
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {
         var request = request
-        for header in headers where !request.headers.keys.contains(where: {
+        for header in headers
+        where !request.headers.keys.contains(where: {
             $0.caseInsensitiveCompare(header.name) == .orderedSame
         }) {
             request.headers[header.name] = header.value

@@ -140,7 +140,9 @@ public struct BackoffVerdict: Verdict {
             let callAttempts = group.attempts
             for (previous, next) in zip(callAttempts, callAttempts.dropFirst()) {
                 let outcome = ContractRetryExpectation.Outcome(previous)
-                guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else { continue }
+                guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else {
+                    continue
+                }
                 let retryIndex = max(0, next.attempt - 2)
                 let expected = ContractRetryExpectation.expectedBackoff(after: outcome, retryIndex: retryIndex)
                 var cause = BackoffCause.exponential
@@ -180,7 +182,9 @@ public struct BackoffVerdict: Verdict {
     }
 
     public func addMetrics(to metrics: inout [String: Double]) {
-        for (prefix, counts) in [("backoff", total), ("backoff.429", rateLimited), ("backoff.exponential", exponential)] {
+        for (prefix, counts) in [
+            ("backoff", total), ("backoff.429", rateLimited), ("backoff.exponential", exponential),
+        ] {
             metrics["\(prefix).checked"] = Double(counts.checked)
             for judgement in BackoffJudgement.allCases {
                 metrics["\(prefix).\(judgement.rawValue)"] = Double(counts[judgement])

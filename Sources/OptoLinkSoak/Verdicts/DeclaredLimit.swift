@@ -51,7 +51,9 @@ public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertib
         }
         var shared = false
         if words.count == 4 {
-            guard words[3].lowercased() == "shared" else { throw fail("unexpected '\(words[3])' (only 'shared' may follow)") }
+            guard words[3].lowercased() == "shared" else {
+                throw fail("unexpected '\(words[3])' (only 'shared' may follow)")
+            }
             shared = true
         }
         self.init(limit: limit, windowSeconds: window, scope: scope, shared: shared)

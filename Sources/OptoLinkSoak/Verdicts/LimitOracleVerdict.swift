@@ -111,7 +111,8 @@ public struct LimitOracleVerdict: Verdict {
     public var errors: [String]
 
     /// Replays `attempts` against every declared limit of `configuration`.
-    public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> LimitOracleVerdict {
+    public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> LimitOracleVerdict
+    {
         Verdicts.run(Self.self, attempts: attempts, context: VerdictContext(configuration: configuration))
     }
 
@@ -133,7 +134,8 @@ public struct LimitOracleVerdict: Verdict {
     public var notExercised: [String: String] {
         var result: [String: String] = [:]
         for (name, bucket) in buckets where !bucket.reachedLimit && bucket.tooLenient == 0 {
-            result["limits.\(name)"] = "the \(name) limit (\(bucket.declared)) was never reached: no 429 and no hit over it"
+            result["limits.\(name)"] =
+                "the \(name) limit (\(bucket.declared)) was never reached: no 429 and no hit over it"
         }
         if !buckets.isEmpty && result.count == buckets.count {
             result["limits"] = "no declared limit was reached"

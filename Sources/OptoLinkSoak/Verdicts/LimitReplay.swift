@@ -43,7 +43,13 @@ struct LimitReplay {
 
     private mutating func tally(_ hits: [Hit]) {
         for hit in hits {
-            if hit.isRejected { bucket.rejected += 1 } else if hit.isAccepted { bucket.accepted += 1 } else { bucket.uncertain += 1 }
+            if hit.isRejected {
+                bucket.rejected += 1
+            } else if hit.isAccepted {
+                bucket.accepted += 1
+            } else {
+                bucket.uncertain += 1
+            }
         }
     }
 
@@ -124,7 +130,8 @@ struct LimitReplay {
             if passes.count > limit {
                 bucket.tooLenient += passes.count - limit
                 for hit in passes.dropFirst(limit) {
-                    finding(.tooLenient, hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
+                    finding(
+                        .tooLenient, hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
                 }
             }
             // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
@@ -204,7 +211,8 @@ struct LimitReplay {
                 insertedCount += 1
             }
             let windowOpen = hit.end - ttl + tolerance
-            definiteByHit[position] = insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen))
+            definiteByHit[position] =
+                insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen))
         }
         for (position, hit) in hits.enumerated() {
             let own = hit.isRejected ? 0 : 1

@@ -182,7 +182,8 @@ public struct ReconciliationVerdict: Verdict {
                 return
             }
             let deviceId =
-                call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"] ?? context.deviceIds[call.device]
+                call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"]
+                ?? context.deviceIds[call.device]
             writes[WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: []]
                 .append(Write(start: call.start, end: call.end, ok: call.outcome.isSuccess))
             if let deviceId { knownDeviceIds.insert(deviceId) }
@@ -206,7 +207,9 @@ public struct ReconciliationVerdict: Verdict {
             var grouped: [WriteGroup: [Double]] = [:]
             let knownIds = knownDeviceIds.union(learnt.values)
             for (group, times) in rows {
-                let key = knownIds.contains(group.deviceId ?? "") ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
+                let key =
+                    knownIds.contains(group.deviceId ?? "")
+                    ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
                 grouped[key, default: []] += times
             }
             var joins: [OptoLinkEndpoint: Set<String>] = [:]
@@ -235,7 +238,8 @@ public struct ReconciliationVerdict: Verdict {
             }
             let note =
                 uncorrelated > 0 ? "\(uncorrelated) event call(s) carried no correlation id and were not judged" : nil
-            return ReconciliationVerdict(available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
+            return ReconciliationVerdict(
+                available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
         }
 
         /// Gives each arrival time (run seconds) to one call: one whose span holds it, else the

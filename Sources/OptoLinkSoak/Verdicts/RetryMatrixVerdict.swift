@@ -142,7 +142,9 @@ public struct RetryMatrixVerdict: Verdict {
                 )
             }
             for previous in callAttempts.dropLast() {
-                if let kind = RetryMatrixVerdict.forbiddenRetryKind(after: ContractRetryExpectation.Outcome(previous), endpoint: endpoint) {
+                if let kind = RetryMatrixVerdict.forbiddenRetryKind(
+                    after: ContractRetryExpectation.Outcome(previous), endpoint: endpoint)
+                {
                     let (found, order) = violation(kind, after: previous)
                     count(found, order: order)
                 }
@@ -168,7 +170,8 @@ public struct RetryMatrixVerdict: Verdict {
     }
 
     /// The violation a retry after `outcome` is, or `nil` when the matrix permits it.
-    static func forbiddenRetryKind(after outcome: ContractRetryExpectation.Outcome, endpoint: OptoLinkEndpoint) -> Kind? {
+    static func forbiddenRetryKind(after outcome: ContractRetryExpectation.Outcome, endpoint: OptoLinkEndpoint) -> Kind?
+    {
         let column = ContractRetryExpectation.column(of: endpoint)
         if column == .session { return .retriedSession }
         switch outcome {
@@ -182,13 +185,17 @@ public struct RetryMatrixVerdict: Verdict {
     public func addMetrics(to metrics: inout [String: Double]) {
         metrics["retry.calls"] = Double(calls)
         metrics["retry.violations"] = Double(violations)
-        for kind in Kind.allCases { metrics["retry.violations.\(kind.rawValue)"] = Double(violationsByKind[kind.rawValue] ?? 0) }
+        for kind in Kind.allCases {
+            metrics["retry.violations.\(kind.rawValue)"] = Double(violationsByKind[kind.rawValue] ?? 0)
+        }
         for endpoint in OptoLinkEndpoint.allCases {
             metrics["retry.\(endpoint.rawValue).violations"] = Double(violationsByEndpoint[endpoint.rawValue] ?? 0)
         }
         metrics["retry.cut_short"] = Double(cutShort)
         metrics["retry.inconsistent_calls"] = Double(inconsistentCalls)
-        let retried = attemptsPerCall.values.flatMap { $0 }.filter { (Int($0.key) ?? 1) > 1 }.reduce(0) { $0 + $1.value }
+        let retried = attemptsPerCall.values.flatMap { $0 }.filter { (Int($0.key) ?? 1) > 1 }.reduce(0) {
+            $0 + $1.value
+        }
         metrics["retry.retried_calls"] = Double(retried)
         let maxAttempts = attemptsPerCall.values.flatMap(\.keys).compactMap { Int($0) }.max() ?? 0
         metrics["retry.attempts_per_call.max"] = Double(maxAttempts)

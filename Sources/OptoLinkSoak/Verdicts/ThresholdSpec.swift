@@ -17,7 +17,9 @@ public struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringLi
     /// Seconds after the run start before `abortOnFail` is checked.
     public var delayAbortEvalSeconds: Double
 
-    public init(_ expression: String, optional: Bool = false, abortOnFail: Bool = false, delayAbortEvalSeconds: Double = 1) {
+    public init(
+        _ expression: String, optional: Bool = false, abortOnFail: Bool = false, delayAbortEvalSeconds: Double = 1
+    ) {
         self.expression = expression
         self.optional = optional
         self.abortOnFail = abortOnFail

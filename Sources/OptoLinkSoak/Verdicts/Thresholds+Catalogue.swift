@@ -69,12 +69,14 @@ extension Thresholds {
         guard let unit = pattern(of: metric)?.unit else { return nil }
         let text = rawValue.trimmingCharacters(in: .whitespaces)
         let written = ["ms", "%", "s"].first { suffix in
-            text.hasSuffix(suffix) && text.dropLast(suffix.count).last.map { $0.isNumber || $0 == " " || $0 == "." } == true
+            text.hasSuffix(suffix)
+                && text.dropLast(suffix.count).last.map { $0.isNumber || $0 == " " || $0 == "." } == true
         }
         guard let written else { return nil }
         let what: String
         switch unit {
-        case .seconds: return written == "%" ? "\(metric) is a duration in seconds: '%' does not apply (write e.g. 250ms)" : nil
+        case .seconds:
+            return written == "%" ? "\(metric) is a duration in seconds: '%' does not apply (write e.g. 250ms)" : nil
         case .ratio:
             if written == "%" { return nil }
             what = "a rate (a fraction 0…1; write e.g. 0.05 or 5%)"
@@ -100,7 +102,8 @@ extension Thresholds {
             return error.description
         case .success(let parsed):
             guard !isKnownMetric(parsed.metric) else {
-                let rawValue = expression.components(separatedBy: parsed.op.rawValue).dropFirst().joined(separator: parsed.op.rawValue)
+                let rawValue = expression.components(separatedBy: parsed.op.rawValue).dropFirst().joined(
+                    separator: parsed.op.rawValue)
                 return unitProblem(metric: parsed.metric, rawValue: rawValue)
             }
             let hint = suggestion(for: parsed.metric).map { " (did you mean \($0)?)" } ?? ""

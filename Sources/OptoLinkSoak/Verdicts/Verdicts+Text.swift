@@ -26,7 +26,9 @@ extension RetryMatrixVerdict {
         let retries = self
         var retryLine = "retry matrix: \(retries.calls) calls, \(retries.violations) violations"
         if !retries.violationsByKind.isEmpty {
-            retryLine += " (" + retries.violationsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            retryLine +=
+                " ("
+                + retries.violationsByKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
                 .joined(separator: ", ") + ")"
         }
         if retries.cutShort > 0 { retryLine += ", \(retries.cutShort) cut short by the end of the run" }
@@ -39,7 +41,8 @@ extension ReconciliationVerdict {
         let reconciliation = self
         var lines: [String] = []
         if reconciliation.available {
-            let parts = reconciliation.endpoints.sorted { $0.key < $1.key }.filter { $0.value.calls > 0 }.map { name, c in
+            let parts = reconciliation.endpoints.sorted { $0.key < $1.key }.filter { $0.value.calls > 0 }.map {
+                name, c in
                 "  \(name): \(c.deliveredOnce) delivered once, \(c.duplicated) duplicated, \(c.lost) lost, "
                     + "\(c.landedUnknown) landed unknown, \(c.notDelivered) not delivered"
                     + (c.unexpected > 0 ? ", \(c.unexpected) unexpected" : "")

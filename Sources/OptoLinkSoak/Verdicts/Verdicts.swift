@@ -57,7 +57,9 @@ public enum Verdicts {
         attempts: [AttemptRecord], calls: [CallRecord], attribution: [AttributionRecord] = []
     ) -> [RunRecord] {
         var lastEnd: [CallKey: Double] = [:]
-        for attempt in attempts { lastEnd[CallKey(attempt)] = max(lastEnd[CallKey(attempt)] ?? -.infinity, attempt.end) }
+        for attempt in attempts {
+            lastEnd[CallKey(attempt)] = max(lastEnd[CallKey(attempt)] ?? -.infinity, attempt.end)
+        }
         // (time, 0 = attempt / 1 = call, original index) keeps the order stable and total.
         var keyed: [(time: Double, kind: Int, index: Int)] = []
         keyed.reserveCapacity(attempts.count + calls.count)

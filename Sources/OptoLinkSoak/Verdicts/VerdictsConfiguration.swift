@@ -104,7 +104,8 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
             guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .algorithm, in: c,
-                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')")
+                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')"
+                )
             }
             self.algorithm = algorithm
         } else {
@@ -120,7 +121,8 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         do {
             try validate()
         } catch let error as VerdictsConfigurationError {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description))
         }
     }
 }

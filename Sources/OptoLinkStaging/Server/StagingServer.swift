@@ -109,8 +109,10 @@ public final class StagingServer: Sendable {
             )
         }
         let usable = configuration.fixtures.orgs.lazy.filter(\.active).flatMap { org in
-            org.apiKeys.lazy.filter { $0.tier == .client && !$0.revoked && $0.rotatedAt == nil && $0.rotatedAgoSeconds == nil }
-                .map { (org, $0) }
+            org.apiKeys.lazy.filter {
+                $0.tier == .client && !$0.revoked && $0.rotatedAt == nil && $0.rotatedAgoSeconds == nil
+            }
+            .map { (org, $0) }
         }.first
         if let (org, key) = usable {
             lines.append("/sdk/* need: Authorization: Bearer \(key.key)  (CLIENT key of org \(org.orgKey))")

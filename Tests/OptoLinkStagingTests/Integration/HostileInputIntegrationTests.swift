@@ -41,8 +41,10 @@ import Testing
         ("GARBAGE\r\n\r\n", 400, "Bad Request"),
         ("POST /sdk/events HTTP/1.1\r\nHost: x\r\n\r\n", 411, "Length Required"),
         ("POST /sdk/events HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n", 413, "Payload Too Large"),
-        ("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 20_000) + "\r\n\r\n", 431,
-         "Request Header Fields Too Large"),
+        (
+            "GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 20_000) + "\r\n\r\n", 431,
+            "Request Header Fields Too Large"
+        ),
         ("POST /match HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "Not Implemented"),
         ("GET / HTTP/2.0\r\n\r\n", 505, "HTTP Version Not Supported"),
         ("POST /match HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n", 400, "Bad Request"),

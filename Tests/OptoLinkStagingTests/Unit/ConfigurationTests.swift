@@ -53,28 +53,51 @@ import Testing
 
     /// Typos anywhere are errors naming the full path and the allowed keys, never silently defaults.
     @Test(arguments: [
-        (#"{"limts": {}}"#,
-         "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"),
-        (#"{"limits": {"evnts": {"limit": 1, "windowSeconds": 1}}}"#,
-         "x.json: limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"),
-        (#"{"limits": {"events": {"limt": 5}}}"#,
-         "x.json: limits.events.limt: unknown field (expected one of limit, windowSeconds)"),
-        (#"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
-         "x.json: limits.events.limit: wrong type (expected a number)"),
+        (
+            #"{"limts": {}}"#,
+            "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"
+        ),
+        (
+            #"{"limits": {"evnts": {"limit": 1, "windowSeconds": 1}}}"#,
+            "x.json: limits.evnts: unknown field (expected one of match, data, session_identity, events, enabled, algorithm)"
+        ),
+        (
+            #"{"limits": {"events": {"limt": 5}}}"#,
+            "x.json: limits.events.limt: unknown field (expected one of limit, windowSeconds)"
+        ),
+        (
+            #"{"limits": {"events": {"limit": "5", "windowSeconds": 1}}}"#,
+            "x.json: limits.events.limit: wrong type (expected a number)"
+        ),
         (#"{"limits": {"events": {"limit": 5}}}"#, "x.json: limits.events.windowSeconds: missing required field"),
-        (#"{"limits": {"algorithm": "leaky"}}"#,
-         #"x.json: limits.algorithm: unknown value "leaky" (expected one of fixed_window, sliding_log)"#),
-        (#"{"match": {"ipWeigth": 5}}"#,
-         "x.json: match.ipWeigth: unknown field (expected one of clickTTLSeconds, ipFuzzyWindowSeconds, scoredThreshold, platformWeight, ipWeight, osVersionWeight, languageWeight, timezoneWeight)"),
-        (#"{"faults": {"endpoints": {"events": [{"kind": "html_502", "rate": 1, "delay": 3}]}}}"#,
-         "x.json: faults.endpoints.events[0].delay: unknown field (expected one of kind, rate, status, delaySeconds, afterCommit)"),
-        (#"{"faults": {"seeed": 1}}"#, "x.json: faults.seeed: unknown field (expected one of seed, endpoints, outages)"),
-        (#"{"fixtures": {"orgs": [{"orgKey": "a", "apiKeys": [{"key": "k", "tier": "client"}]}]}}"#,
-         #"x.json: fixtures.orgs[0].apiKeys[0].tier: unknown value "client" (expected one of CLIENT, SERVER)"#),
-        (#"{"fixtures": {"orgs": [{"orgKey": "a", "links": [{"shortCode": "s", "linkId": "l", "path": "/", "param": {}}]}]}}"#,
-         "x.json: fixtures.orgs[0].links[0].param: unknown field (expected one of shortCode, linkId, path, params, active)"),
-        (#"{"fixtures": {"orgs": [{"orgKey": "a", "ios": {"bundleId": "b", "teamID": "T"}}]}}"#,
-         "x.json: fixtures.orgs[0].ios.teamID: unknown field (expected one of teamId, bundleId, customHosts)"),
+        (
+            #"{"limits": {"algorithm": "leaky"}}"#,
+            #"x.json: limits.algorithm: unknown value "leaky" (expected one of fixed_window, sliding_log)"#
+        ),
+        (
+            #"{"match": {"ipWeigth": 5}}"#,
+            "x.json: match.ipWeigth: unknown field (expected one of clickTTLSeconds, ipFuzzyWindowSeconds, scoredThreshold, platformWeight, ipWeight, osVersionWeight, languageWeight, timezoneWeight)"
+        ),
+        (
+            #"{"faults": {"endpoints": {"events": [{"kind": "html_502", "rate": 1, "delay": 3}]}}}"#,
+            "x.json: faults.endpoints.events[0].delay: unknown field (expected one of kind, rate, status, delaySeconds, afterCommit)"
+        ),
+        (
+            #"{"faults": {"seeed": 1}}"#,
+            "x.json: faults.seeed: unknown field (expected one of seed, endpoints, outages)"
+        ),
+        (
+            #"{"fixtures": {"orgs": [{"orgKey": "a", "apiKeys": [{"key": "k", "tier": "client"}]}]}}"#,
+            #"x.json: fixtures.orgs[0].apiKeys[0].tier: unknown value "client" (expected one of CLIENT, SERVER)"#
+        ),
+        (
+            #"{"fixtures": {"orgs": [{"orgKey": "a", "links": [{"shortCode": "s", "linkId": "l", "path": "/", "param": {}}]}]}}"#,
+            "x.json: fixtures.orgs[0].links[0].param: unknown field (expected one of shortCode, linkId, path, params, active)"
+        ),
+        (
+            #"{"fixtures": {"orgs": [{"orgKey": "a", "ios": {"bundleId": "b", "teamID": "T"}}]}}"#,
+            "x.json: fixtures.orgs[0].ios.teamID: unknown field (expected one of teamId, bundleId, customHosts)"
+        ),
         (#"{"fixtures": {"org": []}}"#, "x.json: fixtures.org: unknown field (expected one of orgs)"),
     ])
     func unknownKeysAndWrongTypesNameThePath(json: String, expected: String) {
@@ -158,7 +181,8 @@ import Testing
 
     @Test func adminBodiesAreStrictAndNameTheUnknownKey() throws {
         let h = BackendHarness()
-        let put = try h.respond("PUT", "/__admin/limits", rawBody: Array(#"{"mtch":{"limit":1,"windowSeconds":1}}"#.utf8))
+        let put = try h.respond(
+            "PUT", "/__admin/limits", rawBody: Array(#"{"mtch":{"limit":1,"windowSeconds":1}}"#.utf8))
         #expect(put.status == 400)
         #expect(put.text.contains("body is not a valid StagingLimits: mtch: unknown field (expected one of match,"))
         let faults = try h.respond(

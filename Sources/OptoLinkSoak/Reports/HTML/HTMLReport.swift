@@ -29,7 +29,8 @@ public enum HTMLReport {
         body += "<section><h2>Endpoints</h2>\(endpointTable(summary, run: "run"))</section>"
         body += "<section><h2>Journeys</h2>\(journeyTable(summary, run: "run"))</section>"
         if !summary.notes.isEmpty {
-            body += "<section><h2>Notes</h2><ul>" + summary.notes.map { "<li>\(e($0))</li>" }.joined() + "</ul></section>"
+            body +=
+                "<section><h2>Notes</h2><ul>" + summary.notes.map { "<li>\(e($0))</li>" }.joined() + "</ul></section>"
         }
         return page(title: title, body: body)
     }
@@ -46,8 +47,11 @@ public enum HTMLReport {
         let title = "optolink-soak compare · \(current.run.profile) · \(baseline.run.runId) → \(current.run.runId)"
         var body = "<header><h1>\(e(title))</h1>"
         body += "<p class=\"meta\">baseline: \(e(meta(baseline)))<br>current: \(e(meta(current)))</p>"
-        body += "<p class=\"outcome \(comparison.regressed || comparison.inconclusive ? "fail" : "pass")\" data-key=\"outcome\">"
-        body += comparison.regressed ? "regression" : comparison.inconclusive ? "inconclusive: the machine was busier" : "no regression"
+        body +=
+            "<p class=\"outcome \(comparison.regressed || comparison.inconclusive ? "fail" : "pass")\" data-key=\"outcome\">"
+        body +=
+            comparison.regressed
+            ? "regression" : comparison.inconclusive ? "inconclusive: the machine was busier" : "no regression"
         body += "</p></header>"
         if comparison.forced || !comparison.notes.isEmpty {
             body += "<section><ul class=\"notes\">" + comparison.notes.map { "<li>\(e($0))</li>" }.joined()
@@ -63,10 +67,12 @@ public enum HTMLReport {
             for j in comparison.journeys {
                 let d = j.duration
                 body += "<tr class=\"\(d.regressed ? "fail" : "")\"><td>\(e(j.name))</td>"
-                body += "<td>\(e(SoakComparison.count(j.started)))</td><td>\(e(SoakComparison.count(j.unfinished)))</td>"
+                body +=
+                    "<td>\(e(SoakComparison.count(j.started)))</td><td>\(e(SoakComparison.count(j.unfinished)))</td>"
                 body += "<td>\(e(SoakComparison.latency(d.p50)))</td><td>\(e(SoakComparison.latency(d.p95)))</td>"
                 body += "<td>\(e(SoakComparison.latency(d.p99)))</td>"
-                body += "<td title=\"\(e(d.reason))\">\(e(d.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+                body +=
+                    "<td title=\"\(e(d.reason))\">\(e(d.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
             }
             body += "</table></section>"
         }
@@ -86,7 +92,8 @@ public enum HTMLReport {
 
     static func meta(_ s: SoakSummary) -> String {
         "\(s.run.startedAt) · \(s.run.backend) \(s.run.baseURL) · \(s.run.loadModel) model · \(s.run.devices) devices · "
-            + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue) · seed \(s.run.seed)"
+            + String(format: "%.1f s", s.run.durationSeconds)
+            + " · stop: \(s.run.stopReason.rawValue) · seed \(s.run.seed)"
     }
 
     /// A number with its summary path, for the browser test.
@@ -138,7 +145,10 @@ public enum HTMLReport {
     }
 
     /// Series of each run: the current (or only) run solid, the baseline dashed.
-    static func overlay(_ runs: [ReportSeries], _ name: String, color: String, _ points: (ReportSeries) -> [(x: Double, y: Double)], style: SVGChart.Style = .line)
+    static func overlay(
+        _ runs: [ReportSeries], _ name: String, color: String, _ points: (ReportSeries) -> [(x: Double, y: Double)],
+        style: SVGChart.Style = .line
+    )
         -> [SVGChart.Series]
     {
         runs.map { r in
@@ -223,9 +233,11 @@ public enum HTMLReport {
         guard !s.thresholds.isEmpty else { return "<p class=\"note\">No thresholds.</p>" }
         var out = "<table><tr><th>threshold</th><th>observed</th><th>result</th></tr>"
         for (i, t) in s.thresholds.enumerated() {
-            let observed = t.observed.map {
-                number($0, run: run, key: "thresholds.\(i).observed", text: Thresholds.display($0, like: t.expression))
-            } ?? e(t.message ?? "–")
+            let observed =
+                t.observed.map {
+                    number(
+                        $0, run: run, key: "thresholds.\(i).observed", text: Thresholds.display($0, like: t.expression))
+                } ?? e(t.message ?? "–")
             out += "<tr class=\"\(t.passed ? "pass" : "fail")\"><td><code>\(e(t.expression))</code></td>"
             out += "<td>\(observed)</td><td>\(t.passed ? "PASS" : "FAIL")</td></tr>"
         }
@@ -238,7 +250,8 @@ public enum HTMLReport {
         var out = "<table><tr><th>verdict</th><th>result</th><th>detail</th></tr>"
         for c in checks {
             let css = c.status == .failed ? "fail" : c.status == .passed ? "pass" : "skip"
-            out += "<tr class=\"\(css)\"><td>\(e(c.name))</td><td>\(e(c.status.rawValue.replacingOccurrences(of: "_", with: " ")))</td>"
+            out +=
+                "<tr class=\"\(css)\"><td>\(e(c.name))</td><td>\(e(c.status.rawValue.replacingOccurrences(of: "_", with: " ")))</td>"
             out += "<td>\(e(c.detail))</td></tr>"
         }
         return out + "</table>"
@@ -251,12 +264,18 @@ public enum HTMLReport {
             let k = "endpoints.\(name)"
             out += "<tr><td>\(e(name))</td><td>\(number(Double(ep.attempts), run: run, key: "\(k).attempts"))</td>"
             out += "<td>\(number(Double(ep.calls), run: run, key: "\(k).calls"))</td>"
-            for (stat, v) in [("p50", ep.attemptLatency.p50), ("p95", ep.attemptLatency.p95), ("p99", ep.attemptLatency.p99), ("max", ep.attemptLatency.max)] {
+            for (stat, v) in [
+                ("p50", ep.attemptLatency.p50), ("p95", ep.attemptLatency.p95), ("p99", ep.attemptLatency.p99),
+                ("max", ep.attemptLatency.max),
+            ] {
                 out += "<td>\(number(v, run: run, key: "\(k).attemptLatency.\(stat)", text: SVGChart.seconds(v)))</td>"
             }
             let callP99 = ep.callLatency.p99
             out += "<td>\(number(callP99, run: run, key: "\(k).callLatency.p99", text: SVGChart.seconds(callP99)))</td>"
-            out += "<td>" + e(ep.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")) + "</td></tr>"
+            out +=
+                "<td>"
+                + e(ep.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))
+                + "</td></tr>"
         }
         return out + "</table>"
     }
@@ -290,7 +309,8 @@ public enum HTMLReport {
     static func checksTable(_ c: SoakComparison) -> String {
         var out = "<table><tr><th>check</th><th>baseline</th><th>current</th><th>result</th><th>why</th></tr>"
         for check in c.checks {
-            out += "<tr class=\"\(check.passed && check.inconclusive != true ? "pass" : "fail")\"><td><code>\(e(check.name))</code></td>"
+            out +=
+                "<tr class=\"\(check.passed && check.inconclusive != true ? "pass" : "fail")\"><td><code>\(e(check.name))</code></td>"
             let show: (Double?) -> String = { value in
                 guard let value else { return "–" }
                 return check.metric.contains("latency") ? SVGChart.seconds(value) : SoakComparison.format(value)
@@ -316,7 +336,8 @@ public enum HTMLReport {
                 }
                 out += "<td>\(e(l.kind))</td><td>\(e(SoakComparison.latency(l.p50)))</td>"
                 out += "<td>\(e(SoakComparison.latency(l.p95)))</td><td>\(e(SoakComparison.latency(l.p99)))</td>"
-                out += "<td title=\"\(e(l.reason))\">\(e(l.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+                out +=
+                    "<td title=\"\(e(l.reason))\">\(e(l.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
             }
         }
         return out + "</table>"

@@ -120,9 +120,11 @@ struct SVGChart {
         // Legend under the title, wrapped into rows.
         for item in legend.items {
             let s = series[item.index]
-            out += "<g class=\"lg\" data-series=\"\(item.index)\"><rect x=\"\(Self.r(item.x))\" y=\"\(Self.r(item.y - 6))\" "
+            out +=
+                "<g class=\"lg\" data-series=\"\(item.index)\"><rect x=\"\(Self.r(item.x))\" y=\"\(Self.r(item.y - 6))\" "
             out += "width=\"14\" height=\"4\" fill=\"\(s.color)\"\(s.dashed ? " fill-opacity=\"0.5\"" : "")/>"
-            out += "<text x=\"\(Self.r(item.x + 18))\" y=\"\(Self.r(item.y))\">\(MarkupEscaping.escape(s.name))</text></g>"
+            out +=
+                "<text x=\"\(Self.r(item.x + 18))\" y=\"\(Self.r(item.y))\">\(MarkupEscaping.escape(s.name))</text></g>"
         }
         out += "</svg>"
         return out
