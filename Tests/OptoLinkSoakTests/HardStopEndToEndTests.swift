@@ -130,7 +130,10 @@ struct HardStopEndToEndTests {
         #expect(elapsed < cutoff + 3, "the run took \(elapsed) s for a \(cutoff) s bound")
         let summary = try #require(result.summary, "\(e2e.log)")
         #expect(summary.run.stopReason == .deadline)
-        #expect(summary.run.durationSeconds < cutoff + 1, "\(summary.run.durationSeconds)")
+        // Wall-clock bounds get CI-noise margin (suites run in parallel on 2 cores); the exact
+        // `duration + grace` cut is asserted in virtual time by DriverDeadlineTests, and the
+        // precise checks here are that no attempt started at or after the cutoff.
+        #expect(summary.run.durationSeconds < cutoff + 3, "\(summary.run.durationSeconds)")
         #expect(summary.journeys.unfinished == journeys && summary.journeys.completed == 0)
         let attempts = try e2e.attempts()
         #expect(attempts.allSatisfy { $0.actualStart < cutoff }, "\(attempts.map(\.actualStart))")
