@@ -287,7 +287,7 @@ enum SoakBench {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { await launcher.launch(device, fresh: true, due: timeline.now()) }
+                group.addTask { _ = await launcher.launch(device, fresh: true, due: timeline.now()) }
                 running += 1
             }
         }

@@ -40,9 +40,11 @@ public enum SoakCommandLine {
           --devices N          number of virtual devices (replaces devices.count). A profile's
                                load.iterations is a total of journeys, not per device: more
                                devices share the same total (use --duration to run longer)
-          --duration SECONDS   when new work stops: no journey or step starts after it; journeys
+          --duration SECONDS   when new work stops: no journey or step starts after it; calls
                                in flight then get up to the profile's load.grace (default 15 s)
-                               to finish, so the run can last duration + grace
+                               to end, then are cut (cancelled_by_run). A journey with steps
+                               left at the duration counts as unfinished, so the run lasts at
+                               most duration + grace. A shorter run can miss count thresholds.
           --rate PER_SECOND    open model: constant arrival rate (> 0) replacing the stages
           --seed N             random seed (unsigned integer)
           --out DIR            report directory (default Reports/<profile>-<timestamp>/); a
