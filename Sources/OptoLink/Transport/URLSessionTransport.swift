@@ -11,7 +11,9 @@ import Foundation
 /// sessions do not add throughput). The SDK enforces its own per-attempt deadline on the
 /// injected clock; the request's `timeoutInterval` is only a backstop one second later.
 /// On Linux, requests run behind a cancellation shield, because cancelling a URLSession task
-/// there can deadlock (see `URLSession.optoLinkData(for:)`).
+/// there can deadlock, and a request whose reused connection the server resets before any
+/// answer fails at once as `URLError(.networkConnectionLost)` instead of waiting out the
+/// timeout (see `URLSession.optoLinkData(for:)` and docs/LINUX.md §1).
 ///
 /// - Throws: `URLError` when no HTTP response arrived (refused, reset, timed out,
 ///   cancelled); any other failure is reported as `URLError(.unknown)`. Non-2xx statuses
