@@ -48,6 +48,14 @@ public final class URLSessionTransport: OptoLinkTransport {
     /// The process-wide transport ``OptoLinkEnvironment/system`` uses: one ephemeral session.
     public static let shared = URLSessionTransport(configuration: .ephemeral)
 
+    /// Sends `request` through ``session`` once, with a `timeoutInterval` one second past the
+    /// SDK's own deadline (whole seconds, at least 2 s: URLSession truncates fractions on Linux).
+    ///
+    /// - Returns: the status, headers and body of any response, 2xx or not.
+    /// - Throws: `URLError` when no response arrived: `.cannotConnectToHost` (refused),
+    ///   `.networkConnectionLost` (reset or closed before the answer), `.timedOut`, `.cancelled`
+    ///   (the calling task was cancelled); `.badServerResponse` for a non-HTTP response; any other
+    ///   error as `.unknown`.
     public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {
