@@ -70,7 +70,9 @@ struct ShardFormatTests {
         #expect(exactSeconds(.infinity) == "inf" && Double(exactSeconds(-.infinity)) == -.infinity)
     }
 
-    @Test("the streaming row reader gives the same rows as the whole-text parser at every chunk size", arguments: [1, 2, 3, 7, 64 * 1024])
+    @Test(
+        "the streaming row reader gives the same rows as the whole-text parser at every chunk size",
+        arguments: [1, 2, 3, 7, 64 * 1024])
     func streamingReaderMatchesParser(chunk: Int) throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -116,7 +118,9 @@ struct ShardFormatTests {
         for value in Self.samples(5_000, seed: 1) + [0, 40_000] { histogram.record(value) }
         let data = try JSONEncoder().encode(histogram)
         #expect(try JSONDecoder().decode(LatencyHistogram.self, from: data) == histogram)
-        #expect(try JSONDecoder().decode(LatencyHistogram.self, from: JSONEncoder().encode(LatencyHistogram())) == LatencyHistogram())
+        #expect(
+            try JSONDecoder().decode(LatencyHistogram.self, from: JSONEncoder().encode(LatencyHistogram()))
+                == LatencyHistogram())
     }
 
     @Test("a serialised histogram whose buckets do not add up, or point outside the range, is refused")
@@ -127,7 +131,9 @@ struct ShardFormatTests {
             #"{"count": 2, "min": 0, "max": 1, "sum": 1, "buckets": [[5, 1], [5, 1]]}"#,
         ]
         for text in bad {
-            #expect(throws: DecodingError.self) { _ = try JSONDecoder().decode(LatencyHistogram.self, from: Data(text.utf8)) }
+            #expect(throws: DecodingError.self) {
+                _ = try JSONDecoder().decode(LatencyHistogram.self, from: Data(text.utf8))
+            }
         }
     }
 
@@ -159,7 +165,9 @@ struct ShardFormatTests {
         tally.attempts = 3
         tally.endpoints["match"] = RecorderTally.Endpoint(attempts: 3, byStatus: ["201": 2, "429": 1])
         tally.endpoints["match"]?.attemptLatency.record(0.012)
-        tally.intervals = [RecorderTally.Interval(slot: 0, attempts: 2, latencySum: 0.5, latencyCount: 2, latencyMax: 0.3)]
+        tally.intervals = [
+            RecorderTally.Interval(slot: 0, attempts: 2, latencySum: 0.5, latencyCount: 2, latencyMax: 0.3)
+        ]
         tally.outageOpens = ["during": ["cache_on": ["cached": 2]]]
         let decoded = try JSONDecoder().decode(RecorderTally.self, from: JSONEncoder().encode(tally))
         #expect(decoded == tally)

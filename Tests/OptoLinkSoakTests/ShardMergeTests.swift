@@ -232,7 +232,8 @@ struct ShardMergeTests {
             var time = Double(n) * 0.05 + rng.unit() * 0.01
             for (callId, endpoint) in [(UInt64(1), OptoLinkEndpoint.match), (2, .session), (3, .events)] {
                 let limited = endpoint == .match && n % 3 == 0
-                let statuses: [(Int, Int?)] = limited ? [(429, 1), (201, nil)] : [(endpoint == .events ? 202 : 201, nil)]
+                let statuses: [(Int, Int?)] =
+                    limited ? [(429, 1), (201, nil)] : [(endpoint == .events ? 202 : 201, nil)]
                 let start = time
                 for (index, (status, retryAfter)) in statuses.enumerated() {
                     let duration = 0.002 + rng.unit() * 0.01
@@ -264,7 +265,9 @@ struct ShardMergeTests {
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect,
                 maxRetries: profile.sdk.maxRetries, runStartEpoch: 1_000))
-        #expect(whole.backoff.rateLimited.checked > 0 && whole.backoff.rateLimited.early > 0, "the run exercises the back-off verdict")
+        #expect(
+            whole.backoff.rateLimited.checked > 0 && whole.backoff.rateLimited.early > 0,
+            "the run exercises the back-off verdict")
         #expect(whole.limits.buckets["match"]?.rejected ?? 0 > 0, "and the limit oracle")
         var directories: [String] = []
         for shard in 0..<3 {
@@ -298,12 +301,14 @@ struct ShardMergeTests {
         let reason = evaluated.fallbackReason ?? ""
         #expect(reason.contains(directory) && reason.contains("ends more than 0.500000 s before"))
         let whole = Verdicts.evaluate(
-            VerdictInputs(attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect, runStartEpoch: 1_000))
+            VerdictInputs(
+                attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect, runStartEpoch: 1_000))
         let sortedReport = evaluated.report
         #expect(sortedReport == whole)
         // The same rows in write order (each call after its attempts, a retry up to ~1.1 s behind
         // the next device's rows) stream within a 2 s window.
-        let inOrderDirectory = try fixture.write("s1", shard: .whole, profile: profile, attempts: attempts, calls: calls)
+        let inOrderDirectory = try fixture.write(
+            "s1", shard: .whole, profile: profile, attempts: attempts, calls: calls)
         let inOrder = try MergeCommand.evaluate(
             MergeCommand.Plan(shards: [(URL(fileURLWithPath: inOrderDirectory), shard)], count: 1, missing: []),
             shifts: [0], attribution: [], context: context, window: 2)

@@ -293,13 +293,15 @@ public enum SoakCommandLine {
                 options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
             case "--shard": options.shard = try SoakShard(parsing: value())
             case "--start-at":
-                options.startAt = try number(flag, value(), 1_000_000_000.0...10_000_000_000.0, "a Unix time in seconds")
+                options.startAt = try number(
+                    flag, value(), 1_000_000_000.0...10_000_000_000.0, "a Unix time in seconds")
             case "--run-id":
                 let text = try value()
                 let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
                 guard (1...64).contains(text.count), text.allSatisfy(allowed.contains) else {
                     throw SoakUsageError(
-                        message: "--run-id: \"\(text)\" is not 1…64 letters, digits, - or _ (it prefixes correlation ids)")
+                        message:
+                            "--run-id: \"\(text)\" is not 1…64 letters, digits, - or _ (it prefixes correlation ids)")
                 }
                 options.runId = text
             case "--processes": options.processes = try number(flag, value(), 1...256, "a process count (1…256)")
@@ -326,7 +328,8 @@ public enum SoakCommandLine {
         }
         if let shard = options.shard {
             if options.processes != nil {
-                throw SoakUsageError(message: "--shard and --processes: choose one (--processes starts the shards itself)")
+                throw SoakUsageError(
+                    message: "--shard and --processes: choose one (--processes starts the shards itself)")
             }
             if options.baseURL == nil {
                 throw SoakUsageError(

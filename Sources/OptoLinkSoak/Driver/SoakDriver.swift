@@ -31,7 +31,8 @@ public final class SoakDriver: Sendable {
     public let scheduled = AtomicCounter()
     public let inFlight = AtomicCounter()
 
-    public convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl) {
+    public convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl)
+    {
         self.init(profile: profile, devices: devices, runner: runner, control: control, shard: .whole)
     }
 

@@ -122,7 +122,9 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         journeysByName.add(other.journeysByName)
         journeysWaitedForDevice += other.journeysWaitedForDevice
         journeysUnfinishedByName.add(other.journeysUnfinishedByName)
-        for (name, histogram) in other.journeyDurations { journeyDurations[name, default: LatencyHistogram()].merge(histogram) }
+        for (name, histogram) in other.journeyDurations {
+            journeyDurations[name, default: LatencyHistogram()].merge(histogram)
+        }
         lateStarts += other.lateStarts
         startLag.merge(other.startLag)
         firstLaunches += other.firstLaunches

@@ -32,8 +32,10 @@ package enum RunJudgement {
     ) throws {
         try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
         try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
-        try AtomicFile.write(Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
-        let html = HTMLReport.run(summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
+        try AtomicFile.write(
+            Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
+        let html = HTMLReport.run(
+            summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
         try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
     }
 }

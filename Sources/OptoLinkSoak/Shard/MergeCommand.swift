@@ -244,7 +244,8 @@ package enum MergeCommand {
                 at: 0)
         }
         if runIds.count > 1 {
-            notes.append("the shards carry different run ids (\(runIds.joined(separator: ", "))); pass the same --run-id")
+            notes.append(
+                "the shards carry different run ids (\(runIds.joined(separator: ", "))); pass the same --run-id")
         }
         if Set(manifests.map(\.startEpoch)).count > 1 {
             let spread = (shifts.max() ?? 0) - (shifts.min() ?? 0)
@@ -312,7 +313,8 @@ package enum MergeCommand {
         var streams: [ShardRecordStream] = []
         for (position, shard) in plan.shards.enumerated() {
             streams.append(
-                try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window))
+                try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window)
+            )
         }
         let tap = MergedRecordTap(attemptLimit: htmlAttemptLimit)
         var report = Verdicts.evaluate(

@@ -117,7 +117,8 @@ struct ShardRecordStream {
     ///   when a row comes later than the window allows.
     mutating func next() throws -> (key: StreamKey, record: RunRecord)? {
         while true {
-            let horizon = Swift.min(attempts == nil ? .infinity : attemptsFrontier, calls == nil ? .infinity : callsFrontier)
+            let horizon = Swift.min(
+                attempts == nil ? .infinity : attemptsFrontier, calls == nil ? .infinity : callsFrontier)
             if let top = heap.first, attempts == nil && calls == nil || top.key.time <= horizon - window {
                 _ = heap.pop()
                 lastEmitted = top.key
@@ -154,7 +155,9 @@ struct ShardRecordStream {
         attemptsFrontier = Swift.max(attemptsFrontier, attempt.end)
         let key = CallKey(attempt)
         lastEnd[key] = Swift.max(lastEnd[key] ?? -.infinity, attempt.end)
-        try push(StreamKey(time: attempt.end, kind: 0, shard: position, index: attemptRow - 1), .attempt(attempt), attemptsPath, attemptRow)
+        try push(
+            StreamKey(time: attempt.end, kind: 0, shard: position, index: attemptRow - 1), .attempt(attempt),
+            attemptsPath, attemptRow)
     }
 
     private mutating func readCall() throws {
