@@ -15,6 +15,7 @@ public struct SoakRunResult: Sendable {
     public var exitCode: Int32
     /// The report directory (`nil` when the run could not start).
     public var directory: URL?
+    /// The report as written to `summary.json`, or `nil` when the run could not start.
     public var summary: SoakSummary?
     /// Why the run could not run (exit code 2), else `nil`.
     public var error: String?
@@ -23,13 +24,14 @@ public struct SoakRunResult: Sendable {
 /// `optolink-soak run`: loads the profile, starts or reaches the backend, drives the virtual
 /// devices, and writes the report (`attempts.csv`, `calls.csv`, `summary.json`, `summary.txt`).
 public struct SoakRun: Sendable {
+    /// The profile path and the flags that override it.
     public var options: SoakRunOptions
     /// Stops the run early (SIGINT sets it to `interrupted`).
-    public var control = RunControl()
+    package var control = RunControl()
     /// Counts SIGINT/SIGTERM and words the message for each (knows the grace period once loaded).
-    public let stopRequests = StopRequests()
+    package let stopRequests = StopRequests()
     /// Builds the backend; default: embedded emulator, or ``RemoteBackend`` with `--base-url`.
-    public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = {
+    package var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = {
         profile, options in
         if let url = options.baseURL {
             return RemoteBackend(baseURL: url, ledgerFile: options.ledgerPath.map { URL(fileURLWithPath: $0) })
@@ -37,21 +39,22 @@ public struct SoakRun: Sendable {
         return try await EmbeddedBackend.start(profile)
     }
     /// Wraps the one shared transport (native or URLSession, per ``SoakRunOptions/transport``); tests may wrap it.
-    public var wrapTransport: @Sendable (any OptoLinkTransport) -> any OptoLinkTransport = { $0 }
+    package var wrapTransport: @Sendable (any OptoLinkTransport) -> any OptoLinkTransport = { $0 }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
-    public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    package var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
     /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
     /// passes devices it launched beforehand).
-    public var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
+    package var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
-    public var progress = ProgressReporter()
+    package var progress = ProgressReporter()
     /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
     /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
-    public var clock: any Clock<Duration> = ContinuousClock()
+    package var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
-    public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    package var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
+    /// A run of `options` against the embedded emulator (or `options.baseURL`), on the continuous clock.
     public init(options: SoakRunOptions) { self.options = options }
 
     /// Runs and returns the exit code and report location; never throws (errors become exit code 2).
@@ -80,6 +83,9 @@ public struct SoakRun: Sendable {
             } catch {
                 return fail("--baseline: \(error)")
             }
+        }
+        if let shard = options.shard {
+            if let problem = Self.shardProblem(shard, options: options, profile: profile) { return fail(problem) }
         }
         for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
@@ -129,7 +135,23 @@ public struct SoakRun: Sendable {
         }
 
         let clock = self.clock
-        let timeline = RunTimeline(clock: clock)
+        let timeline: RunTimeline
+        var lateSeconds = 0.0
+        if let startAt = options.startAt {
+            guard await waitForStart(startAt) else {
+                return fail("stopped while waiting for --start-at \(startAt); nothing was run")
+            }
+            lateSeconds = Swift.max(0, Date().timeIntervalSince1970 - startAt)
+            timeline = RunTimeline(clock: clock, epoch: startAt, alreadyElapsed: lateSeconds)
+            if lateSeconds > 0.010 {
+                log(
+                    "note: \(options.shard.map { "shard \($0)" } ?? "the run") started "
+                        + "\(formatSeconds(lateSeconds)) s after --start-at; journeys planned before then start "
+                        + "late and count as late starts")
+            }
+        } else {
+            timeline = RunTimeline(clock: clock)
+        }
         let recorder: SoakRecorder
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -142,7 +164,7 @@ public struct SoakRun: Sendable {
         }
         // Outage windows count from the run's start, not from the emulator's.
         backend.runStarted(atEpoch: timeline.originEpoch)
-        let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
+        let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
         let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
         if let transportNote { log(transportNote) }
         let nativeClient: HTTPClient?
@@ -166,7 +188,8 @@ public struct SoakRun: Sendable {
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         runner.extraHeaders = options.headers
         let devices = makeDevices(profile)
-        let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        let driver = SoakDriver(
+            profile: profile, devices: devices, runner: runner, control: control, shard: options.shard ?? .whole)
         var metricsEndpoint: MetricsEndpoint? = nil
         if let address = options.metricsListen {
             do {
@@ -250,7 +273,8 @@ public struct SoakRun: Sendable {
         let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
-            scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind)
+            scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind,
+            lateSeconds: lateSeconds)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -259,7 +283,7 @@ public struct SoakRun: Sendable {
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
-        monitorMessage: String?, transport: SoakTransportKind
+        monitorMessage: String?, transport: SoakTransportKind, lateSeconds: Double
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
@@ -288,9 +312,14 @@ public struct SoakRun: Sendable {
             server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
+        if let shard = options.shard {
+            var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
+            sharding.startAt = options.startAt
+            sharding.lateSeconds = lateSeconds
+            summary.run.shards = sharding
+        }
         summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
-        var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
         // The report is only worth its verdicts if every row reached the disk and reads back whole.
@@ -312,39 +341,30 @@ public struct SoakRun: Sendable {
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
                 runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds,
                 launchDeviceIds: recorder.launchDeviceIds))
-        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
         summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
-        summary.metrics = metrics
-        summary.verdicts = verdicts
-        summary.thresholds = Thresholds.evaluate(
-            profile.expect.thresholds, metrics: metrics,
-            notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict
-            })
+        RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
         if stopReason == .thresholdAborted, let monitorMessage {
             summary.thresholds.insert(
                 ThresholdResult(
                     expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
-                    message: "the run was aborted: \(monitorMessage)"), at: 0)
-        }
-        if summary.journeys.started == 0 {
-            summary.thresholds.insert(
-                ThresholdResult(
-                    expression: "journeys.started > 0", metric: "journeys.started", observed: nil, limit: 0,
-                    passed: false,
-                    message: "the run started no journey, so it tested nothing (load.startRate and every stage "
-                        + "target 0? load.iterations 0?)"), at: 0)
+                    message: "the run was aborted: \(monitorMessage)"), at: summary.journeys.started == 0 ? 1 : 0)
         }
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         do {
-            try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
-            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
-            try AtomicFile.write(
-                Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
-            let html = HTMLReport.run(
-                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
-            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
+            if let shard = options.shard {
+                let manifest = ShardManifest(
+                    runId: runId, shard: shard, planHash: summary.run.profileHash ?? ProfileFingerprint.of(profile),
+                    startEpoch: recorder.timeline.originEpoch, startAt: options.startAt, lateSeconds: lateSeconds,
+                    activeSeconds: activeSeconds, scheduled: scheduled, stopReason: stopReason,
+                    interrupted: interrupted, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
+                    transport: transport.rawValue, profile: profile, tally: recorder.tally(),
+                    attribution: recorder.attribution, deviceIds: recorder.deviceIds,
+                    launchDeviceIds: recorder.launchDeviceIds, rss: rss, ioProblems: ioProblems)
+                try AtomicFile.writeJSON(manifest, to: directory.appendingPathComponent(ShardManifest.fileName))
+            }
+            try RunJudgement.writeReport(summary, profile: profile, attempts: attempts, to: directory)
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
@@ -381,6 +401,37 @@ public struct SoakRun: Sendable {
             }
         }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
+    }
+
+    /// Why `shard` cannot run with these options and this profile, or `nil`.
+    static func shardProblem(_ shard: SoakShard, options: SoakRunOptions, profile: SoakProfile) -> String? {
+        guard options.baseURL != nil else {
+            return "--shard \(shard): needs --base-url. Every shard must drive one shared backend: with an "
+                + "embedded emulator per shard, each would keep its own rate-limit windows and ledger, so the "
+                + "limits and the reconciliation could not be judged on the whole (on one machine, use "
+                + "--processes P instead)"
+        }
+        if profile.devices.count < shard.count {
+            return "--shard \(shard): the profile has \(profile.devices.count) devices, fewer than the "
+                + "\(shard.count) shards (each shard runs on the devices d with d mod N = I)"
+        }
+        return nil
+    }
+
+    /// Sleeps until the Unix time `startAt` (at most 0.25 s at a time, so a stop ends the wait);
+    /// `false` when the run was stopped first.
+    private func waitForStart(_ startAt: Double) async -> Bool {
+        var announced = false
+        while !control.isStopped {
+            let wait = startAt - Date().timeIntervalSince1970
+            if wait <= 0 { return true }
+            if !announced, wait > 1 {
+                log("waiting \(formatSeconds(wait)) s for --start-at \(startAt)")
+                announced = true
+            }
+            try? await Task.sleep(for: RunTimeline.wait(Swift.min(wait, 0.25)))
+        }
+        return false
     }
 
     private func outputDirectory(for profile: SoakProfile) -> URL {

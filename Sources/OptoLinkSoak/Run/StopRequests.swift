@@ -5,7 +5,7 @@ import Synchronization
 /// the first stops new work, a later one only says the run is already stopping. Both say how
 /// long in-flight calls may still take, read from the run's actual cutoff (``RunControl/cutoff``:
 /// the run's end or the stop, whichever came first, plus `load.grace`), not from the signal.
-public final class StopRequests: Sendable {
+package final class StopRequests: Sendable {
     private struct State {
         var count = 0
         var grace: Double?
@@ -13,16 +13,16 @@ public final class StopRequests: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Records the grace period (seconds) once the profile is known; it words a signal that
     /// arrives before the run's clock starts (the cutoff is then the grace period from the start).
-    public func setGrace(_ seconds: Double) {
+    package func setGrace(_ seconds: Double) {
         state.withLock { $0.grace = seconds }
     }
 
     /// Signals received so far.
-    public var count: Int { state.withLock { $0.count } }
+    package var count: Int { state.withLock { $0.count } }
 
     /// Records one signal named `name` (`SIGINT`, `SIGTERM`) after `control` was stopped, and
     /// returns the line to print, with the seconds left until `control`'s cutoff on its clock.
