@@ -102,11 +102,16 @@ struct ShardMergeTests {
         #expect(refused.error?.contains("missing shards 1/4, 3/4") == true)
         #expect(refused.error?.contains("--allow-partial") == true)
 
-        let (partial, _) = fixture.merge([a, c], allowPartial: true)
+        // A shard that started but never wrote its report: its directory has no shard.json.
+        let unfinished = fixture.root.appendingPathComponent("b")
+        try FileManager.default.createDirectory(at: unfinished, withIntermediateDirectories: true)
+        #expect(fixture.merge([a, unfinished.path, c]).0.error?.contains("not a shard's report") == true)
+        let (partial, _) = fixture.merge([a, unfinished.path, c], allowPartial: true)
         let summary = try #require(partial.summary)
         #expect(summary.run.shards?.merged == [0, 2])
         #expect(summary.run.shards?.missing == [1, 3])
         #expect(summary.notes.first?.hasPrefix("PARTIAL: shards 1/4, 3/4 missing") == true)
+        #expect(summary.notes.contains { $0.hasPrefix(unfinished.path) && $0.contains("left out") })
         let directory = try #require(partial.directory)
         let text = try String(contentsOf: directory.appendingPathComponent("summary.txt"), encoding: .utf8)
         #expect(text.contains("PARTIAL"))

@@ -83,13 +83,26 @@ package enum MergeCommand {
                     + "overwrite it")
         }
         var shards: [(url: URL, manifest: ShardManifest)] = []
+        var skipped: [String] = []
         for path in options.directories {
             let url = URL(fileURLWithPath: path, isDirectory: true)
+            var isDirectory: ObjCBool = false
+            let manifestPath = url.appendingPathComponent(ShardManifest.fileName).path
+            if options.allowPartial, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                isDirectory.boolValue, !FileManager.default.fileExists(atPath: manifestPath)
+            {
+                // A shard that started but never finished its report (killed, out of memory).
+                skipped.append(path)
+                continue
+            }
             do {
                 shards.append((url, try ShardManifest.load(url)))
             } catch {
                 return fail("\(error)")
             }
+        }
+        guard !shards.isEmpty else {
+            return fail("merge: none of the directories holds a finished shard's report (\(ShardManifest.fileName))")
         }
         let plan: Plan
         do {
@@ -106,6 +119,8 @@ package enum MergeCommand {
             }
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
+        var extras = extras
+        extras.notes += skipped.map { "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out" }
         return merge(plan, ledger: ledger, extras: extras, out: outURL, junitPath: options.junitPath, log: log)
     }
 
