@@ -64,7 +64,7 @@ package enum MergeCommand {
     /// Rows the reorder buffer of each shard holds back, in seconds of run time.
     static let reorderWindowSeconds = 10.0
     /// Most attempts kept in memory for the HTML report's per-attempt charts.
-    static let htmlAttemptLimit = 2_000_000
+    static let htmlAttemptLimit = 1_000_000
 
     /// Merges and writes the report; never throws (problems become exit code 2).
     package static func run(
@@ -120,7 +120,9 @@ package enum MergeCommand {
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
         var extras = extras
-        extras.notes += skipped.map { "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out" }
+        extras.notes += skipped.map {
+            "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out"
+        }
         return merge(plan, ledger: ledger, extras: extras, out: outURL, junitPath: options.junitPath, log: log)
     }
 
