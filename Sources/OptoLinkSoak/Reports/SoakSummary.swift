@@ -82,6 +82,9 @@ public struct SoakSummary: Sendable, Codable {
         /// A merged report: whether the records were streamed in time order from the shards'
         /// CSVs (`true`), or sorted in memory because a shard's rows were too far out of order.
         public var streamed: Bool?
+        /// A merged report: the reorder window the streamed records needed, seconds (rows of a
+        /// shard lag behind each other by up to this much in its CSVs).
+        public var reorderWindowSeconds: Double?
 
         public init(count: Int, index: Int? = nil) {
             self.count = count

@@ -138,6 +138,7 @@ package struct ProcessesRun: Sendable {
         merge.allowPartial = true
         merge.force = true
         merge.junitPath = options.junitPath
+        merge.ledgerPath = options.ledgerPath
         let result = MergeCommand.run(merge, extras: extras, log: log)
         var code = result.exitCode
         let failedShard = outcomes.contains { $0.status != 0 && $0.status != 1 }
