@@ -275,6 +275,12 @@ package enum MergeCommand {
                     + "were moved onto the earliest start, and limit windows across shards are only as exact as "
                     + "the machines' clocks")
         }
+        for manifest in manifests
+        where manifest.interrupted || [.deadline, .misconfigured].contains(manifest.stopReason) {
+            notes.append(
+                "shard \(manifest.shard) stopped early (\(manifest.stopReason.rawValue)): the merged report covers "
+                    + "the part of its plan it ran")
+        }
         for manifest in manifests where manifest.lateSeconds > summary.journeys.lateThresholdSeconds {
             notes.append(
                 "shard \(manifest.shard) started \(formatSeconds(manifest.lateSeconds)) s after --start-at "
