@@ -1,9 +1,9 @@
 import Foundation
 
 /// Reads the process's resident set size (Linux `/proc/self/statm`).
-public enum ProcessMemory {
+package enum ProcessMemory {
     /// Resident bytes, or `nil` where `/proc` is unavailable.
-    public static func residentBytes() -> Int? {
+    package static func residentBytes() -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }

@@ -6,7 +6,7 @@ import OptoLinkStaging
 #endif
 
 /// The backend a run drives: the embedded staging emulator or a real staging URL.
-public protocol SoakBackend: Sendable {
+package protocol SoakBackend: Sendable {
     /// Where the SDK instances send requests.
     var baseURL: URL { get }
     /// `embedded` or `remote`.
@@ -23,32 +23,32 @@ public protocol SoakBackend: Sendable {
 }
 
 extension SoakBackend {
-    public func runStarted(atEpoch epoch: Double) {}
+    package func runStarted(atEpoch epoch: Double) {}
 }
 
 /// A real staging backend at a URL; its ledger comes from `--ledger FILE` if given.
-public struct RemoteBackend: SoakBackend {
-    public let baseURL: URL
-    public let ledgerFile: URL?
-    public var kind: String { "remote" }
+package struct RemoteBackend: SoakBackend {
+    package let baseURL: URL
+    package let ledgerFile: URL?
+    package var kind: String { "remote" }
 
-    public init(baseURL: URL, ledgerFile: URL?) {
+    package init(baseURL: URL, ledgerFile: URL?) {
         self.baseURL = baseURL
         self.ledgerFile = ledgerFile
     }
 
     /// - Throws: ``SoakProfileError`` when the ledger file is unreadable or malformed.
-    public func ledger() async throws -> [StagingLedgerEntry]? {
+    package func ledger() async throws -> [StagingLedgerEntry]? {
         guard let ledgerFile else { return nil }
         return try Self.readLedger(ledgerFile)
     }
 
-    public func counters() async -> JSONValue? { nil }
-    public func stop() async {}
+    package func counters() async -> JSONValue? { nil }
+    package func stop() async {}
 
     /// Reads a `--ledger` file: a JSON array of `StagingLedgerEntry`.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
-    public static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
+    package static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
         if let problem = PathProblem.readingFile(url.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
         }
