@@ -56,7 +56,7 @@ struct ProcessesRunTests {
         let executable = try #require(Self.executable, "build the optolink-soak product (swift build --build-tests)")
         let run = try EndToEndRun(
             profile: e2eProfile(
-                devices: 20, rate: 5,
+                devices: 20, rate: 2,
                 steps: #"{"kind": "firstLaunch"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "e"}"#))
         var options = SoakRunOptions(profilePath: run.profileURL.path)
         options.processes = 2
@@ -68,9 +68,23 @@ struct ProcessesRunTests {
         processes.startLead = 1
         let messages = Mutex<[String]>([])
         processes.log = { line in messages.withLock { $0.append(line) } }
-        // The plan lasts 4 s from a start 1 s ahead; stop 1.5 s into it (on a dispatch queue, so a
-        // busy cooperative pool in a parallel test run cannot delay it).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2.5) { control.stop(.interrupted) }
+        // Stop 1 s after both shards have started their plans (their run line is in their logs),
+        // from a plain thread, so neither a slow machine nor a busy cooperative pool moves it.
+        let shards = run.reportDirectory.appendingPathComponent("shards")
+        DispatchQueue.global().async {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let started = (0..<2).filter { index in
+                    let log = try? String(
+                        contentsOf: shards.appendingPathComponent("shard-\(index).log"), encoding: .utf8)
+                    return log?.contains("open model") ?? false
+                }
+                if started.count == 2 { break }
+                usleep(50_000)
+            }
+            usleep(1_000_000)
+            control.stop(.interrupted)
+        }
         let result = await processes.execute()
         let logs = (0..<2).map { index in
             (try? String(

@@ -131,7 +131,9 @@ package struct ProcessesRun: Sendable {
             }
         }
         guard !present.isEmpty else {
-            return fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+            var result = fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+            if let signal { result.exitCode = signal == .terminated ? 143 : 130 }
+            return result
         }
         var merge = MergeOptions(directories: present)
         merge.outDirectory = out.path
