@@ -56,7 +56,7 @@ struct ProcessesRunTests {
         let executable = try #require(Self.executable, "build the optolink-soak product (swift build --build-tests)")
         let run = try EndToEndRun(
             profile: e2eProfile(
-                devices: 20, rate: 2,
+                devices: 20, rate: 1,
                 steps: #"{"kind": "firstLaunch"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "e"}"#))
         var options = SoakRunOptions(profilePath: run.profileURL.path)
         options.processes = 2
