@@ -17,6 +17,8 @@ public enum SoakCommand: Sendable, Equatable {
         public var port: Int?
         public var configPath: String?
         public var trustForwardedFor = false
+        /// `--ledger-file PATH`: stream the ledger there as JSON lines instead of holding it in memory.
+        public var ledgerFilePath: String?
         public init() {}
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkStaging
 import Synchronization
 
 /// Records every HTTP attempt and public call of a run: streams rows to `attempts.csv` and
@@ -7,7 +8,8 @@ import Synchronization
 ///
 /// One recorder per run, shared by every virtual device (it is also the recording
 /// middleware, see `SoakRecorder+Middleware.swift`). Memory stays bounded: rows go to disk,
-/// only calls still open are kept, histograms have a fixed size.
+/// only calls still open are kept, histograms have a fixed size, and the verdicts run live
+/// (``VerdictStream``) as each row is recorded, each pass keeping only what its horizon needs.
 public final class SoakRecorder: Sendable {
     struct CallKey: Hashable {
         var label: String
@@ -81,10 +83,12 @@ public final class SoakRecorder: Sendable {
         var firstLaunches = 0
         var clickedFirstLaunches = 0
         var deferredByMethod: [String: Int] = [:]
-        var attribution: [AttributionRecord] = []
         var deviceIds: [String: String] = [:]
-        /// `<device>#<launch>` → the SDK `deviceId` of that launch.
+        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
         var launchDeviceIds: [String: String] = [:]
+        /// Open calls per label, and labels whose launch is over (their `deviceId` goes with their last call).
+        var openPerLabel: [String: Int] = [:]
+        var endedLaunches = Set<String>()
         var clicks = 0
         var clicksByStatus: [String: Int] = [:]
         var clipboardPlaced = 0
@@ -108,6 +112,10 @@ public final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
+    /// The verdicts' passes, fed live in the order rows are recorded.
+    let verdicts: Mutex<VerdictStream>
+    /// Explanations for `summary.json`'s notes, gathered live.
+    let notes = Mutex(SummaryNotes.Accumulator())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
     public let outage: OutagePlan?
 
@@ -120,10 +128,15 @@ public final class SoakRecorder: Sendable {
     /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
     ///   work is recorded as `cancelled_by_run` (other cancellations, e.g. a relaunch disposing
     ///   the previous instance, as `cancelled`).
+    /// - Parameter verdictContext: what the live verdict passes know besides the records (its
+    ///   `runStartEpoch` is set to the timeline's origin).
     public init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
-        control: RunControl? = nil, outage: OutagePlan? = nil
+        control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext()
     ) throws {
+        var context = verdictContext
+        context.runStartEpoch = timeline.originEpoch
+        verdicts = Mutex(VerdictStream(context: context))
         self.timeline = timeline
         self.outage = outage
         self.control = control
@@ -147,6 +160,7 @@ public final class SoakRecorder: Sendable {
                 s.openCalls[key] = OpenCall(
                     device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
                     start: actualStart, end: actualStart)
+                s.openPerLabel[label, default: 0] += 1
             }
             s.openCalls[key]?.attempts += 1
             s.openCalls[key]?.inFlight += 1
@@ -162,6 +176,8 @@ public final class SoakRecorder: Sendable {
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
+        verdicts.withLock { $0.consume(.attempt(record)) }
+        notes.withLock { $0.consume(record) }
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
@@ -203,7 +219,25 @@ public final class SoakRecorder: Sendable {
             s.openCalls[key] = call
             return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
         }
-        if let finished { callsCSV.append(finished.csvFields) }
+        if let finished { emit(finished) }
+    }
+
+    /// Writes a closed call's row and hands it to the live verdicts and notes.
+    private func emit(_ call: CallRecord) {
+        callsCSV.append(call.csvFields)
+        verdicts.withLock { $0.consume(.call(call)) }
+        notes.withLock { $0.consume(call) }
+    }
+
+    /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
+    /// (embedded emulator) or at the end (a remote backend's ledger file).
+    public func ledgerRecorded(_ entry: StagingLedgerEntry) {
+        verdicts.withLock { $0.consume(.ledger(entry)) }
+    }
+
+    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
+    public func finishVerdicts() -> VerdictsReport {
+        verdicts.withLock { $0.finish() }
     }
 
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
@@ -216,6 +250,7 @@ public final class SoakRecorder: Sendable {
     public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
+            if callIds == nil { s.endedLaunches.insert(label) }
             let keys =
                 callIds.map { $0.map { CallKey(label: label, callId: $0) } }
                 ?? s.openCalls.keys.filter { $0.label == label }
@@ -234,9 +269,10 @@ public final class SoakRecorder: Sendable {
                 }
                 if s.openCalls[key]?.inFlight == 0, let record = Self.close(key, in: &s) { done.append(record) }
             }
+            if callIds == nil { Self.forgetLaunchIfDone(label, in: &s) }
             return done
         }
-        for record in finished { callsCSV.append(record.csvFields) }
+        for record in finished { emit(record) }
     }
 
     /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
@@ -254,9 +290,16 @@ public final class SoakRecorder: Sendable {
                 return Self.close(key, in: &s)
             }
         }
-        for record in finished { callsCSV.append(record.csvFields) }
+        for record in finished { emit(record) }
         attemptsCSV.close()
         callsCSV.close()
+    }
+
+    /// Drops what a launch's label keeps once the launch is over and its last call closed.
+    private static func forgetLaunchIfDone(_ label: String, in s: inout State) {
+        guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
+        s.endedLaunches.remove(label)
+        s.launchDeviceIds.removeValue(forKey: label)
     }
 
     private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
@@ -272,7 +315,10 @@ public final class SoakRecorder: Sendable {
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
-            deviceId: s.launchDeviceIds[key.label])
+            deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
+        s.openPerLabel[key.label, default: 1] -= 1
+        if s.openPerLabel[key.label] == 0 { s.openPerLabel.removeValue(forKey: key.label) }
+        forgetLaunchIfDone(key.label, in: &s)
         inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
             stats.calls += 1
             stats.callOutcomes[record.outcome, default: 0] += 1
@@ -358,8 +404,8 @@ public final class SoakRecorder: Sendable {
             s.firstLaunches += 1
             if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
             s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
-            s.attribution.append(record)
         }
+        verdicts.withLock { $0.consume(.attribution(record)) }
     }
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
@@ -371,14 +417,11 @@ public final class SoakRecorder: Sendable {
         }
     }
 
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used.
+    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
     public var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
     public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
-
-    /// Every attribution record so far.
-    public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 }
 
 /// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is

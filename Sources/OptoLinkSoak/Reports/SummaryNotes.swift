@@ -12,39 +12,54 @@ public enum SummaryNotes {
     ///   429: the session is never retried and shares its bucket with identity, so the backend
     ///   never registered those devices (docs/CONTRACT.md §2, retry matrix).
     public static func build(attempts: [AttemptRecord], calls: [CallRecord]) -> [String] {
-        var notes: [String] = []
+        var accumulator = Accumulator()
+        for attempt in attempts { accumulator.consume(attempt) }
+        for call in calls { accumulator.consume(call) }
+        return accumulator.notes
+    }
+
+    /// What the notes need, gathered one record at a time (the recorder feeds it live). Memory:
+    /// a few counters and two sets of virtual device names (bounded by the population).
+    package struct Accumulator: Sendable {
         var ended: [OptoLinkEndpoint: Int] = [:]
-        for call in calls where call.finalStatus == 429 { ended[call.endpoint, default: 0] += 1 }
-        let total = ended.values.reduce(0, +)
-        if total > 0 {
-            let session = ended[.session] ?? 0
-            var parts: [String] = []
-            if session > 0 { parts.append("\(session) session (never retried)") }
-            let others = ended.filter { $0.key != .session }.sorted { $0.key.rawValue < $1.key.rawValue }
-            if !others.isEmpty {
-                parts.append(
-                    others.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
-                        + " (retry budget spent, or the run ended)")
-            }
-            notes.append("\(total) 429s ended their call without a retry: " + parts.joined(separator: "; "))
-        }
         var sessionRateLimited = Set<String>()
         var events404 = Set<String>()
-        var events404Attempts = 0
-        for attempt in attempts {
+
+        package init() {}
+
+        package mutating func consume(_ attempt: AttemptRecord) {
             if attempt.endpoint == .session && attempt.status == 429 { sessionRateLimited.insert(attempt.device) }
-            if attempt.endpoint == .events && attempt.status == 404 {
-                events404.insert(attempt.device)
-                events404Attempts += 1
+            if attempt.endpoint == .events && attempt.status == 404 { events404.insert(attempt.device) }
+        }
+
+        package mutating func consume(_ call: CallRecord) {
+            if call.finalStatus == 429 { ended[call.endpoint, default: 0] += 1 }
+        }
+
+        /// The notes, in report order.
+        package var notes: [String] {
+            var notes: [String] = []
+            let total = ended.values.reduce(0, +)
+            if total > 0 {
+                let session = ended[.session] ?? 0
+                var parts: [String] = []
+                if session > 0 { parts.append("\(session) session (never retried)") }
+                let others = ended.filter { $0.key != .session }.sorted { $0.key.rawValue < $1.key.rawValue }
+                if !others.isEmpty {
+                    parts.append(
+                        others.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
+                            + " (retry budget spent, or the run ended)")
+                }
+                notes.append("\(total) 429s ended their call without a retry: " + parts.joined(separator: "; "))
             }
+            let both = events404.intersection(sessionRateLimited)
+            if !both.isEmpty {
+                notes.append(
+                    "\(both.count) of \(events404.count) devices whose events got 404 (unknown deviceId) had their "
+                        + "session check-in rate limited (429): the session is never retried and shares its bucket "
+                        + "with identity, so the backend never registered them")
+            }
+            return notes
         }
-        let both = events404.intersection(sessionRateLimited)
-        if !both.isEmpty {
-            notes.append(
-                "\(both.count) of \(events404.count) devices whose events got 404 (unknown deviceId) had their session "
-                    + "check-in rate limited (429): the session is never retried and shares its bucket with identity, "
-                    + "so the backend never registered them")
-        }
-        return notes
     }
 }

@@ -40,12 +40,22 @@ public struct EmbeddedBackend: SoakBackend {
 
     public func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
 
+    /// Streams the emulator's ledger to `file` and hands each entry to `sink` as it is stored.
+    public func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+        try server.backend.streamLedger(to: file)
+        server.backend.observeLedger(sink)
+        return true
+    }
+
     public func counters() async -> JSONValue? {
         guard let data = try? JSONEncoder().encode(server.counters()) else { return nil }
         return try? JSONDecoder().decode(JSONValue.self, from: data)
     }
 
-    public func stop() async { await server.stop() }
+    public func stop() async {
+        await server.stop()
+        server.backend.flushLedger()
+    }
 
     /// Counts the profile's outage windows from the run's start.
     public func runStarted(atEpoch epoch: Double) { server.startOutageWindows(at: epoch) }

@@ -13,6 +13,15 @@ enum ServeCommand {
             return 2
         }
         let server = StagingServer(configuration: configuration)
+        if let path = options.ledgerFilePath {
+            do {
+                try server.backend.streamLedger(to: URL(fileURLWithPath: path))
+            } catch {
+                FileHandle.standardError.write(
+                    Data("error: serve: --ledger-file \(path): cannot create (\(error.localizedDescription))\n".utf8))
+                return 2
+            }
+        }
         do {
             try await server.start()
         } catch let error as HTTPServerError {
@@ -41,6 +50,10 @@ enum ServeCommand {
         for await _ in stream {}
         trap.cancel()
         await server.stop()
+        if let failure = server.backend.flushLedger() {
+            FileHandle.standardError.write(Data("error: serve: --ledger-file: \(failure)\n".utf8))
+            return 2
+        }
         return 0
     }
 

@@ -131,15 +131,34 @@ public struct SoakRun: Sendable {
         let clock = self.clock
         let timeline = RunTimeline(clock: clock)
         let recorder: SoakRecorder
+        // The embedded emulator's ledger goes to a file as it grows and reaches the live verdicts
+        // through this relay (set once the recorder exists; entries before that are not this run's).
+        let relay = LedgerRelay()
+        let ledgerLive: Bool
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let span = profile.load.effectiveDuration + profile.load.grace
-            recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
-                control: control, outage: OutagePlan.of(profile))
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
+        let ledgerFile = options.ledgerFilePath.map { URL(fileURLWithPath: $0) }
+            ?? directory.appendingPathComponent("ledger.jsonl")
+        do {
+            ledgerLive = try backend.followLedger(file: ledgerFile, sink: relay.forward)
+        } catch {
+            return fail("--ledger-file \(ledgerFile.path): cannot create (\(error.localizedDescription))")
+        }
+        do {
+            let span = profile.load.effectiveDuration + profile.load.grace
+            let context = VerdictContext(
+                configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledgerStreamed: true,
+                ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
+            recorder = try SoakRecorder(
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control, outage: OutagePlan.of(profile), verdictContext: context)
+        } catch {
+            return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
+        }
+        relay.connect(recorder)
         // Outage windows count from the run's start, not from the emulator's.
         backend.runStarted(atEpoch: timeline.originEpoch)
         let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
@@ -250,7 +269,8 @@ public struct SoakRun: Sendable {
         let result = await finishReport(
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
-            scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind)
+            scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind,
+            ledger: ledgerLive ? .live(relay) : .atEnd)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -259,15 +279,28 @@ public struct SoakRun: Sendable {
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
-        monitorMessage: String?, transport: SoakTransportKind
+        monitorMessage: String?, transport: SoakTransportKind, ledger ledgerSource: LedgerSource
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
         let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
         let interrupted = signal != nil
-        var ledger: [StagingLedgerEntry]? = nil
+        // The ledger reaches the verdicts live (embedded emulator) or now, streamed from the backend.
+        var ledgerEntries: Int? = nil
         var ledgerError: String? = nil
-        do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
+        switch ledgerSource {
+        case .live(let relay):
+            ledgerEntries = relay.count
+        case .atEnd:
+            do { ledgerEntries = try await backend.readLedger { recorder.ledgerRecorded($0) } } catch {
+                ledgerError = "\(error)"
+            }
+        }
+        var verdicts = recorder.finishVerdicts()
+        if ledgerEntries == nil {
+            verdicts = VerdictsReport(
+                results: verdicts.results + [ReconciliationVerdict.notAvailable], ignoredAttempts: verdicts.ignoredAttempts)
+        }
         let counters = await backend.counters()
         let parts = recorder.summaryParts(activeSeconds: activeSeconds)
         var journeys = parts.journeys
@@ -285,7 +318,7 @@ public struct SoakRun: Sendable {
                 transport: transport.rawValue),
             journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
             clicks: parts.clicks, opens: parts.opens, rss: rss,
-            server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
+            server: ledgerEntries == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
         summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
@@ -298,22 +331,23 @@ public struct SoakRun: Sendable {
         for writer in [recorder.attemptsCSV, recorder.callsCSV] {
             if let failure = writer.failure { ioProblems.append("\(writer.url.path): \(failure)") }
         }
-        var attempts: [AttemptRecord] = []
-        var calls: [CallRecord] = []
-        do {
-            attempts = try ReportCSVReader.attempts(attemptsURL)
-            calls = try ReportCSVReader.calls(callsURL)
-        } catch {
-            ioProblems.append("\(error)")
+        // The verdicts ran live; the CSVs are read back only for the HTML report's charts, and only
+        // while small enough (a long run's report keeps its memory flat and goes without them).
+        var attempts: [AttemptRecord]? = nil
+        let attemptsSize = (try? FileManager.default.attributesOfItem(atPath: attemptsURL.path)[.size] as? Int) ?? nil
+        if let attemptsSize, attemptsSize <= Self.chartAttemptsLimitBytes {
+            do { attempts = try ReportCSVReader.attempts(attemptsURL) } catch { ioProblems.append("\(error)") }
         }
-        let verdicts = Verdicts.evaluate(
-            VerdictInputs(
-                attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
-                configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
-                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds,
-                launchDeviceIds: recorder.launchDeviceIds))
+        for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
+            ioProblems.append("\(url.path): missing")
+        }
         metrics.merge(verdicts.metrics()) { _, verdict in verdict }
-        summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
+        summary.notes = recorder.notes.withLock { $0.notes }
+        if attempts == nil, attemptsSize != nil {
+            summary.notes.append(
+                "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "
+                    + "from it (latency over time, back-off, limit windows) are left out to keep memory flat")
+        }
         summary.metrics = metrics
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(
@@ -383,6 +417,19 @@ public struct SoakRun: Sendable {
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 
+    /// Largest `attempts.csv` read back for the HTML report's charts (bytes).
+    static let chartAttemptsLimitBytes = 32 * 1_048_576
+
+    /// The verdicts' horizon for `profile` (see ``VerdictContext/horizonSeconds``).
+    static func horizon(for profile: SoakProfile) -> Double {
+        var windows = profile.expect.limits.values.map(\.windowSeconds)
+        if let limits = (try? EmbeddedBackend.configuration(for: profile))?.limits {
+            windows += StagingBucketClass.allCases.map { limits.rule(for: $0).windowSeconds }
+        }
+        return VerdictContext.horizon(
+            timeout: profile.sdk.timeout, maxRetries: profile.sdk.maxRetries, longestWindow: windows.max() ?? 60)
+    }
+
     private func outputDirectory(for profile: SoakProfile) -> URL {
         if let out = options.outDirectory { return URL(fileURLWithPath: out, isDirectory: true) }
         let formatter = DateFormatter()
@@ -402,6 +449,33 @@ private final class LastSample: Sendable {
         value.withLock { v in
             defer { v = (requests, time) }
             return v
+        }
+    }
+}
+
+/// Where the run's ledger comes from: live through a relay, or read from the backend at the end.
+enum LedgerSource {
+    case live(LedgerRelay)
+    case atEnd
+}
+
+/// Hands the embedded emulator's ledger entries to the run's recorder as the server stores them.
+final class LedgerRelay: Sendable {
+    private let recorder = Mutex<SoakRecorder?>(nil)
+    private let entries = Mutex(0)
+
+    /// Starts relaying to `recorder` (entries stored before are not this run's and are dropped).
+    func connect(_ target: SoakRecorder) { recorder.withLock { $0 = target } }
+
+    /// Entries relayed so far.
+    var count: Int { entries.withLock { $0 } }
+
+    /// The sink given to ``SoakBackend/followLedger(file:sink:)``.
+    var forward: @Sendable (StagingLedgerEntry) -> Void {
+        { [self] entry in
+            guard let target = recorder.withLock({ $0 }) else { return }
+            entries.withLock { $0 += 1 }
+            target.ledgerRecorded(entry)
         }
     }
 }
