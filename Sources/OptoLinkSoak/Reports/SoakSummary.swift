@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkStaging
 
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
@@ -16,6 +17,9 @@ public struct SoakSummary: Sendable, Codable {
     public var opens: OpenSummary
     /// Resident memory of the soak process over time.
     public var rss: [RSSSample]
+    /// What `rss` measures: with the embedded emulator the driver and the emulator share one
+    /// process, so `bytes` is both, and each sample's `emulator` counts what the emulator holds.
+    public var rssScope: String? = nil
     /// Per interval of `intervalSeconds`: what started and what came back (the knee of a ramp).
     public var timeline: [Interval] = []
     public var intervalSeconds: Double = 1
@@ -222,12 +226,18 @@ public struct SoakSummary: Sendable, Codable {
         /// Mean and max of `end − intended_start` of those attempts, seconds.
         public var meanLatencyFromIntended: Double
         public var maxLatencyFromIntended: Double
+        /// Resident bytes of the soak process at the interval's last RSS sample (absent when
+        /// no sample fell in it).
+        public var rssBytes: Int? = nil
     }
 
     public struct RSSSample: Sendable, Codable, Equatable {
         /// Seconds since run start.
         public var t: Double
+        /// Resident bytes of the soak process (`VmRSS`).
         public var bytes: Int
+        /// With the embedded emulator: what it held at that moment (absent otherwise).
+        public var emulator: StagingRetained? = nil
     }
 
     public struct ServerSummary: Sendable, Codable {

@@ -40,6 +40,8 @@ public struct EmbeddedBackend: SoakBackend {
 
     public func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
 
+    @Sendable public func retained() -> StagingRetained? { server.backend.retained() }
+
     /// Streams the emulator's ledger to `file` and hands each entry to `sink` as it is stored.
     public func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
         try server.backend.streamLedger(to: file)

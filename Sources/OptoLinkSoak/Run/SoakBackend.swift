@@ -29,10 +29,14 @@ public protocol SoakBackend: Sendable {
     /// many, or `nil` when the backend has no ledger.
     /// - Throws: ``SoakProfileError`` when the ledger cannot be read.
     func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int?
+    /// What an in-process emulator holds right now; `nil` for a remote backend.
+    @Sendable func retained() -> StagingRetained?
 }
 
 extension SoakBackend {
     public func runStarted(atEpoch epoch: Double) {}
+
+    @Sendable public func retained() -> StagingRetained? { nil }
 
     public func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
         false

@@ -140,7 +140,8 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
-        let ledgerFile = options.ledgerFilePath.map { URL(fileURLWithPath: $0) }
+        let ledgerFile =
+            options.ledgerFilePath.map { URL(fileURLWithPath: $0) }
             ?? directory.appendingPathComponent("ledger.jsonl")
         do {
             ledgerLive = try backend.followLedger(file: ledgerFile, sink: relay.forward)
@@ -209,7 +210,8 @@ public struct SoakRun: Sendable {
         )
 
         let monitor = RunMonitor(thresholds: profile.expect.thresholds)
-        let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
+        let rss = RSSSampler(
+            timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300), emulator: backend.retained)
         let stopReason: StopReason = await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if options.progress {
@@ -299,7 +301,8 @@ public struct SoakRun: Sendable {
         var verdicts = recorder.finishVerdicts()
         if ledgerEntries == nil {
             verdicts = VerdictsReport(
-                results: verdicts.results + [ReconciliationVerdict.notAvailable], ignoredAttempts: verdicts.ignoredAttempts)
+                results: verdicts.results + [ReconciliationVerdict.notAvailable],
+                ignoredAttempts: verdicts.ignoredAttempts)
         }
         let counters = await backend.counters()
         let parts = recorder.summaryParts(activeSeconds: activeSeconds)
@@ -318,11 +321,17 @@ public struct SoakRun: Sendable {
                 transport: transport.rawValue),
             journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
             clicks: parts.clicks, opens: parts.opens, rss: rss,
-            server: ledgerEntries == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
+            server: ledgerEntries == nil && counters == nil
+                ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
         summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
+        Self.placeRSS(rss, in: &summary.timeline, interval: recorder.interval)
+        summary.rssScope =
+            backend.kind == "embedded"
+            ? "one process: the driver and the embedded emulator; rss[].emulator counts what the emulator holds"
+            : "the driver only (the backend is remote)"
         var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
@@ -415,6 +424,17 @@ public struct SoakRun: Sendable {
             }
         }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
+    }
+
+    /// Puts each interval's last RSS sample on its timeline row.
+    static func placeRSS(
+        _ samples: [SoakSummary.RSSSample], in timeline: inout [SoakSummary.Interval], interval: Double
+    ) {
+        guard interval > 0 else { return }
+        for sample in samples {
+            let slot = Int(sample.t / interval)
+            if timeline.indices.contains(slot) { timeline[slot].rssBytes = sample.bytes }
+        }
     }
 
     /// Largest `attempts.csv` read back for the HTML report's charts (bytes).

@@ -203,9 +203,7 @@ public struct LimitOracleVerdict: Verdict {
                 inPlace(&keys[index][key, default: KeyState()]) { state in
                     // Hits come by end; keep them sorted by start (a late one is rare and near the end).
                     var position = state.hits.count
-                    while position > 0, (hit.start, hit.end) < (state.hits[position - 1].start, state.hits[position - 1].end) {
-                        position -= 1
-                    }
+                    while position > 0, Self.before(hit, state.hits[position - 1]) { position -= 1 }
                     state.hits.insert(hit, at: position)
                     state.judged.insert(false, at: position)
                 }
@@ -216,6 +214,9 @@ public struct LimitOracleVerdict: Verdict {
                 replay(watermark: latestEnd - horizon)
             }
         }
+
+        /// Start order of hits (then end).
+        static func before(_ a: LimitReplay.Hit, _ b: LimitReplay.Hit) -> Bool { (a.start, a.end) < (b.start, b.end) }
 
         /// Replays every key as far as `watermark` allows and drops the hits no longer needed.
         private mutating func replay(watermark: Double) {

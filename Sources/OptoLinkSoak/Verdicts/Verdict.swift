@@ -180,6 +180,8 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
         case bytes
         /// Per second (`http.requests_per_second`): a plain number.
         case perSecond = "per_second"
+        /// MiB per hour (`rss.growth_mb_per_hour`): a plain number.
+        case megabytesPerHour = "mb_per_hour"
     }
 
     public var segments: [Segment]

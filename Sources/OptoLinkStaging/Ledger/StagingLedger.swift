@@ -136,6 +136,9 @@ final class StagingLedger: Sendable {
 
     var count: Int { state.withLock { $0.nextSequence - 1 } }
 
+    /// Entries held in memory (0 when file-backed).
+    var inMemory: Int { state.withLock { $0.entries.count } }
+
     /// Forgets every entry (a file-backed ledger is truncated and keeps streaming).
     func reset() {
         state.withLock { state in

@@ -86,6 +86,13 @@ public final class StagingBackend: Sendable {
         ledgerStore.observe(observer)
     }
 
+    /// What the emulator holds right now (ledger, clicks, devices, limiter keys).
+    public func retained() -> StagingRetained {
+        StagingRetained(
+            ledgerInMemory: ledgerStore.inMemory, ledgerTotal: ledgerStore.count, clicks: clicks.count,
+            devices: devices.count, limiterKeys: limiter.keyCount)
+    }
+
     /// Writes buffered ledger lines to the ledger file; returns why writing failed, if it did.
     @discardableResult
     public func flushLedger() -> String? {
