@@ -40,6 +40,12 @@ public enum OptoLinkSoak {
                 }
             }
             defer { for trap in traps { trap.cancel() } }
+            if options.processes != nil {
+                // The shards run in child processes; a signal here is passed on to each of them.
+                let result = await ProcessesRun(options: options, control: control).execute()
+                if let directory = result.directory { print(directory.path) }
+                return result.exitCode
+            }
             let result = await run.execute()
             if let directory = result.directory { print(directory.path) }
             return result.exitCode
@@ -47,6 +53,10 @@ public enum OptoLinkSoak {
             return await ServeCommand.run(options)
         case .bench(let options):
             return await SoakBench.run(options)
+        case .merge(let options):
+            let result = MergeCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+            if let directory = result.directory { print(directory.path) }
+            return result.exitCode
         case .compare(let options):
             return CompareCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }.exitCode
         }

@@ -39,7 +39,7 @@ struct CommandLineTests {
             (["run", "p.json", "--seed", "-1"], "--seed: \"-1\" is not an unsigned integer"),
             (["run", "p.json", "--rate", "0"], "--rate: must be > 0 journeys/s (0 would start nothing)"),
             (["serve", "--port", "70000"], "--port: \"70000\" is not a port (0…65535)"),
-            (["launch"], "unknown command \"launch\" (expected run, serve, bench, compare, --help, --version)"),
+            (["launch"], "unknown command \"launch\" (expected run, serve, bench, compare, merge, --help, --version)"),
         ])
     func badFlags(arguments: [String], message: String) {
         #expect(throws: SoakUsageError(message: message)) { try SoakCommandLine.parse(arguments) }
@@ -50,6 +50,7 @@ struct CommandLineTests {
         #expect(try SoakCommandLine.parse(["run", "--help"]) == .help(SoakCommandLine.runUsage))
         #expect(try SoakCommandLine.parse(["serve", "-h"]) == .help(SoakCommandLine.serveUsage))
         #expect(try SoakCommandLine.parse(["bench", "--help"]) == .help(SoakCommandLine.benchUsage))
+        #expect(try SoakCommandLine.parse(["merge", "--help"]) == .help(SoakCommandLine.mergeUsage))
         #expect(try SoakCommandLine.parse(["--help"]) == .help(SoakCommandLine.usage))
         #expect(try SoakCommandLine.parse(["--version"]) == .version)
         guard case .serve(let s) = try SoakCommandLine.parse(["serve", "--port", "0", "--trust-forwarded-for"]) else {

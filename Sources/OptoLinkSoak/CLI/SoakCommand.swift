@@ -6,6 +6,7 @@ public enum SoakCommand: Sendable, Equatable {
     case serve(ServeOptions)
     case bench(BenchOptions)
     case compare(CompareOptions)
+    case merge(MergeOptions)
     /// Print this help text and exit 0.
     case help(String)
     case version

@@ -20,6 +20,7 @@ public enum SoakCommandLine {
           optolink-soak bench [options]         measure the driver's own overhead
           optolink-soak compare BASELINE CURRENT [options]
                                                 compare two runs' reports for regressions
+          optolink-soak merge DIR... --out DIR  merge the reports of a plan's shards (run --shard)
           optolink-soak --version
 
         Run `optolink-soak <command> --help` for a command's options.
@@ -75,6 +76,20 @@ public enum SoakCommandLine {
                                serve live Prometheus metrics at http://HOST:PORT/metrics while
                                the run lasts (loopback only; port 0 = any free port, printed)
           -h, --help           this help
+
+        MORE LOAD THAN ONE PROCESS (see Profiles/README.md, "Running on many machines"):
+          --processes P        run the plan as P shard processes of this executable on this
+                               machine, then merge them into --out (shards in --out/shards/).
+                               Without --base-url this process hosts the one embedded emulator
+                               and every shard drives it, so limits and the ledger stay whole
+          --shard I/N          run only shard I (0-based) of N: journeys k with k mod N = I, on
+                               devices d with d mod N = I (ids, seeds and client IPs stay global).
+                               Needs --base-url (one backend shared by all shards). Writes
+                               shard.json beside the usual report; combine with `merge`
+          --start-at EPOCH     start the plan's second 0 at this Unix time (seconds), the same
+                               for every shard; a shard that starts later says so and its
+                               missed arrivals count as late starts
+          --run-id ID          the run id (prefix of every correlation id); give every shard the same
         """
 
     public static let serveUsage = """
@@ -120,6 +135,33 @@ public enum SoakCommandLine {
         unknown schemaVersion, different profiles without --force, or inconclusive).
         """
 
+    public static let mergeUsage = """
+        USAGE: optolink-soak merge DIR... --out DIR [options]
+
+        Merges the reports of one plan's shards (each written by `run PROFILE --shard I/N`) into
+        the report a single process running the whole plan would have written: counts add,
+        latency histograms merge exactly from their bucket counts (each percentile within the
+        histogram's 1 % precision of the union of samples), every verdict is re-run on the union
+        of the shards' attempts and calls in time order (a per-IP or per-key limit window spans
+        shards), and the profile's thresholds are judged on the merged result. Writes
+        summary.json, summary.txt, report.html and profile.json into --out.
+
+        Refuses shards of different plans (profile hash), a shard given twice, and a missing
+        shard unless --allow-partial.
+
+        OPTIONS:
+          --out DIR          where the merged report goes (required)
+          --allow-partial    merge even when shards are missing; the report names them
+          --force            write into an --out directory that already holds a report
+          --ledger FILE      server ledger exported from the real backend (JSON array), for
+                             the reconciliation verdict
+          --junit FILE       also write thresholds and verdicts as JUnit XML to FILE
+          -h, --help         this help
+
+        Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not merge (refused,
+        unreadable shard, or a shard's report is incomplete).
+        """
+
     public static let benchUsage = """
         USAGE: optolink-soak bench [options]
 
@@ -147,9 +189,11 @@ public enum SoakCommandLine {
         case "serve": return try parseServe(rest)
         case "bench": return try parseBench(rest)
         case "compare": return try parseCompare(rest)
+        case "merge": return try parseMerge(rest)
         default:
             throw SoakUsageError(
-                message: "unknown command \"\(first)\" (expected run, serve, bench, compare, --help, --version)")
+                message:
+                    "unknown command \"\(first)\" (expected run, serve, bench, compare, merge, --help, --version)")
         }
     }
 
@@ -253,6 +297,20 @@ public enum SoakCommandLine {
                 options.pool = mode
             case "--connections":
                 options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
+            case "--shard": options.shard = try SoakShard(parsing: value())
+            case "--start-at":
+                options.startAt = try number(
+                    flag, value(), 1_000_000_000.0...10_000_000_000.0, "a Unix time in seconds")
+            case "--run-id":
+                let text = try value()
+                let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+                guard (1...64).contains(text.count), text.allSatisfy(allowed.contains) else {
+                    throw SoakUsageError(
+                        message:
+                            "--run-id: \"\(text)\" is not 1…64 letters, digits, - or _ (it prefixes correlation ids)")
+                }
+                options.runId = text
+            case "--processes": options.processes = try number(flag, value(), 1...256, "a process count (1…256)")
             case "--header":
                 let header = try SoakExtraHeader.parse(value())
                 if options.headers.contains(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }) {
@@ -277,6 +335,23 @@ public enum SoakCommandLine {
         if options.baseURL == nil && options.ledgerPath != nil {
             throw SoakUsageError(
                 message: "--ledger: only with --base-url (the embedded emulator's ledger is read directly)")
+        }
+        if let shard = options.shard {
+            if options.processes != nil {
+                throw SoakUsageError(
+                    message: "--shard and --processes: choose one (--processes starts the shards itself)")
+            }
+            if options.baseURL == nil {
+                throw SoakUsageError(
+                    message: "--shard \(shard): needs --base-url. Every shard must drive one shared backend; an "
+                        + "embedded emulator per shard would split the rate-limit windows and the ledger, so limits "
+                        + "could not be judged on the whole (on one machine use --processes P)")
+            }
+        }
+        if options.processes != nil && (options.metricsListen != nil || options.baselineDirectory != nil) {
+            throw SoakUsageError(
+                message: "--processes: --metrics-listen and --baseline are not supported with it yet (run `compare` "
+                    + "on the merged report)")
         }
         return .run(options)
     }
@@ -340,6 +415,29 @@ public enum SoakCommandLine {
         options.baselinePath = paths[0]
         options.currentPath = paths[1]
         return .compare(options)
+    }
+
+    private static func parseMerge(_ args: [String]) throws -> SoakCommand {
+        var options = MergeOptions(directories: [])
+        let wantsHelp = try walk(args, positional: { options.directories.append($0) }) { flag, value in
+            switch flag {
+            case "--out": options.outDirectory = try value()
+            case "--allow-partial": options.allowPartial = true
+            case "--force": options.force = true
+            case "--ledger": options.ledgerPath = try value()
+            case "--junit": options.junitPath = try value()
+            default: return false
+            }
+            return true
+        }
+        if wantsHelp { return .help(mergeUsage) }
+        guard !options.directories.isEmpty else {
+            throw SoakUsageError(message: "merge: needs the shards' report directories (DIR...)")
+        }
+        guard options.outDirectory != nil else {
+            throw SoakUsageError(message: "merge: --out DIR is required (where the merged report goes)")
+        }
+        return .merge(options)
     }
 
     private static func parseBench(_ args: [String]) throws -> SoakCommand {

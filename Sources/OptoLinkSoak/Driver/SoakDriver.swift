@@ -24,12 +24,24 @@ public final class SoakDriver: Sendable {
     public let devices: [VirtualDevice]
     public let runner: JourneyRunner
     public let control: RunControl
+    /// The part of the plan this process runs (``SoakShard/whole`` unless `run --shard`).
+    package let shard: SoakShard
 
     /// Journeys planned so far (open model) or started (closed model); read by the progress line.
     public let scheduled = AtomicCounter()
     public let inFlight = AtomicCounter()
 
-    public init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl) {
+    public convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl)
+    {
+        self.init(profile: profile, devices: devices, runner: runner, control: control, shard: .whole)
+    }
+
+    /// A driver of one shard of the plan: `devices` is the whole population (global ids), of
+    /// which the shard uses those with `index mod N == I`.
+    package init(
+        profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl, shard: SoakShard
+    ) {
+        self.shard = shard
         self.profile = profile
         self.devices = devices
         self.runner = runner
@@ -68,14 +80,14 @@ public final class SoakDriver: Sendable {
             case .open: natural = await openModel(&group, tracker: &tracker, end: end, limit: limit)
             case .closed:
                 natural = .duration
-                closedModel(&group, tracker: &tracker, budget: budget, limit: limit)
+                closedModel(&group, tracker: &tracker, budget: budget, limit: shard.share(of: limit))
             }
             while tracker.running > 0, !tracker.cut, let result = await group.next() {
                 tracker.handle(result, driver: self, group: &group)
             }
             group.cancelAll()
             // The closed model ends by its budget when a worker found it spent.
-            return load.model == .closed && budget.current > limit ? .iterations : natural
+            return load.model == .closed && budget.current > shard.share(of: limit) ? .iterations : natural
         }
         if !control.wasCut { await finishBackgroundWork() }
         // Teardown: end every launch, then wait for the cancelled work to wind down (it ends at
@@ -156,12 +168,20 @@ public final class SoakDriver: Sendable {
         let weights = profile.journeys.map(\.weight)
         let timeline = runner.recorder.timeline
         var k = 0
-        let busy = BusyDevices(count: devices.count)
+        let busy = BusyDevices(count: devices.count, shard: shard)
         var reason: StopReason = load.duration != nil ? .duration : .completed
         while let intended = schedule.next() {
             if k >= limit {
                 reason = .iterations
                 break
+            }
+            guard shard.owns(k) else {
+                // Another shard's journey: draw its picks so every later journey gets the same
+                // journey and seed as in the unsharded plan, and start nothing.
+                _ = rng.pickIndex(weights)
+                _ = rng.next()
+                k += 1
+                continue
             }
             scheduled.add()
             while tracker.running >= load.maxInFlight, !tracker.cut, let result = await group.next() {
@@ -208,7 +228,8 @@ public final class SoakDriver: Sendable {
         let concurrency = profile.load.concurrency ?? devices.count
         let weights = profile.journeys.map(\.weight)
         let timeline = runner.recorder.timeline
-        for worker in 0..<concurrency {
+        let workers = (0..<concurrency).filter(shard.owns)
+        for worker in workers {
             let device = devices[worker % devices.count]
             let runner = self.runner
             let profile = self.profile
@@ -232,23 +253,28 @@ public final class SoakDriver: Sendable {
                 return .journey
             }
         }
-        tracker.running = concurrency
+        tracker.running = workers.count
     }
 }
 
 /// Which virtual devices are running a journey (open model): a device runs one at a time.
 final class BusyDevices: Sendable {
     private let busy: Mutex<[Bool]>
+    private let shard: SoakShard
 
-    init(count: Int) { busy = Mutex([Bool](repeating: false, count: count)) }
+    /// `count` devices, of which `shard` may claim those with `index mod N == I`.
+    init(count: Int, shard: SoakShard = .whole) {
+        busy = Mutex([Bool](repeating: false, count: count))
+        self.shard = shard
+    }
 
-    /// Marks the first idle device at or after `preferred` (cyclically) busy and returns its
-    /// index, or `nil` when every device is busy.
+    /// Marks the first idle device of the shard at or after `preferred` (cyclically) busy and
+    /// returns its index, or `nil` when every such device is busy.
     func claim(preferring preferred: Int) -> Int? {
         busy.withLock { flags in
             for offset in 0..<flags.count {
                 let index = (preferred + offset) % flags.count
-                if !flags[index] {
+                if shard.owns(index), !flags[index] {
                     flags[index] = true
                     return index
                 }

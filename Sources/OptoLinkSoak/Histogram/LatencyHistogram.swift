@@ -120,3 +120,54 @@ public struct LatencyHistogram: Sendable, Equatable {
         }
     }
 }
+
+/// The lossless form a shard writes for `merge`: every non-empty bucket by index with its
+/// count, plus the exact count, min, max and sum. Decoding it gives back an equal histogram,
+/// so merging decoded shards is the same as having recorded every sample in one histogram.
+///
+/// JSON shape: `{"count": 3, "min": 0.0012, "max": 0.0031, "sum": 0.0061, "buckets": [[1234, 2], [1400, 1]]}`
+/// (seconds; `buckets` holds `[index, count]` pairs in ascending index order).
+extension LatencyHistogram: Codable {
+    private enum CodingKeys: String, CodingKey { case count, min, max, sum, buckets }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(count, forKey: .count)
+        try c.encode(min, forKey: .min)
+        try c.encode(max, forKey: .max)
+        try c.encode(sum, forKey: .sum)
+        let pairs = counts.enumerated().compactMap { index, value in value == 0 ? nil : [UInt64(index), value] }
+        try c.encode(pairs, forKey: .buckets)
+    }
+
+    /// - Throws: `DecodingError.dataCorrupted` when a bucket index is out of range, appears
+    ///   twice, or the bucket counts do not add up to `count`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init()
+        let pairs = try c.decode([[UInt64]].self, forKey: .buckets)
+        var total: UInt64 = 0
+        for pair in pairs {
+            guard pair.count == 2, pair[0] < UInt64(Self.bucketCount), counts[Int(pair[0])] == 0, pair[1] > 0 else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .buckets, in: c,
+                    debugDescription: "bucket \(pair) is not a distinct [index < \(Self.bucketCount), count > 0] pair")
+            }
+            counts[Int(pair[0])] = pair[1]
+            let (sum, overflow) = total.addingReportingOverflow(pair[1])
+            guard !overflow else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .buckets, in: c, debugDescription: "bucket counts overflow")
+            }
+            total = sum
+        }
+        count = try c.decode(UInt64.self, forKey: .count)
+        guard total == count else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .count, in: c, debugDescription: "count \(count) differs from the buckets' total \(total)")
+        }
+        min = try c.decode(Double.self, forKey: .min)
+        max = try c.decode(Double.self, forKey: .max)
+        sum = try c.decode(Double.self, forKey: .sum)
+    }
+}

@@ -23,6 +23,15 @@ public struct RunTimeline: Sendable {
         originEpoch = epoch ?? Date().timeIntervalSince1970
     }
 
+    /// A timeline whose origin was `alreadyElapsed` seconds before now (a shard that starts
+    /// after the shared `--start-at` instant `epoch`): ``now()`` starts at `alreadyElapsed`.
+    package init(clock: any Clock<Duration>, epoch: Double, alreadyElapsed: Double) {
+        let offset = RunTimeline.wait(Swift.max(0, alreadyElapsed))
+        let stopwatch = Self.stopwatch(clock)
+        elapsed = { stopwatch() + offset }
+        originEpoch = epoch
+    }
+
     /// Reads `clock` now and returns the time elapsed since then, on each call.
     private static func stopwatch<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
         let origin = clock.now

@@ -89,6 +89,8 @@ public final class SoakRecorder: Sendable {
         /// Open calls per label, and labels whose launch is over (their `deviceId` goes with their last call).
         var openPerLabel: [String: Int] = [:]
         var endedLaunches = Set<String>()
+        /// Every attribution record (only when ``keepsMergeInputs``: a shard's manifest needs them).
+        var attribution: [AttributionRecord] = []
         var clicks = 0
         var clicksByStatus: [String: Int] = [:]
         var clipboardPlaced = 0
@@ -114,8 +116,11 @@ public final class SoakRecorder: Sendable {
     let state = Mutex(State())
     /// The verdicts' passes, fed live in the order rows are recorded.
     let verdicts: Mutex<VerdictStream>
+    /// Whether the recorder keeps what `merge` needs from a shard (every attribution record, every
+    /// launch's `deviceId`): O(launches) memory, so only a shard run (`--shard`) asks for it.
+    let keepsMergeInputs: Bool
     /// Explanations for `summary.json`'s notes, gathered live.
-    let notes = Mutex(SummaryNotes.Accumulator())
+    let notes = Mutex(SummaryNotes.Builder())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
     public let outage: OutagePlan?
 
@@ -132,8 +137,10 @@ public final class SoakRecorder: Sendable {
     ///   `runStartEpoch` is set to the timeline's origin).
     public init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
-        control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext()
+        control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext(),
+        keepsMergeInputs: Bool = false
     ) throws {
+        self.keepsMergeInputs = keepsMergeInputs
         var context = verdictContext
         context.runStartEpoch = timeline.originEpoch
         verdicts = Mutex(VerdictStream(context: context))
@@ -177,7 +184,7 @@ public final class SoakRecorder: Sendable {
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
         verdicts.withLock { $0.consume(.attempt(record)) }
-        notes.withLock { $0.consume(record) }
+        notes.withLock { $0.consume(.attempt(record)) }
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
@@ -217,7 +224,7 @@ public final class SoakRecorder: Sendable {
             call.lastErrorKind = record.errorKind
             if call.correlationId == nil { call.correlationId = record.correlationId }
             s.openCalls[key] = call
-            return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
+            return call.closeRequested && call.inFlight == 0 ? self.close(key, in: &s) : nil
         }
         if let finished { emit(finished) }
     }
@@ -226,7 +233,7 @@ public final class SoakRecorder: Sendable {
     private func emit(_ call: CallRecord) {
         callsCSV.append(call.csvFields)
         verdicts.withLock { $0.consume(.call(call)) }
-        notes.withLock { $0.consume(call) }
+        notes.withLock { $0.consume(.call(call)) }
     }
 
     /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
@@ -267,9 +274,9 @@ public final class SoakRecorder: Sendable {
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
-                if s.openCalls[key]?.inFlight == 0, let record = Self.close(key, in: &s) { done.append(record) }
+                if s.openCalls[key]?.inFlight == 0, let record = self.close(key, in: &s) { done.append(record) }
             }
-            if callIds == nil { Self.forgetLaunchIfDone(label, in: &s) }
+            if callIds == nil { self.forgetLaunchIfDone(label, in: &s) }
             return done
         }
         for record in finished { emit(record) }
@@ -287,7 +294,7 @@ public final class SoakRecorder: Sendable {
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
-                return Self.close(key, in: &s)
+                return self.close(key, in: &s)
             }
         }
         for record in finished { emit(record) }
@@ -296,13 +303,13 @@ public final class SoakRecorder: Sendable {
     }
 
     /// Drops what a launch's label keeps once the launch is over and its last call closed.
-    private static func forgetLaunchIfDone(_ label: String, in s: inout State) {
+    private func forgetLaunchIfDone(_ label: String, in s: inout State) {
         guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
         s.endedLaunches.remove(label)
-        s.launchDeviceIds.removeValue(forKey: label)
+        if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: label) }
     }
 
-    private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
+    private func close(_ key: CallKey, in s: inout State) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
         let derived: CallOutcome =
             switch call.lastStatus {
@@ -404,6 +411,7 @@ public final class SoakRecorder: Sendable {
             s.firstLaunches += 1
             if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
             s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
+            if keepsMergeInputs { s.attribution.append(record) }
         }
         verdicts.withLock { $0.consume(.attribution(record)) }
     }
@@ -419,6 +427,9 @@ public final class SoakRecorder: Sendable {
 
     /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
     public var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
+
+    /// Every attribution record so far (empty unless the recorder ``keepsMergeInputs``).
+    public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
     public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }

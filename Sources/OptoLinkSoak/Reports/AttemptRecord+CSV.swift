@@ -13,6 +13,17 @@ func formatSeconds(_ value: Double) -> String {
         + String(repeating: "0", count: 6 - fraction.count) + fraction
 }
 
+/// A time column that is read back (`intended_start`, `actual_start`, `end`, `start`): the
+/// microsecond form when it reads back as exactly `value`, else the shortest text that does
+/// (`12.3456789012`), so a report's rows parse back into equal records (`merge` and the
+/// verdicts judge what was measured, not a rounding of it). Not-finite values are written as
+/// `nan` / `inf` / `-inf`, which parse back too.
+func exactSeconds(_ value: Double) -> String {
+    guard value.isFinite else { return value.isNaN ? "nan" : value > 0 ? "inf" : "-inf" }
+    let micro = formatSeconds(value)
+    return Double(micro) == value ? micro : "\(value)"
+}
+
 extension AttemptRecord {
     /// The `attempts.csv` header (documented in `Reports/README.md`).
     public static let csvHeader = [
@@ -24,8 +35,8 @@ extension AttemptRecord {
     /// This record as one `attempts.csv` row.
     public var csvFields: [String] {
         [
-            device, String(launch), String(callId), endpoint.rawValue, String(attempt), formatSeconds(intendedStart),
-            formatSeconds(actualStart), formatSeconds(end), formatSeconds(end - actualStart),
+            device, String(launch), String(callId), endpoint.rawValue, String(attempt), exactSeconds(intendedStart),
+            exactSeconds(actualStart), exactSeconds(end), formatSeconds(end - actualStart),
             formatSeconds(end - intendedStart), status.map(String.init) ?? "", errorKind?.rawValue ?? "",
             retryAfterSeconds.map(String.init) ?? "", String(requestBytes), String(responseBytes), correlationId ?? "",
             clientIP ?? "",
@@ -66,8 +77,8 @@ extension CallRecord {
     /// This record as one `calls.csv` row.
     public var csvFields: [String] {
         [
-            device, String(launch), String(callId), endpoint.rawValue, String(attempts), formatSeconds(intendedStart),
-            formatSeconds(start), formatSeconds(end), formatSeconds(end - start), formatSeconds(end - intendedStart),
+            device, String(launch), String(callId), endpoint.rawValue, String(attempts), exactSeconds(intendedStart),
+            exactSeconds(start), exactSeconds(end), formatSeconds(end - start), formatSeconds(end - intendedStart),
             outcome.rawValue, finalStatus.map(String.init) ?? "", correlationId ?? "", deviceId ?? "",
         ]
     }

@@ -63,6 +63,34 @@ public struct SoakSummary: Sendable, Codable {
         /// The HTTP stack the SDK's requests went through: `native` or `urlsession` (absent in
         /// reports written before the native transport existed).
         public var transport: String? = nil
+        /// Set when the report is one shard of a plan (`run --shard`) or a merge of shards
+        /// (`merge`, `run --processes`); absent for a plain run.
+        public var shards: Sharding? = nil
+    }
+
+    /// How a report relates to the shards of its plan.
+    public struct Sharding: Sendable, Codable, Equatable {
+        /// Shards the plan was split into.
+        public var count: Int
+        /// A shard's report: its 0-based index. `nil` in a merged report.
+        public var index: Int?
+        /// The shared start (`--start-at`), Unix seconds, when one was given.
+        public var startAt: Double?
+        /// A shard's report: seconds it started after `startAt` (its journeys planned before
+        /// then started late and count as late starts).
+        public var lateSeconds: Double?
+        /// A merged report: the shard indexes merged, ascending.
+        public var merged: [Int]?
+        /// A merged report: the shard indexes that were missing (`merge --allow-partial`).
+        public var missing: [Int]?
+        /// A merged report: whether the records were streamed in time order from the shards'
+        /// CSVs (`true`), or sorted in memory because a shard's rows were too far out of order.
+        public var streamed: Bool?
+
+        public init(count: Int, index: Int? = nil) {
+            self.count = count
+            self.index = index
+        }
     }
 
     public struct JourneySummary: Sendable, Codable {

@@ -12,32 +12,34 @@ public enum SummaryNotes {
     ///   429: the session is never retried and shares its bucket with identity, so the backend
     ///   never registered those devices (docs/CONTRACT.md §2, retry matrix).
     public static func build(attempts: [AttemptRecord], calls: [CallRecord]) -> [String] {
-        var accumulator = Accumulator()
-        for attempt in attempts { accumulator.consume(attempt) }
-        for call in calls { accumulator.consume(call) }
-        return accumulator.notes
+        var builder = Builder()
+        for attempt in attempts { builder.consume(.attempt(attempt)) }
+        for call in calls { builder.consume(.call(call)) }
+        return builder.notes()
     }
 
-    /// What the notes need, gathered one record at a time (the recorder feeds it live). Memory:
-    /// a few counters and two sets of virtual device names (bounded by the population).
-    package struct Accumulator: Sendable {
-        var ended: [OptoLinkEndpoint: Int] = [:]
-        var sessionRateLimited = Set<String>()
-        var events404 = Set<String>()
+    /// The same notes built from a stream of records in any order (`merge` feeds it the
+    /// shards' records as they stream past); keeps counts and device sets only.
+    package struct Builder {
+        private var ended: [OptoLinkEndpoint: Int] = [:]
+        private var sessionRateLimited = Set<String>()
+        private var events404 = Set<String>()
 
         package init() {}
 
-        package mutating func consume(_ attempt: AttemptRecord) {
-            if attempt.endpoint == .session && attempt.status == 429 { sessionRateLimited.insert(attempt.device) }
-            if attempt.endpoint == .events && attempt.status == 404 { events404.insert(attempt.device) }
+        package mutating func consume(_ record: RunRecord) {
+            switch record {
+            case .attempt(let attempt):
+                if attempt.endpoint == .session && attempt.status == 429 { sessionRateLimited.insert(attempt.device) }
+                if attempt.endpoint == .events && attempt.status == 404 { events404.insert(attempt.device) }
+            case .call(let call):
+                if call.finalStatus == 429 { ended[call.endpoint, default: 0] += 1 }
+            case .attribution, .ledger:
+                break
+            }
         }
 
-        package mutating func consume(_ call: CallRecord) {
-            if call.finalStatus == 429 { ended[call.endpoint, default: 0] += 1 }
-        }
-
-        /// The notes, in report order.
-        package var notes: [String] {
+        package func notes() -> [String] {
             var notes: [String] = []
             let total = ended.values.reduce(0, +)
             if total > 0 {

@@ -81,6 +81,9 @@ public struct SoakRun: Sendable {
                 return fail("--baseline: \(error)")
             }
         }
+        if let shard = options.shard {
+            if let problem = Self.shardProblem(shard, options: options, profile: profile) { return fail(problem) }
+        }
         for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
@@ -129,7 +132,23 @@ public struct SoakRun: Sendable {
         }
 
         let clock = self.clock
-        let timeline = RunTimeline(clock: clock)
+        let timeline: RunTimeline
+        var lateSeconds = 0.0
+        if let startAt = options.startAt {
+            guard await waitForStart(startAt) else {
+                return fail("stopped while waiting for --start-at \(startAt); nothing was run")
+            }
+            lateSeconds = Swift.max(0, Date().timeIntervalSince1970 - startAt)
+            timeline = RunTimeline(clock: clock, epoch: startAt, alreadyElapsed: lateSeconds)
+            if lateSeconds > 0.010 {
+                log(
+                    "note: \(options.shard.map { "shard \($0)" } ?? "the run") started "
+                        + "\(formatSeconds(lateSeconds)) s after --start-at; journeys planned before then start "
+                        + "late and count as late starts")
+            }
+        } else {
+            timeline = RunTimeline(clock: clock)
+        }
         let recorder: SoakRecorder
         // The embedded emulator's ledger goes to a file as it grows and reaches the live verdicts
         // through this relay (set once the recorder exists; entries before that are not this run's).
@@ -155,14 +174,15 @@ public struct SoakRun: Sendable {
                 ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
             recorder = try SoakRecorder(
                 directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
-                control: control, outage: OutagePlan.of(profile), verdictContext: context)
+                control: control, outage: OutagePlan.of(profile), verdictContext: context,
+                keepsMergeInputs: options.shard != nil)
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
         relay.connect(recorder)
         // Outage windows count from the run's start, not from the emulator's.
         backend.runStarted(atEpoch: timeline.originEpoch)
-        let runId = String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
+        let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
         let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
         if let transportNote { log(transportNote) }
         let nativeClient: HTTPClient?
@@ -186,7 +206,8 @@ public struct SoakRun: Sendable {
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         runner.extraHeaders = options.headers
         let devices = makeDevices(profile)
-        let driver = SoakDriver(profile: profile, devices: devices, runner: runner, control: control)
+        let driver = SoakDriver(
+            profile: profile, devices: devices, runner: runner, control: control, shard: options.shard ?? .whole)
         var metricsEndpoint: MetricsEndpoint? = nil
         if let address = options.metricsListen {
             do {
@@ -272,7 +293,7 @@ public struct SoakRun: Sendable {
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
             scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind,
-            ledger: ledgerLive ? .live(relay) : .atEnd)
+            lateSeconds: lateSeconds, ledger: ledgerLive ? .live(relay) : .atEnd)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -281,7 +302,8 @@ public struct SoakRun: Sendable {
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
-        monitorMessage: String?, transport: SoakTransportKind, ledger ledgerSource: LedgerSource
+        monitorMessage: String?, transport: SoakTransportKind, lateSeconds: Double,
+        ledger ledgerSource: LedgerSource
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
@@ -325,6 +347,12 @@ public struct SoakRun: Sendable {
                 ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
+        if let shard = options.shard {
+            var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
+            sharding.startAt = options.startAt
+            sharding.lateSeconds = lateSeconds
+            summary.run.shards = sharding
+        }
         summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
         Self.placeRSS(rss, in: &summary.timeline, interval: recorder.interval)
@@ -332,7 +360,6 @@ public struct SoakRun: Sendable {
             backend.kind == "embedded"
             ? "one process: the driver and the embedded emulator; rss[].emulator counts what the emulator holds"
             : "the driver only (the backend is remote)"
-        var metrics = SummaryMetrics.build(summary)
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
         // The report is only worth its verdicts if every row reached the disk and reads back whole.
@@ -350,44 +377,35 @@ public struct SoakRun: Sendable {
         for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
             ioProblems.append("\(url.path): missing")
         }
-        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
-        summary.notes = recorder.notes.withLock { $0.notes }
+        summary.notes = recorder.notes.withLock { $0.notes() }
         if attempts == nil, attemptsSize != nil {
             summary.notes.append(
                 "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "
                     + "from it (latency over time, back-off, limit windows) are left out to keep memory flat")
         }
-        summary.metrics = metrics
-        summary.verdicts = verdicts
-        summary.thresholds = Thresholds.evaluate(
-            profile.expect.thresholds, metrics: metrics,
-            notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict
-            })
+        RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
         if stopReason == .thresholdAborted, let monitorMessage {
             summary.thresholds.insert(
                 ThresholdResult(
                     expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
-                    message: "the run was aborted: \(monitorMessage)"), at: 0)
-        }
-        if summary.journeys.started == 0 {
-            summary.thresholds.insert(
-                ThresholdResult(
-                    expression: "journeys.started > 0", metric: "journeys.started", observed: nil, limit: 0,
-                    passed: false,
-                    message: "the run started no journey, so it tested nothing (load.startRate and every stage "
-                        + "target 0? load.iterations 0?)"), at: 0)
+                    message: "the run was aborted: \(monitorMessage)"), at: summary.journeys.started == 0 ? 1 : 0)
         }
         if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         do {
-            try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
-            try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
-            try AtomicFile.write(
-                Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
-            let html = HTMLReport.run(
-                summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
-            try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
+            if let shard = options.shard {
+                let manifest = ShardManifest(
+                    runId: runId, shard: shard, planHash: summary.run.profileHash ?? ProfileFingerprint.of(profile),
+                    startEpoch: recorder.timeline.originEpoch, startAt: options.startAt, lateSeconds: lateSeconds,
+                    activeSeconds: activeSeconds, scheduled: scheduled, stopReason: stopReason,
+                    interrupted: interrupted, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
+                    transport: transport.rawValue, profile: profile, tally: recorder.tally(),
+                    attribution: recorder.attribution, deviceIds: recorder.deviceIds,
+                    launchDeviceIds: recorder.launchDeviceIds, rss: rss, ioProblems: ioProblems)
+                try AtomicFile.writeJSON(manifest, to: directory.appendingPathComponent(ShardManifest.fileName))
+            }
+            try RunJudgement.writeReport(summary, profile: profile, attempts: attempts, to: directory)
         } catch {
             log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
@@ -448,6 +466,37 @@ public struct SoakRun: Sendable {
         }
         return VerdictContext.horizon(
             timeout: profile.sdk.timeout, maxRetries: profile.sdk.maxRetries, longestWindow: windows.max() ?? 60)
+    }
+
+    /// Why `shard` cannot run with these options and this profile, or `nil`.
+    static func shardProblem(_ shard: SoakShard, options: SoakRunOptions, profile: SoakProfile) -> String? {
+        guard options.baseURL != nil else {
+            return "--shard \(shard): needs --base-url. Every shard must drive one shared backend: with an "
+                + "embedded emulator per shard, each would keep its own rate-limit windows and ledger, so the "
+                + "limits and the reconciliation could not be judged on the whole (on one machine, use "
+                + "--processes P instead)"
+        }
+        if profile.devices.count < shard.count {
+            return "--shard \(shard): the profile has \(profile.devices.count) devices, fewer than the "
+                + "\(shard.count) shards (each shard runs on the devices d with d mod N = I)"
+        }
+        return nil
+    }
+
+    /// Sleeps until the Unix time `startAt` (at most 0.25 s at a time, so a stop ends the wait);
+    /// `false` when the run was stopped first.
+    private func waitForStart(_ startAt: Double) async -> Bool {
+        var announced = false
+        while !control.isStopped {
+            let wait = startAt - Date().timeIntervalSince1970
+            if wait <= 0 { return true }
+            if !announced, wait > 1 {
+                log("waiting \(formatSeconds(wait)) s for --start-at \(startAt)")
+                announced = true
+            }
+            try? await Task.sleep(for: RunTimeline.wait(Swift.min(wait, 0.25)))
+        }
+        return false
     }
 
     private func outputDirectory(for profile: SoakProfile) -> URL {

@@ -45,6 +45,14 @@ public struct SoakRunOptions: Sendable, Equatable {
 
     /// Write into an `outDirectory` that already holds a report (its files are replaced).
     public var force = false
+    /// `--shard I/N`: run only this shard of the plan (needs `baseURL`: one shared backend).
+    package var shard: SoakShard?
+    /// `--start-at EPOCH_SECONDS`: the plan's second 0 as a Unix time, shared by every shard.
+    package var startAt: Double?
+    /// `--run-id ID`: the run id (correlation-id prefix), shared by every shard; random when `nil`.
+    package var runId: String?
+    /// `--processes P`: run the plan as P shard processes of this executable, then merge them.
+    package var processes: Int?
     public init(profilePath: String) { self.profilePath = profilePath }
 
     /// `profile` with this run's flag overrides applied.

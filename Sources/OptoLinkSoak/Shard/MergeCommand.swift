@@ -1,0 +1,376 @@
+import Foundation
+import OptoLinkStaging
+
+/// The `merge` subcommand's inputs.
+public struct MergeOptions: Sendable, Equatable {
+    /// The shards' report directories (each written by `run --shard I/N`).
+    public var directories: [String]
+    /// Where the merged report goes (required on the command line).
+    public var outDirectory: String?
+    /// Merge even when shards are missing; the report then names them.
+    public var allowPartial = false
+    /// Write into an `outDirectory` that already holds a report.
+    public var force = false
+    /// The server ledger exported from the real backend (JSON array), for reconciliation.
+    public var ledgerPath: String?
+    /// Also write the thresholds and verdicts as JUnit XML there.
+    public var junitPath: String?
+
+    public init(directories: [String]) { self.directories = directories }
+}
+
+/// `optolink-soak merge DIR... --out DIR`: one report, and one set of verdicts and threshold
+/// results, from the shards of one plan, as a single process running the whole plan would have
+/// written them.
+///
+/// - Refuses (exit 2) shards of different plans (``ShardManifest/planHash``), two reports of
+///   the same shard, and a missing shard unless ``MergeOptions/allowPartial`` (then the report
+///   names the missing shards in `run.shards.missing` and in its notes).
+/// - Adds the shards' ``RecorderTally``s: counts add, histograms add bucket by bucket, so every
+///   merged percentile is that of the union of samples within the histogram's stated precision.
+/// - Re-runs every verdict over the union of the shards' records, streamed from their CSVs in
+///   time order (a per-IP or per-key limit window spans shards; only the whole shows a breach).
+/// - Judges the profile's thresholds on the merged metrics; exit 0 all passed, 1 one failed,
+///   2 could not merge (or a shard's report is incomplete).
+package enum MergeCommand {
+    /// What a merge produced.
+    package struct Result: Sendable {
+        package var exitCode: Int32
+        package var directory: URL?
+        package var summary: SoakSummary?
+        /// Why the merge could not be done (exit code 2), else `nil`.
+        package var error: String?
+    }
+
+    /// What the caller knows beyond the shards' directories (`run --processes` hosts the
+    /// emulator itself, so it hands over its ledger and counters).
+    package struct Extras: Sendable {
+        package var ledger: [StagingLedgerEntry]?
+        package var counters: JSONValue?
+        /// A signal that stopped the whole run (`run --processes`): exit 130/143.
+        package var signal: StopReason?
+        /// Notes to add to the merged report (e.g. shards that never wrote a report).
+        package var notes: [String] = []
+        /// The backend kind to report (`embedded` when `run --processes` hosted the emulator;
+        /// default: what the shards saw).
+        package var backendKind: String?
+        package init(ledger: [StagingLedgerEntry]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
+            self.ledger = ledger
+            self.counters = counters
+            self.signal = signal
+        }
+    }
+
+    /// Rows the reorder buffer of each shard holds back, in seconds of run time.
+    static let reorderWindowSeconds = 10.0
+    /// Most attempts kept in memory for the HTML report's per-attempt charts.
+    static let htmlAttemptLimit = 2_000_000
+
+    /// Merges and writes the report; never throws (problems become exit code 2).
+    package static func run(
+        _ options: MergeOptions, extras: Extras = Extras(), log: @Sendable (String) -> Void
+    ) -> Result {
+        func fail(_ message: String) -> Result {
+            log("error: \(message)")
+            return Result(exitCode: 2, directory: nil, summary: nil, error: message)
+        }
+        guard let out = options.outDirectory else { return fail("merge: --out DIR is required") }
+        guard !options.directories.isEmpty else { return fail("merge: needs at least one shard report directory") }
+        if let problem = PathProblem.creatingDirectory(out) { return fail("--out \(problem)") }
+        if !options.force, let file = PathProblem.existingReport(in: out) {
+            return fail(
+                "--out \(out): already holds a report (\(file)); choose a new directory, or pass --force to "
+                    + "overwrite it")
+        }
+        var shards: [(url: URL, manifest: ShardManifest)] = []
+        for path in options.directories {
+            let url = URL(fileURLWithPath: path, isDirectory: true)
+            do {
+                shards.append((url, try ShardManifest.load(url)))
+            } catch {
+                return fail("\(error)")
+            }
+        }
+        let plan: Plan
+        do {
+            plan = try Plan.check(shards, allowPartial: options.allowPartial)
+        } catch {
+            return fail("\(error)")
+        }
+        var ledger = extras.ledger
+        if let path = options.ledgerPath {
+            do {
+                ledger = try RemoteBackend.readLedger(URL(fileURLWithPath: path))
+            } catch {
+                return fail("\(error)")
+            }
+        }
+        let outURL = URL(fileURLWithPath: out, isDirectory: true)
+        return merge(plan, ledger: ledger, extras: extras, out: outURL, junitPath: options.junitPath, log: log)
+    }
+
+    /// The checked set of shards: one plan, each shard once, sorted by index.
+    struct Plan {
+        var shards: [(url: URL, manifest: ShardManifest)]
+        var count: Int
+        var missing: [Int]
+
+        /// - Throws: ``SoakReportError`` naming the directories: different plans, different
+        ///   shard counts, a shard given twice, or missing shards without `allowPartial`.
+        static func check(_ given: [(url: URL, manifest: ShardManifest)], allowPartial: Bool) throws -> Plan {
+            guard let first = given.first else { throw SoakReportError(message: "merge: no shard given") }
+            let hashes = Set(given.map(\.manifest.planHash))
+            if hashes.count > 1 {
+                let listing = given.map { "\($0.url.path): \($0.manifest.planHash.prefix(12))" }
+                throw SoakReportError(
+                    message: "merge: the shards are of different plans (profile hash differs; same profile, flags "
+                        + "and seed are needed): " + listing.joined(separator: ", "))
+            }
+            let counts = Set(given.map(\.manifest.shard.count))
+            if counts.count > 1 {
+                let listing = given.map { "\($0.url.path): \($0.manifest.shard)" }
+                throw SoakReportError(
+                    message: "merge: the shards split the plan differently: " + listing.joined(separator: ", "))
+            }
+            var seen: [Int: URL] = [:]
+            for shard in given {
+                if let other = seen[shard.manifest.shard.index] {
+                    throw SoakReportError(
+                        message: "merge: shard \(shard.manifest.shard) is given twice (\(other.path) and "
+                            + "\(shard.url.path)); each shard must be merged once")
+                }
+                seen[shard.manifest.shard.index] = shard.url
+            }
+            let count = first.manifest.shard.count
+            let missing = (0..<count).filter { seen[$0] == nil }
+            if !missing.isEmpty && !allowPartial {
+                throw SoakReportError(
+                    message: "merge: missing shard\(missing.count == 1 ? "" : "s") "
+                        + missing.map { "\($0)/\(count)" }.joined(separator: ", ")
+                        + " of the plan; the merged report would judge only part of the load. Pass --allow-partial "
+                        + "to merge what there is (the report then names the missing shards)")
+            }
+            return Plan(
+                shards: given.sorted { $0.manifest.shard.index < $1.manifest.shard.index }, count: count,
+                missing: missing)
+        }
+    }
+
+    private static func merge(
+        _ plan: Plan, ledger: [StagingLedgerEntry]?, extras: Extras, out: URL, junitPath: String?,
+        log: @Sendable (String) -> Void
+    ) -> Result {
+        let manifests = plan.shards.map(\.manifest)
+        let first = manifests[0]
+        let profile = first.profile
+        let start = manifests.map(\.startEpoch).min() ?? first.startEpoch
+        let shifts = manifests.map { $0.startEpoch - start }
+        var tally = RecorderTally(interval: first.tally.interval, lateThreshold: first.tally.lateThreshold)
+        for (manifest, shift) in zip(manifests, shifts) {
+            tally.add(manifest.tally, slotShift: Int((shift / tally.interval).rounded()))
+        }
+        let activeSeconds = zip(manifests, shifts).map { $0.activeSeconds + $1 }.max() ?? 0
+        var notes: [String] = extras.notes
+
+        // Verdicts over the union of records, streamed in time order; sorted in memory if a
+        // shard's rows are further out of order than the reorder window.
+        var deviceIds: [String: String] = [:]
+        var launchDeviceIds: [String: String] = [:]
+        for manifest in manifests {
+            deviceIds.merge(manifest.deviceIds) { first, _ in first }
+            launchDeviceIds.merge(manifest.launchDeviceIds) { first, _ in first }
+        }
+        let attribution = manifests.flatMap(\.attribution)
+        let context = VerdictContext(
+            configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledger: ledger, runStartEpoch: start,
+            deviceIds: deviceIds, launchDeviceIds: launchDeviceIds)
+        let evaluated: Evaluated
+        do {
+            evaluated = try evaluate(plan, shifts: shifts, attribution: attribution, context: context)
+        } catch {
+            return Result(exitCode: 2, directory: nil, summary: nil, error: "\(error)").logged(log)
+        }
+        if !evaluated.streamed, let reason = evaluated.fallbackReason { log("note: \(reason)") }
+
+        let parts = tally.summaryParts(activeSeconds: activeSeconds, outage: OutagePlan.of(profile))
+        var journeys = parts.journeys
+        journeys.scheduled = manifests.reduce(0) { $0 + $1.scheduled }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let runIds = Array(Set(manifests.map(\.runId))).sorted()
+        let interrupted = manifests.contains(where: \.interrupted) || extras.signal != nil
+        var sharding = SoakSummary.Sharding(count: plan.count)
+        sharding.merged = manifests.map(\.shard.index)
+        sharding.missing = plan.missing
+        sharding.startAt = first.startAt
+        sharding.streamed = evaluated.streamed
+        var run = SoakSummary.RunMetadata(
+            runId: runIds.joined(separator: "+"), profile: profile.name, profilePath: nil,
+            soakVersion: OptoLinkSoak.version, startedAt: formatter.string(from: Date(timeIntervalSince1970: start)),
+            startEpoch: start, durationSeconds: activeSeconds, interrupted: interrupted,
+            stopReason: extras.signal ?? mergedStopReason(manifests.map(\.stopReason)),
+            backend: extras.backendKind ?? first.backend,
+            baseURL: first.baseURL, loadModel: profile.load.model.rawValue, devices: profile.devices.count,
+            seed: profile.seed, transport: first.transport)
+        run.profileHash = first.planHash
+        run.shards = sharding
+        var summary = SoakSummary(
+            run: run, journeys: journeys, endpoints: parts.endpoints, totals: parts.totals,
+            deferredMatch: parts.deferred, clicks: parts.clicks, opens: parts.opens,
+            rss: zip(manifests, shifts).flatMap { manifest, shift in
+                manifest.rss.map { SoakSummary.RSSSample(t: $0.t + shift, bytes: $0.bytes) }
+            }.sorted { $0.t < $1.t },
+            server: ledger == nil && extras.counters == nil
+                ? nil : .init(counters: extras.counters, ledgerEntries: ledger?.count),
+            metrics: [:], verdicts: nil, thresholds: [])
+        summary.timeline = tally.intervalSummary(activeSeconds: activeSeconds)
+        summary.intervalSeconds = tally.interval
+        RunJudgement.judge(&summary, verdicts: evaluated.report, thresholds: profile.expect.thresholds)
+        for manifest in manifests where manifest.stopReason == .thresholdAborted {
+            summary.thresholds.insert(
+                ThresholdResult(
+                    expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
+                    message: "shard \(manifest.shard) was aborted by an abortOnFail threshold"), at: 0)
+        }
+
+        notes.insert(
+            "merged \(manifests.count) of \(plan.count) shards (\(manifests.map(\.shard.description).joined(separator: ", ")))"
+                + (evaluated.streamed ? "" : "; records sorted in memory: \(evaluated.fallbackReason ?? "")"), at: 0)
+        if !plan.missing.isEmpty {
+            notes.insert(
+                "PARTIAL: shard\(plan.missing.count == 1 ? "" : "s") "
+                    + plan.missing.map { "\($0)/\(plan.count)" }.joined(separator: ", ")
+                    + " missing (--allow-partial): counts, verdicts and thresholds cover only the merged shards",
+                at: 0)
+        }
+        if runIds.count > 1 {
+            notes.append(
+                "the shards carry different run ids (\(runIds.joined(separator: ", "))); pass the same --run-id")
+        }
+        if Set(manifests.map(\.startEpoch)).count > 1 {
+            let spread = (shifts.max() ?? 0) - (shifts.min() ?? 0)
+            notes.append(
+                "the shards' second 0 differ by up to \(formatSeconds(spread)) s (no shared --start-at): their times "
+                    + "were moved onto the earliest start, and limit windows across shards are only as exact as "
+                    + "the machines' clocks")
+        }
+        for manifest in manifests where manifest.lateSeconds > summary.journeys.lateThresholdSeconds {
+            notes.append(
+                "shard \(manifest.shard) started \(formatSeconds(manifest.lateSeconds)) s after --start-at "
+                    + "(its journeys planned before then count as late starts)")
+        }
+        if evaluated.attempts == nil {
+            notes.append(
+                "report.html: more than \(htmlAttemptLimit) attempts, so the per-attempt charts are left out")
+        }
+        let ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
+        summary.notes = notes + evaluated.notes + ioProblems.map { "report I/O failed: \($0)" }
+
+        do {
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            try RunJudgement.writeReport(summary, profile: profile, attempts: evaluated.attempts, to: out)
+        } catch {
+            log("error: cannot write the merged report to \(out.path): \(error.localizedDescription)")
+            return Result(exitCode: 2, directory: out, summary: summary, error: "\(error)")
+        }
+        log(SummaryText.render(summary))
+        if let junitPath {
+            do {
+                try JUnitReport.run(summary).write(to: URL(fileURLWithPath: junitPath))
+            } catch {
+                log("error: --junit \(junitPath): cannot write (\(error.localizedDescription))")
+                return Result(exitCode: 2, directory: out, summary: summary, error: "\(error)")
+            }
+        }
+        if !ioProblems.isEmpty {
+            let message =
+                "a shard's report is incomplete, so the merged verdicts cannot be trusted: "
+                + ioProblems.joined(separator: "; ")
+            log("error: \(message)")
+            return Result(exitCode: 2, directory: out, summary: summary, error: message)
+        }
+        let failed = summary.thresholds.contains { !$0.passed }
+        let code: Int32 = extras.signal == .terminated ? 143 : extras.signal == .interrupted ? 130 : failed ? 1 : 0
+        return Result(exitCode: code, directory: out, summary: summary, error: nil)
+    }
+
+    /// The verdicts and what else the one pass over the records gave.
+    struct Evaluated {
+        var report: VerdictsReport
+        var notes: [String]
+        var attempts: [AttemptRecord]?
+        var streamed: Bool
+        var fallbackReason: String?
+    }
+
+    /// Runs every verdict over the union of the shards' records: streamed from the CSVs in time
+    /// order, or — when a shard's rows are too far out of order — read whole and sorted.
+    /// - Throws: ``ReportIOError`` when a shard's CSV cannot be read or has a malformed row.
+    static func evaluate(
+        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext,
+        window: Double = reorderWindowSeconds
+    ) throws -> Evaluated {
+        var streams: [ShardRecordStream] = []
+        for (position, shard) in plan.shards.enumerated() {
+            streams.append(
+                try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window)
+            )
+        }
+        let tap = MergedRecordTap(attemptLimit: htmlAttemptLimit)
+        var report = Verdicts.evaluate(
+            stream: MergedRecordSequence(streams: streams, attribution: attribution, tap: tap), context: context)
+        switch tap.error {
+        case nil:
+            report.ignoredAttempts = tap.ignoredAttempts
+            return Evaluated(report: report, notes: tap.notes.notes(), attempts: tap.attempts, streamed: true)
+        case let violation as StreamOrderViolation:
+            // Same order as the stream, so the same verdicts; only the memory differs.
+            var attempts: [AttemptRecord] = []
+            var calls: [CallRecord] = []
+            for (position, shard) in plan.shards.enumerated() {
+                let shift = shifts[position]
+                attempts += try ReportCSVReader.attempts(shard.url.appendingPathComponent("attempts.csv")).map {
+                    var a = $0
+                    a.intendedStart += shift
+                    a.actualStart += shift
+                    a.end += shift
+                    return a
+                }
+                calls += try ReportCSVReader.calls(shard.url.appendingPathComponent("calls.csv")).map {
+                    var c = $0
+                    c.intendedStart += shift
+                    c.start += shift
+                    c.end += shift
+                    return c
+                }
+            }
+            let inputs = VerdictInputs(
+                attempts: attempts, calls: calls, ledger: context.ledger, attribution: attribution,
+                configuration: context.configuration, maxRetries: context.maxRetries,
+                runStartEpoch: context.runStartEpoch, deviceIds: context.deviceIds,
+                launchDeviceIds: context.launchDeviceIds)
+            return Evaluated(
+                report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
+                attempts: attempts.count <= htmlAttemptLimit ? attempts : nil, streamed: false,
+                fallbackReason: "\(violation.path) row \(violation.row) ends more than \(formatSeconds(window)) s "
+                    + "before rows written ahead of it")
+        case let error?:
+            throw error
+        }
+    }
+
+    /// The stop reason of the whole: a signal, cut or abort in any shard outranks a natural end.
+    static func mergedStopReason(_ reasons: [StopReason]) -> StopReason {
+        let rank: [StopReason] = [
+            .misconfigured, .thresholdAborted, .terminated, .interrupted, .deadline, .duration, .iterations, .completed,
+        ]
+        return rank.first(where: reasons.contains) ?? reasons.first ?? .completed
+    }
+}
+
+extension MergeCommand.Result {
+    fileprivate func logged(_ log: (String) -> Void) -> Self {
+        if let error { log("error: \(error)") }
+        return self
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import OptoLinkStaging
+import Synchronization
+
+/// `optolink-soak run PROFILE --processes P`: the sharded path on one machine. Starts P shard
+/// processes of this same executable (`run PROFILE --shard I/P --start-at T --run-id ID
+/// --base-url URL`), all with one start instant a few seconds ahead, waits for them, then
+/// merges their reports into `--out` (the shards' own reports go to `--out/shards/shard-I/`,
+/// their messages to `shard-I.log` there).
+///
+/// Without `--base-url` this process starts the one embedded emulator and every shard drives
+/// it, so the rate-limit windows and the ledger are shared and the merged reconciliation sees
+/// every write. A SIGINT/SIGTERM is passed on to every shard; what the shards wrote is still
+/// merged (a shard that wrote nothing is named as missing) and the exit code is 130/143.
+package struct ProcessesRun: Sendable {
+    package var options: SoakRunOptions
+    package let control: RunControl
+    /// The executable to start (default: this process's own).
+    package var executable: URL = ProcessesRun.ownExecutable()
+    /// Seconds between starting the shard processes and the plan's second 0.
+    package var startLead = 3.0
+    package var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+
+    package init(options: SoakRunOptions, control: RunControl) {
+        self.options = options
+        self.control = control
+    }
+
+    /// This process's executable (`/proc/self/exe` on Linux, else `argv[0]`).
+    package static func ownExecutable() -> URL {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: path)
+        }
+        return URL(fileURLWithPath: CommandLine.arguments.first ?? "optolink-soak")
+    }
+
+    /// The arguments of shard `index`: the parent's own run flags, minus what it handles itself,
+    /// plus the shard's identity and the shared start, run id and backend.
+    package static func shardArguments(
+        _ options: SoakRunOptions, shard: SoakShard, startAt: Double, runId: String, baseURL: URL, out: URL
+    ) -> [String] {
+        var args = [
+            "run", options.profilePath, "--shard", shard.description, "--start-at", "\(startAt)", "--run-id", runId,
+            "--base-url", baseURL.absoluteString, "--out", out.path, "--no-progress", "--force",
+        ]
+        if options.baseURL != nil {
+            if let apiKey = options.apiKey { args += ["--api-key", apiKey] }
+            if let orgKey = options.orgKey { args += ["--org-key", orgKey] }
+        }
+        if let devices = options.devices { args += ["--devices", String(devices)] }
+        if let duration = options.duration { args += ["--duration", "\(duration)"] }
+        if let rate = options.rate { args += ["--rate", "\(rate)"] }
+        if let seed = options.seed { args += ["--seed", String(seed)] }
+        if options.noThresholds { args.append("--no-thresholds") }
+        for expression in options.extraThresholds { args += ["--threshold", expression] }
+        args += ["--transport", options.transport.rawValue, "--pool", options.pool.rawValue]
+        args += ["--connections", String(options.connections)]
+        for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
+        return args
+    }
+
+    /// Runs the shards and merges them; never throws (problems become exit code 2).
+    package func execute() async -> SoakRunResult {
+        func fail(_ message: String) -> SoakRunResult {
+            log("error: \(message)")
+            return SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
+        }
+        let processes = options.processes ?? 1
+        let profile: SoakProfile
+        do {
+            profile = try options.apply(to: SoakProfile.load(contentsOf: URL(fileURLWithPath: options.profilePath)))
+        } catch {
+            return fail("\(error)")
+        }
+        if profile.devices.count < processes {
+            return fail(
+                "--processes \(processes): the profile has \(profile.devices.count) devices, fewer than the processes "
+                    + "(each shard runs on its own devices)")
+        }
+        let out = URL(fileURLWithPath: options.outDirectory ?? Self.defaultOut(profile), isDirectory: true)
+        if let problem = PathProblem.creatingDirectory(out.path) { return fail("--out \(problem)") }
+        if !options.force, let file = PathProblem.existingReport(in: out.path) {
+            return fail(
+                "--out \(out.path): already holds a report (\(file)); choose a new directory, or pass --force to "
+                    + "overwrite it")
+        }
+        var backend: (any SoakBackend)?
+        let baseURL: URL
+        if let url = options.baseURL {
+            baseURL = url
+        } else {
+            do {
+                let embedded = try await EmbeddedBackend.start(profile)
+                backend = embedded
+                baseURL = embedded.baseURL
+            } catch {
+                return fail("\(error)")
+            }
+        }
+        let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
+        let startAt = (Date().timeIntervalSince1970 + startLead).rounded(.up)
+        backend?.runStarted(atEpoch: startAt)
+        let shardsDirectory = out.appendingPathComponent("shards", isDirectory: true)
+        log(
+            "optolink-soak \(OptoLinkSoak.version): \(profile.name) as \(processes) shard processes · "
+                + "\(backend?.kind ?? "remote") \(baseURL.absoluteString) · start at \(startAt) · run \(runId) → "
+                + out.path)
+        let outcomes = await runShards(
+            processes, startAt: startAt, runId: runId, baseURL: baseURL, directory: shardsDirectory)
+        var ledger: [StagingLedgerEntry]? = nil
+        var counters: JSONValue? = nil
+        if let backend {
+            ledger = try? await backend.ledger()
+            counters = await backend.counters()
+            await backend.stop()
+        }
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        var extras = MergeCommand.Extras(ledger: ledger, counters: counters, signal: signal)
+        extras.backendKind = backend?.kind
+        var present: [String] = []
+        for outcome in outcomes {
+            let manifest = outcome.directory.appendingPathComponent(ShardManifest.fileName)
+            if FileManager.default.fileExists(atPath: manifest.path) {
+                present.append(outcome.directory.path)
+            }
+            if outcome.status != 0 && outcome.status != 1 {
+                extras.notes.append(
+                    "shard \(outcome.shard) exited with \(outcome.status)"
+                        + (FileManager.default.fileExists(atPath: manifest.path) ? "" : " and wrote no report")
+                        + "; its messages: \(outcome.log.path)")
+            }
+        }
+        guard !present.isEmpty else {
+            return fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+        }
+        var merge = MergeOptions(directories: present)
+        merge.outDirectory = out.path
+        merge.allowPartial = true
+        merge.force = true
+        merge.junitPath = options.junitPath
+        let result = MergeCommand.run(merge, extras: extras, log: log)
+        var code = result.exitCode
+        let failedShard = outcomes.contains { $0.status != 0 && $0.status != 1 }
+        if code < 100 && (failedShard || present.count < processes) { code = 2 }
+        return SoakRunResult(exitCode: code, directory: result.directory, summary: result.summary, error: result.error)
+    }
+
+    /// How one shard process ended.
+    struct ShardOutcome: Sendable {
+        var shard: SoakShard
+        var status: Int32
+        var directory: URL
+        var log: URL
+    }
+
+    /// Starts every shard, passes a stop on to them, and waits for all to exit.
+    private func runShards(
+        _ count: Int, startAt: Double, runId: String, baseURL: URL, directory: URL
+    ) async -> [ShardOutcome] {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let control = self.control
+        return await withTaskGroup(of: ShardOutcome.self) { group in
+            for index in 0..<count {
+                let shard = SoakShard(index: index, count: count)
+                let shardDirectory = directory.appendingPathComponent("shard-\(index)", isDirectory: true)
+                let logURL = directory.appendingPathComponent("shard-\(index).log")
+                let arguments = Self.shardArguments(
+                    options, shard: shard, startAt: startAt, runId: runId, baseURL: baseURL, out: shardDirectory)
+                let executable = self.executable
+                let log = self.log
+                group.addTask {
+                    let status = await Self.runProcess(
+                        executable, arguments: arguments, log: logURL, control: control, report: log)
+                    return ShardOutcome(shard: shard, status: status, directory: shardDirectory, log: logURL)
+                }
+            }
+            var outcomes: [ShardOutcome] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes.sorted { $0.shard.index < $1.shard.index }
+        }
+    }
+
+    /// Runs one child process with its output in `log`; passes the run's stop on to it as the
+    /// same signal; returns its exit status (2 when it could not start).
+    private static func runProcess(
+        _ executable: URL, arguments: [String], log: URL, control: RunControl, report: @Sendable (String) -> Void
+    ) async -> Int32 {
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard let output = try? FileHandle(forWritingTo: log) else {
+            report("error: cannot write \(log.path)")
+            return 2
+        }
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = output
+        let exited = ExitStatus()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            process.terminationHandler = { finished in
+                let status = finished.terminationStatus
+                exited.set(status)
+                continuation.resume(returning: status)
+            }
+            do {
+                try process.run()
+            } catch {
+                report("error: cannot start \(executable.path): \(error.localizedDescription)")
+                process.terminationHandler = nil
+                continuation.resume(returning: 2)
+                return
+            }
+            let pid = process.processIdentifier
+            // Passes the run's stop on to the child (once), until it has exited.
+            Task.detached {
+                while !exited.isSet {
+                    if let reason = control.stopReason, reason.isSignal {
+                        if !exited.isSet { kill(pid, reason == .terminated ? SIGTERM : SIGINT) }
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+            }
+        }
+    }
+
+    private static func defaultOut(_ profile: SoakProfile) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "Reports/\(profile.name)-\(formatter.string(from: Date()))"
+    }
+}
+
+/// A child's exit status once it has exited (set by its termination handler, read by the task
+/// that passes signals on, so no signal goes to a reused pid after the child is gone).
+private final class ExitStatus: Sendable {
+    private let status = Mutex<Int32?>(nil)
+
+    func set(_ value: Int32) { status.withLock { $0 = value } }
+    var isSet: Bool { status.withLock { $0 != nil } }
+}

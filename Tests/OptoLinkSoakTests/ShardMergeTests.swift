@@ -1,0 +1,320 @@
+import Foundation
+import OptoLink
+import Synchronization
+import Testing
+
+@testable import OptoLinkSoak
+
+/// Shard report directories written by hand (a manifest and two CSVs), for `merge`.
+struct ShardFixture {
+    let root: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("shard-merge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: root) }
+
+    static func profile(limits: String = "{}", thresholds: String = "[]", seed: Int = 3) throws -> SoakProfile {
+        let json = """
+            {"name": "merge", "seed": \(seed), "devices": {"count": 12},
+             "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}]}],
+             "load": {"model": "open", "startRate": 10, "stages": [{"duration": 1, "target": 10}], "grace": 5},
+             "expect": {"limits": \(limits), "thresholds": \(thresholds)}}
+            """
+        return try SoakProfile.decode(Data(json.utf8))
+    }
+
+    /// Writes shard `shard` of `profile` with these records under `root/name`; returns its path.
+    @discardableResult
+    func write(
+        _ name: String, shard: SoakShard, profile: SoakProfile, attempts: [AttemptRecord] = [],
+        calls: [CallRecord] = [], tally: RecorderTally? = nil, planHash: String? = nil, startEpoch: Double = 1_000,
+        attribution: [AttributionRecord] = []
+    ) throws -> String {
+        let directory = root.appendingPathComponent(name, isDirectory: true)
+        let attemptsWriter = try CSVStreamWriter(
+            url: directory.appendingPathComponent("attempts.csv"), header: AttemptRecord.csvHeader)
+        let callsWriter = try CSVStreamWriter(
+            url: directory.appendingPathComponent("calls.csv"), header: CallRecord.csvHeader)
+        for record in attempts { attemptsWriter.append(record.csvFields) }
+        for record in calls { callsWriter.append(record.csvFields) }
+        attemptsWriter.close()
+        callsWriter.close()
+        let manifest = ShardManifest(
+            runId: "r1", shard: shard, planHash: planHash ?? ProfileFingerprint.of(profile), startEpoch: startEpoch,
+            startAt: startEpoch, lateSeconds: 0, activeSeconds: 2, scheduled: 1, stopReason: .completed,
+            interrupted: false, backend: "remote", baseURL: "http://127.0.0.1:1", transport: "native",
+            profile: profile, tally: tally ?? RecorderTally(interval: 1, lateThreshold: 0.01),
+            attribution: attribution, deviceIds: [:], launchDeviceIds: [:], rss: [])
+        try AtomicFile.writeJSON(manifest, to: directory.appendingPathComponent(ShardManifest.fileName))
+        return directory.path
+    }
+
+    func merge(_ directories: [String], allowPartial: Bool = false) -> (MergeCommand.Result, [String]) {
+        var options = MergeOptions(directories: directories)
+        options.outDirectory = root.appendingPathComponent("merged-\(UUID().uuidString)").path
+        options.allowPartial = allowPartial
+        let messages = Mutex<[String]>([])
+        let result = MergeCommand.run(options) { line in messages.withLock { $0.append(line) } }
+        return (result, messages.withLock { $0 })
+    }
+}
+
+@Suite("merge")
+struct ShardMergeTests {
+    @Test("shards of different plans are refused, naming each directory's hash")
+    func mixedPlansAreRefused() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let a = try fixture.write("a", shard: SoakShard(index: 0, count: 2), profile: ShardFixture.profile(seed: 3))
+        let b = try fixture.write("b", shard: SoakShard(index: 1, count: 2), profile: ShardFixture.profile(seed: 4))
+        let (result, _) = fixture.merge([a, b])
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("different plans") == true)
+        #expect(result.error?.contains(a) == true && result.error?.contains(b) == true)
+        #expect(!FileManager.default.fileExists(atPath: fixture.root.appendingPathComponent("merged").path))
+    }
+
+    @Test("the same shard given twice is refused")
+    func duplicateShardIsRefused() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile()
+        let a = try fixture.write("a", shard: SoakShard(index: 1, count: 3), profile: profile)
+        let b = try fixture.write("b", shard: SoakShard(index: 1, count: 3), profile: profile)
+        let c = try fixture.write("c", shard: SoakShard(index: 0, count: 3), profile: profile)
+        let (result, _) = fixture.merge([c, a, b], allowPartial: true)
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("shard 1/3 is given twice") == true)
+    }
+
+    @Test("a missing shard is refused; with --allow-partial it is merged and the report names what is missing")
+    func missingShard() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile()
+        let a = try fixture.write("a", shard: SoakShard(index: 0, count: 4), profile: profile)
+        let c = try fixture.write("c", shard: SoakShard(index: 2, count: 4), profile: profile)
+        let (refused, _) = fixture.merge([a, c])
+        #expect(refused.exitCode == 2)
+        #expect(refused.error?.contains("missing shards 1/4, 3/4") == true)
+        #expect(refused.error?.contains("--allow-partial") == true)
+
+        let (partial, _) = fixture.merge([a, c], allowPartial: true)
+        let summary = try #require(partial.summary)
+        #expect(summary.run.shards?.merged == [0, 2])
+        #expect(summary.run.shards?.missing == [1, 3])
+        #expect(summary.notes.first?.hasPrefix("PARTIAL: shards 1/4, 3/4 missing") == true)
+        let directory = try #require(partial.directory)
+        let text = try String(contentsOf: directory.appendingPathComponent("summary.txt"), encoding: .utf8)
+        #expect(text.contains("PARTIAL"))
+        for file in ["summary.json", "report.html", "profile.json"] {
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(file).path))
+        }
+    }
+
+    @Test("shards that split the plan differently, and a directory that is not a shard's report, are refused")
+    func otherRefusals() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile()
+        let a = try fixture.write("a", shard: SoakShard(index: 0, count: 2), profile: profile)
+        let b = try fixture.write("b", shard: SoakShard(index: 1, count: 3), profile: profile)
+        #expect(fixture.merge([a, b]).0.error?.contains("split the plan differently") == true)
+        let plain = fixture.root.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: plain, withIntermediateDirectories: true)
+        let (result, _) = fixture.merge([a, plain.path])
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("not a shard's report") == true)
+    }
+
+    @Test("the command line: merge needs --out and directories; run --shard needs --base-url and says why")
+    func commandLine() throws {
+        #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["merge", "a", "b"]) }
+        #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["merge", "--out", "m"]) }
+        let merge = try SoakCommandLine.parse(["merge", "a", "b", "--out", "m", "--allow-partial"])
+        guard case .merge(let options) = merge else {
+            Issue.record("not a merge: \(merge)")
+            return
+        }
+        #expect(options.directories == ["a", "b"] && options.outDirectory == "m" && options.allowPartial)
+        #expect {
+            try SoakCommandLine.parse(["run", "p.json", "--shard", "0/2"])
+        } throws: { error in
+            "\(error)".contains("needs --base-url") && "\(error)".contains("shared backend")
+        }
+        for bad in ["2/2", "-1/2", "1", "a/b", "0/0"] {
+            #expect(throws: SoakUsageError.self) {
+                try SoakCommandLine.parse(["run", "p.json", "--base-url", "http://127.0.0.1:1", "--shard", bad])
+            }
+        }
+        let run = try SoakCommandLine.parse([
+            "run", "p.json", "--base-url", "http://127.0.0.1:1", "--shard", "2/3", "--start-at", "1800000000",
+            "--run-id", "nightly-7",
+        ])
+        guard case .run(let runOptions) = run else {
+            Issue.record("not a run: \(run)")
+            return
+        }
+        #expect(runOptions.shard == SoakShard(index: 2, count: 3))
+        #expect(runOptions.startAt == 1_800_000_000 && runOptions.runId == "nightly-7")
+        #expect(throws: SoakUsageError.self) {
+            try SoakCommandLine.parse(["run", "p.json", "--processes", "2", "--shard", "0/2", "--base-url", "http://h"])
+        }
+        #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["run", "p.json", "--run-id", "a:b"]) }
+    }
+
+    @Test("the library refuses --shard without --base-url too, before starting anything")
+    func libraryRefusesShardWithoutBaseURL() async throws {
+        let run = try EndToEndRun(profile: e2eProfile(devices: 4, rate: 4, steps: #"{"kind": "firstLaunch"}"#))
+        let soak = run.makeRun { $0.shard = SoakShard(index: 0, count: 2) }
+        let result = await soak.execute()
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("needs --base-url") == true)
+        #expect(run.server == nil)
+    }
+
+    /// Six accepted `/match` hits from one client IP within 0.25 s: three in each shard.
+    static func hits(shard: Int) -> [AttemptRecord] {
+        (0..<3).map { i in
+            let start = Double(i) * 0.1 + Double(shard) * 0.05
+            return Fixture.attempt(
+                .match, device: "d00000\(shard + 1)", launch: 1, call: UInt64(i + 1), start: start, end: start + 0.001,
+                status: 201, ip: "10.0.0.1")
+        }
+    }
+
+    static func calls(for attempts: [AttemptRecord]) -> [CallRecord] {
+        attempts.map { a in
+            CallRecord(
+                device: a.device, launch: a.launch, callId: a.callId, endpoint: a.endpoint, attempts: 1,
+                intendedStart: a.intendedStart, start: a.actualStart, end: a.end, outcome: .ok, finalStatus: a.status,
+                correlationId: nil)
+        }
+    }
+
+    @Test("each shard stays under a per-IP limit, their sum crosses it: only the merge reports the breach and fails")
+    func limitBreachOnlyVisibleInTheWhole() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile(
+            limits: #"{"match": "5/2s per ip"}"#, thresholds: #"["limits.match.too_lenient == 0"]"#)
+        var directories: [String] = []
+        for shard in 0..<2 {
+            let attempts = Self.hits(shard: shard)
+            let alone = LimitOracleVerdict.evaluate(attempts, configuration: profile.expect)
+            #expect(alone.buckets["match"]?.tooLenient == 0, "shard \(shard) alone is within the limit")
+            directories.append(
+                try fixture.write(
+                    "s\(shard)", shard: SoakShard(index: shard, count: 2), profile: profile, attempts: attempts,
+                    calls: Self.calls(for: attempts)))
+        }
+        let (result, _) = fixture.merge(directories)
+        let summary = try #require(result.summary)
+        #expect(summary.verdicts?.limits.buckets["match"]?.tooLenient == 1)
+        #expect(summary.metrics["limits.match.too_lenient"] == 1)
+        #expect(summary.thresholds.contains { $0.expression == "limits.match.too_lenient == 0" && !$0.passed })
+        #expect(result.exitCode == 1)
+        #expect(summary.run.shards?.streamed == true)
+    }
+
+    /// A varied run: per device one match (some rate limited and retried after Retry-After,
+    /// some retried too early), events with correlation ids, session calls; devices spread over 4 IPs.
+    static func richRun() -> (attempts: [AttemptRecord], calls: [CallRecord]) {
+        var attempts: [AttemptRecord] = []
+        var calls: [CallRecord] = []
+        var rng = SeededRandom(seed: 99)
+        for n in 0..<60 {
+            let device = "d" + String(format: "%06d", n + 1)
+            let ip = "10.0.0.\(n % 4)"
+            var time = Double(n) * 0.05 + rng.unit() * 0.01
+            for (callId, endpoint) in [(UInt64(1), OptoLinkEndpoint.match), (2, .session), (3, .events)] {
+                let limited = endpoint == .match && n % 3 == 0
+                let statuses: [(Int, Int?)] =
+                    limited ? [(429, 1), (201, nil)] : [(endpoint == .events ? 202 : 201, nil)]
+                let start = time
+                for (index, (status, retryAfter)) in statuses.enumerated() {
+                    let duration = 0.002 + rng.unit() * 0.01
+                    var a = Fixture.attempt(
+                        endpoint, device: device, call: callId, attempt: index + 1, start: time, end: time + duration,
+                        status: status, retryAfter: retryAfter, ip: ip)
+                    if endpoint == .events { a.correlationId = "r1:\(device):\(callId)" }
+                    attempts.append(a)
+                    time += duration + (retryAfter.map { Double($0) + (n % 2 == 0 ? 0.05 : -0.3) } ?? 0.001)
+                }
+                calls.append(
+                    CallRecord(
+                        device: device, launch: 1, callId: callId, endpoint: endpoint, attempts: statuses.count,
+                        intendedStart: start, start: start, end: attempts.last?.end ?? start, outcome: .ok,
+                        finalStatus: statuses.last?.0,
+                        correlationId: endpoint == .events ? "r1:\(device):\(callId)" : nil, deviceId: "id-\(device)"))
+            }
+        }
+        return (attempts, calls)
+    }
+
+    @Test("verdicts of three shards merged equal the verdicts of the whole run, to the last count")
+    func mergedVerdictsEqualTheWhole() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile(limits: #"{"match": "3/2s per ip", "events": "4/1s per ip"}"#)
+        let (attempts, calls) = Self.richRun()
+        let whole = Verdicts.evaluate(
+            VerdictInputs(
+                attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect,
+                maxRetries: profile.sdk.maxRetries, runStartEpoch: 1_000))
+        #expect(
+            whole.backoff.rateLimited.checked > 0 && whole.backoff.rateLimited.early > 0,
+            "the run exercises the back-off verdict")
+        #expect(whole.limits.buckets["match"]?.rejected ?? 0 > 0, "and the limit oracle")
+        var directories: [String] = []
+        for shard in 0..<3 {
+            let mine = { (device: String) in (Int(device.dropFirst()) ?? 0 - 1) % 3 == shard }
+            directories.append(
+                try fixture.write(
+                    "s\(shard)", shard: SoakShard(index: shard, count: 3), profile: profile,
+                    attempts: attempts.filter { mine($0.device) }, calls: calls.filter { mine($0.device) }))
+        }
+        let (result, _) = fixture.merge(directories.reversed())
+        let merged = try #require(result.summary?.verdicts)
+        #expect(merged == whole)
+        #expect(result.summary?.run.shards?.merged == [0, 1, 2])
+    }
+
+    @Test("a shard whose rows are further out of order than the reorder window is sorted in memory, same verdicts")
+    func outOfOrderRowsFallBackToSorting() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile(limits: #"{"match": "3/2s per ip"}"#)
+        let (attempts, calls) = Self.richRun()
+        // The calls file in reverse: every call row far behind the attempts read alongside it.
+        let directory = try fixture.write(
+            "s0", shard: .whole, profile: profile, attempts: attempts, calls: calls.reversed())
+        let shard = try ShardManifest.load(URL(fileURLWithPath: directory))
+        let plan = MergeCommand.Plan(shards: [(URL(fileURLWithPath: directory), shard)], count: 1, missing: [])
+        let context = VerdictContext(configuration: profile.expect, maxRetries: 2, runStartEpoch: 1_000)
+        let evaluated = try MergeCommand.evaluate(plan, shifts: [0], attribution: [], context: context, window: 0.5)
+        let fellBack = !evaluated.streamed
+        #expect(fellBack)
+        let reason = evaluated.fallbackReason ?? ""
+        #expect(reason.contains(directory) && reason.contains("ends more than 0.500000 s before"))
+        let whole = Verdicts.evaluate(
+            VerdictInputs(
+                attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect, runStartEpoch: 1_000))
+        let sortedReport = evaluated.report
+        #expect(sortedReport == whole)
+        // The same rows in write order (each call after its attempts, a retry up to ~1.1 s behind
+        // the next device's rows) stream within a 2 s window.
+        let inOrderDirectory = try fixture.write(
+            "s1", shard: .whole, profile: profile, attempts: attempts, calls: calls)
+        let inOrder = try MergeCommand.evaluate(
+            MergeCommand.Plan(shards: [(URL(fileURLWithPath: inOrderDirectory), shard)], count: 1, missing: []),
+            shifts: [0], attribution: [], context: context, window: 2)
+        let streamed = inOrder.streamed
+        #expect(streamed)
+        let streamedReport = inOrder.report
+        #expect(streamedReport == whole)
+    }
+}
