@@ -47,7 +47,15 @@ enum ServeCommand {
             ["optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)"]
             + server.summary().dropFirst().map { "  " + $0 }
         FileHandle.standardOutput.write(Data((banner.joined(separator: "\n") + "\n").utf8))
+        // A ledger file reaches the disk at least once a second, so a reader tailing it stays current.
+        let flusher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                server.backend.flushLedger()
+            }
+        }
         for await _ in stream {}
+        flusher.cancel()
         trap.cancel()
         await server.stop()
         if let failure = server.backend.flushLedger() {

@@ -151,6 +151,7 @@ import Testing
         #expect(configuration.match == StagingMatchSettings())
         #expect(configuration.faults.endpoints["events"]?.count == 3)
         #expect(configuration.trustForwardedFor)
+        #expect(configuration.deviceIdleSeconds == StagingConfiguration().deviceIdleSeconds)
     }
 }
 
