@@ -202,6 +202,33 @@ import Testing
         #expect(pruned == kept)
     }
 
+    @Test("a server clock 500 s ahead (a remote or virtual clock): rows still wait for their calls, same report")
+    func skewedLedgerClock() throws {
+        let run = SyntheticRun(seconds: 120, perSecond: 20)
+        // Rows come in the same order as live, but their arrival times read 500 s later.
+        let skewed = run.stream.map { record -> RunRecord in
+            guard case .ledger(var entry) = record else { return record }
+            entry.arrivedAt += 500
+            return .ledger(entry)
+        }
+        let kept = Verdicts.evaluate(stream: skewed, context: Self.context(horizon: .infinity, live: false))
+        let pruned = Verdicts.evaluate(stream: skewed, context: Self.context(horizon: 30, live: true))
+        // Events join on their correlation id whatever the clock: the same outcomes as unskewed,
+        // and no row was given up as unexpected while its call was still to come.
+        let unskewed = Verdicts.evaluate(stream: run.stream, context: Self.context(horizon: 30, live: true))
+        #expect(pruned.reconciliation.endpoints["events"] == unskewed.reconciliation.endpoints["events"])
+        #expect(pruned.reconciliation.endpoints["events"] == kept.reconciliation.endpoints["events"])
+        // Session rows join by device and time: every call is judged once, every row counted once
+        // (which call of a device gets a row 500 s off its span is a nearest-span guess either way).
+        let session = try #require(pruned.reconciliation.endpoints["session"])
+        let keptSession = try #require(kept.reconciliation.endpoints["session"])
+        #expect(session.calls == keptSession.calls)
+        func rows(_ c: ReconciliationVerdict.EndpointCounts) -> Int {
+            c.deliveredOnce + c.landedUnknown + c.duplicated + c.duplicateWrites + c.unexpected
+        }
+        #expect(rows(session) == rows(keptSession))
+    }
+
     @Test("what the passes hold stays flat: 4× the run length, the same retained state (within 10 %)")
     func passStateIsBounded() {
         /// The most each pass held, sampled every 500 records.

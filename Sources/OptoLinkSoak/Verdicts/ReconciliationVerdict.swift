@@ -127,7 +127,8 @@ public struct ReconciliationVerdict: Verdict {
             var ok: Bool
         }
 
-        /// Ledger rows of one correlation id not yet claimed, and the latest arrival (run seconds).
+        /// Ledger rows of one correlation id not yet claimed, and when the latest of them reached
+        /// the pass in the calls' stream time (run seconds; see ``Pass/take(_:)-entry``).
         struct StoredRows {
             var count = 0
             var latest = -Double.infinity
@@ -148,14 +149,17 @@ public struct ReconciliationVerdict: Verdict {
         var uncorrelated = 0
         /// Virtual device → `deviceId`, learnt from event rows (fallback for records without one).
         var learnt: [String: String] = [:]
-        /// Non-event ledger rows not shared out yet: group → arrival times in run seconds.
-        var rows: [WriteGroup: [Double]] = [:]
+        /// Non-event ledger rows not shared out yet: group → (arrival in run seconds, when the row
+        /// reached the pass in the calls' stream time).
+        var rows: [WriteGroup: [(time: Double, seen: Double)]] = [:]
         /// Non-event calls not judged yet, per group.
         var writes: [WriteGroup: [Write]] = [:]
         /// `deviceId`s of calls seen, with the latest call end (pruned a horizon after it).
         var knownDeviceIds: [String: Double] = [:]
         var joins: [OptoLinkEndpoint: Set<String>] = [:]
-        /// The latest stream time seen (run seconds).
+        /// The latest stream time of the calls and attempts seen (run seconds). Ledger rows do not
+        /// move it: the server's clock may be skewed (a remote ledger) or not the run's (a test's
+        /// virtual clock), so a row waits a horizon of the *calls'* time before it is judged.
         var now = -Double.infinity
         var lastPrune = -Double.infinity
 
@@ -187,7 +191,6 @@ public struct ReconciliationVerdict: Verdict {
             switch record {
             case .ledger(let entry):
                 take(entry)
-                advance(to: entry.arrivedAt - context.runStartEpoch)
             case .call(let call):
                 advance(to: call.end)
                 guard ReconciliationVerdict.writeEndpoints.contains(call.endpoint) else { return }
@@ -205,6 +208,7 @@ public struct ReconciliationVerdict: Verdict {
                 return
             }
             let time = entry.arrivedAt - context.runStartEpoch
+            let seen = now.isFinite ? now : time
             if endpoint == .events {
                 guard let raw = entry.properties?["opl_corr"], let corr = CorrelationId(raw) else {
                     ignored += 1
@@ -212,11 +216,11 @@ public struct ReconciliationVerdict: Verdict {
                 }
                 inPlace(&stored[raw, default: StoredRows()]) { rows in
                     rows.count += 1
-                    rows.latest = max(rows.latest, time)
+                    rows.latest = max(rows.latest, seen)
                 }
                 if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
             } else if entry.arrivedAt >= earliest {
-                rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []].append(time)
+                rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []].append((time, seen))
             } else {
                 ignored += 1
             }
@@ -284,21 +288,21 @@ public struct ReconciliationVerdict: Verdict {
             events.unexpected += rows
         }
 
-        /// Shares non-event rows older than `rowsBefore` among their group's open calls, then
+        /// Shares non-event rows seen before `rowsBefore` (calls' stream time) among their group's open calls, then
         /// judges the calls that ended before `writesBefore`.
         private mutating func shareOut(rowsBefore: Double, writesBefore: Double) {
             // Rows of unknown devices form the one `nil` group.
             let knownIds = Set(knownDeviceIds.keys).union(learnt.values)
             var due: [WriteGroup: [Double]] = [:]
-            for (group, times) in rows {
-                let old = times.filter { $0 < rowsBefore }
+            for (group, held) in rows {
+                let old = held.filter { $0.seen < rowsBefore }
                 guard !old.isEmpty else { continue }
-                let rest = times.filter { !($0 < rowsBefore) }
+                let rest = held.filter { !($0.seen < rowsBefore) }
                 if rest.isEmpty { rows.removeValue(forKey: group) } else { rows[group] = rest }
                 let key =
                     knownIds.contains(group.deviceId ?? "") || writes[group] != nil
                     ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
-                due[key, default: []] += old
+                due[key, default: []] += old.map(\.time)
             }
             for endpoint in ReconciliationVerdict.writeEndpoints where endpoint != .events {
                 endpoints[endpoint.rawValue] = endpoints[endpoint.rawValue] ?? EndpointCounts()
