@@ -17,6 +17,9 @@ let package = Package(
         .library(name: "OptoLinkStaging", targets: ["OptoLinkStaging"]),
         // Test doubles for app developers testing against the SDK (README, "Testing your app").
         .library(name: "OptoLinkTestSupport", targets: ["OptoLinkTestSupport"]),
+        // The soak tester as a library: a short public API (Sources/OptoLinkSoak/OptoLinkSoak.swift)
+        // to load profiles, run them and read their reports from code.
+        .library(name: "OptoLinkSoak", targets: ["OptoLinkSoak"]),
         .executable(name: "optolink-soak", targets: ["optolink-soak"]),
     ],
     targets: [

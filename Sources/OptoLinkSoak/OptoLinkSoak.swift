@@ -2,7 +2,22 @@ import Foundation
 
 /// The soak tester's library entry point: the CLI hands it the arguments and exits with
 /// the code it returns.
+///
+/// ## The public API
+/// The library is the `optolink-soak` command. Everything else in it is `package`: shared with
+/// the CLI and the tests of this package, and free to change between releases. What another
+/// package may use, and what stays stable, is this short list:
+/// - ``OptoLinkSoak/main(_:)`` and ``OptoLinkSoak/version``: run a command line as the CLI does.
+/// - ``SoakProfile`` (``SoakProfile/load(contentsOf:)``, ``SoakProfile/decode(_:)``) and
+///   ``SoakProfileError``: load and validate a profile (`Profiles/README.md`).
+/// - ``SoakRun``, ``SoakRunOptions`` and ``SoakRunResult``: run a profile from code, with the
+///   same flags as `optolink-soak run`.
+/// - ``SoakSummary`` (``SoakSummary/load(contentsOf:)``) with ``SoakSummary/RunMetadata``,
+///   ``SoakSummary/JourneySummary``, ``SoakSummary/Totals``, ``HistogramSummary``,
+///   ``ThresholdResult``, ``StopReason`` and ``SoakReportError``: read a report's
+///   `summary.json` (`Reports/README.md`). Its flat ``SoakSummary/metrics`` carry every threshold metric.
 public enum OptoLinkSoak {
+    /// The soak tester's version, as `--version` prints it and `summary.json` records it (`run.soakVersion`).
     public static let version = "0.1.0"
 
     /// Runs one command line; returns the process exit code (0 pass · 1 threshold failed ·

@@ -1,65 +1,65 @@
 import Foundation
 
 /// What `optolink-soak bench` measured (`soak-bench.json` in its report directory).
-public struct BenchResults: Sendable, Codable {
-    public struct Memory: Sendable, Codable {
+package struct BenchResults: Sendable, Codable {
+    package struct Memory: Sendable, Codable {
         /// Device counts measured.
-        public var devices: [Int]
+        package var devices: [Int]
         /// Resident bytes with that many launched virtual devices alive.
-        public var rssBytes: [Int]
+        package var rssBytes: [Int]
         /// (rss[1] − rss[0]) / (devices[1] − devices[0]), bytes per virtual device.
-        public var bytesPerDevice: Double
-        public var targetBytesPerDevice: Double
-        public var pass: Bool
+        package var bytesPerDevice: Double
+        package var targetBytesPerDevice: Double
+        package var pass: Bool
     }
 
-    public struct Throughput: Sendable, Codable {
+    package struct Throughput: Sendable, Codable {
         /// The route measured (`POST /sdk/events`).
-        public var route: String
-        public var concurrency: Int
-        public var seconds: Double
+        package var route: String
+        package var concurrency: Int
+        package var seconds: Double
         /// Full driver: closed model, SDK `trackEvent`, recorder middleware, CSV rows.
-        public var driverRequestsPerSecond: Double
+        package var driverRequestsPerSecond: Double
         /// Bare URLSession loop, same session settings, same route, same emulator.
-        public var bareURLSessionRequestsPerSecond: Double
+        package var bareURLSessionRequestsPerSecond: Double
         /// driver / bare.
-        public var ratio: Double
-        public var targetRatio: Double
-        public var pass: Bool
+        package var ratio: Double
+        package var targetRatio: Double
+        package var pass: Bool
         /// `wrk` against the same route for reference (`nil` when wrk is not installed).
-        public var wrkRequestsPerSecond: Double?
-        public var wrkCommand: String?
+        package var wrkRequestsPerSecond: Double?
+        package var wrkCommand: String?
     }
 
-    public struct StartLag: Sendable, Codable {
+    package struct StartLag: Sendable, Codable {
         /// Planned arrival rate, journeys/s.
-        public var rate: Double
-        public var seconds: Double
-        public var journeys: Int
-        public var lateStarts: Int
+        package var rate: Double
+        package var seconds: Double
+        package var journeys: Int
+        package var lateStarts: Int
         /// Actual − intended start, seconds.
-        public var p50: Double
-        public var p99: Double
-        public var max: Double
-        public var targetP99: Double
-        public var pass: Bool
+        package var p50: Double
+        package var p99: Double
+        package var max: Double
+        package var targetP99: Double
+        package var pass: Bool
     }
 
-    public var soakVersion: String
-    public var date: String
+    package var soakVersion: String
+    package var date: String
     /// `release` or `debug`.
-    public var build: String
-    public var cores: Int
-    public var notes: [String]
-    public var memory: Memory?
-    public var throughput: Throughput?
-    public var startLag: StartLag?
+    package var build: String
+    package var cores: Int
+    package var notes: [String]
+    package var memory: Memory?
+    package var throughput: Throughput?
+    package var startLag: StartLag?
 }
 
 extension BenchResults {
     /// The results as a table for a terminal: one row per measurement with its value, target and
     /// verdict (`PASS`/`FAIL`); memory in KB per device, rates in requests/s, lag in milliseconds.
-    public var table: String {
+    package var table: String {
         var rows: [(String, String, String, String)] = [("measurement", "observed", "target", "verdict")]
         func verdict(_ pass: Bool) -> String { pass ? "PASS" : "FAIL" }
         func fixed(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }

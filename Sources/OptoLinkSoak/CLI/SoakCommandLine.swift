@@ -10,8 +10,8 @@ import OptoLinkHTTP
 /// optolink-soak bench [--out FILE] [--devices N,N] [--rate R] [--seconds S]
 /// optolink-soak --version | --help | <command> --help
 /// ```
-public enum SoakCommandLine {
-    public static let usage = """
+package enum SoakCommandLine {
+    package static let usage = """
         optolink-soak — load and rate-limit soak tester for the OptoLink SDK
 
         USAGE:
@@ -28,7 +28,7 @@ public enum SoakCommandLine {
         130 interrupted (SIGINT/Ctrl-C) · 143 terminated (SIGTERM); both still write the report.
         """
 
-    public static let runUsage = """
+    package static let runUsage = """
         USAGE: optolink-soak run PROFILE [options]
 
         Replays PROFILE (JSON, see Profiles/README.md). Without --base-url the embedded
@@ -92,7 +92,7 @@ public enum SoakCommandLine {
           --run-id ID          the run id (prefix of every correlation id); give every shard the same
         """
 
-    public static let serveUsage = """
+    package static let serveUsage = """
         USAGE: optolink-soak serve [options]
 
         Runs the staging emulator until Ctrl-C (default fixtures: org acme, key opl_sdk_test_acme_client).
@@ -108,7 +108,7 @@ public enum SoakCommandLine {
           -h, --help             this help
         """
 
-    public static let compareUsage = """
+    package static let compareUsage = """
         USAGE: optolink-soak compare BASELINE CURRENT [options]
 
         Compares two report directories of the same profile (e.g. the last release and the
@@ -135,7 +135,7 @@ public enum SoakCommandLine {
         unknown schemaVersion, different profiles without --force, or inconclusive).
         """
 
-    public static let mergeUsage = """
+    package static let mergeUsage = """
         USAGE: optolink-soak merge DIR... --out DIR [options]
 
         Merges the reports of one plan's shards (each written by `run PROFILE --shard I/N`) into
@@ -162,7 +162,7 @@ public enum SoakCommandLine {
         unreadable shard, or a shard's report is incomplete).
         """
 
-    public static let benchUsage = """
+    package static let benchUsage = """
         USAGE: optolink-soak bench [options]
 
         Measures RSS per virtual device, driver vs bare URLSession request rate, and start lag,
@@ -179,7 +179,7 @@ public enum SoakCommandLine {
 
     /// Parses `arguments` (without the executable name).
     /// - Throws: ``SoakUsageError`` naming the flag and the problem.
-    public static func parse(_ arguments: [String]) throws -> SoakCommand {
+    package static func parse(_ arguments: [String]) throws -> SoakCommand {
         guard let first = arguments.first else { return .help(usage) }
         let rest = Array(arguments.dropFirst())
         switch first {

@@ -1,18 +1,18 @@
 import Foundation
 
 /// The `compare` subcommand's inputs.
-public struct CompareOptions: Sendable, Equatable {
-    public var baselinePath: String
-    public var currentPath: String
+package struct CompareOptions: Sendable, Equatable {
+    package var baselinePath: String
+    package var currentPath: String
     /// Where `compare.md`, `compare.json` and `report.html` go (default `<CURRENT>/compare/`).
-    public var outDirectory: String?
+    package var outDirectory: String?
     /// Compare even when the runs' profiles differ (noted in the output).
-    public var force = false
-    public var junitPath: String?
+    package var force = false
+    package var junitPath: String?
     /// The default rule's settings (`--alpha`, `--min-shift`, `--floor`).
-    public var rules = RegressionRules()
+    package var rules = RegressionRules()
 
-    public init(baselinePath: String, currentPath: String) {
+    package init(baselinePath: String, currentPath: String) {
         self.baselinePath = baselinePath
         self.currentPath = currentPath
     }
@@ -20,12 +20,12 @@ public struct CompareOptions: Sendable, Equatable {
 
 /// `optolink-soak compare BASELINE CURRENT`: exit 0 no regression, 1 regression, 2 could not
 /// compare (unreadable report, unknown `schemaVersion`, different profiles without `--force`).
-public enum CompareCommand {
+package enum CompareCommand {
     /// What a compare produced.
-    public struct Result: Sendable {
-        public var exitCode: Int32
-        public var comparison: SoakComparison?
-        public var outDirectory: URL?
+    package struct Result: Sendable {
+        package var exitCode: Int32
+        package var comparison: SoakComparison?
+        package var outDirectory: URL?
 
         init(exitCode: Int32, comparison: SoakComparison? = nil, outDirectory: URL? = nil) {
             self.exitCode = exitCode
@@ -35,7 +35,7 @@ public enum CompareCommand {
     }
 
     /// Runs the comparison and writes its files; never throws (problems become exit code 2).
-    public static func run(_ options: CompareOptions, log: @Sendable (String) -> Void) -> Result {
+    package static func run(_ options: CompareOptions, log: @Sendable (String) -> Void) -> Result {
         let baseline: SoakReportDirectory
         let current: SoakReportDirectory
         do {

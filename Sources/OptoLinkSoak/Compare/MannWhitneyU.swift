@@ -16,25 +16,25 @@ import Foundation
 /// run are not truly independent (they share a machine and its noise), which makes the test
 /// over-sensitive for large samples: that is why a regression also needs a relative and an
 /// absolute effect size (see ``RegressionRules``).
-public struct MannWhitneyU: Sendable, Equatable, Codable {
+package struct MannWhitneyU: Sendable, Equatable, Codable {
     /// Sample sizes of the baseline (`a`) and the current run (`b`).
-    public var countA: Double
-    public var countB: Double
+    package var countA: Double
+    package var countB: Double
     /// U of the current run: the number of (a, b) pairs with b > a, ties counting ½.
-    public var u: Double
+    package var u: Double
     /// Standard score of `u` (tie-corrected, continuity-corrected); positive = current larger.
-    public var z: Double
+    package var z: Double
     /// Two-sided p-value (normal approximation); 1 when either sample is empty or all values tie.
-    public var pTwoSided: Double
+    package var pTwoSided: Double
     /// One-sided p-value for "the current run is larger" (a slowdown).
-    public var pGreater: Double
+    package var pGreater: Double
     /// Probability that a random current value exceeds a random baseline value (ties ½), in 0…1;
     /// 0.5 = no shift. The common-language effect size, `u / (countA · countB)`.
-    public var probabilityOfSuperiority: Double
+    package var probabilityOfSuperiority: Double
 
     /// Runs the test on two bucketed samples; buckets with equal values (in either list) tie.
     /// Negative or non-finite counts are ignored.
-    public static func test(baseline a: [(value: Double, count: Double)], current b: [(value: Double, count: Double)])
+    package static func test(baseline a: [(value: Double, count: Double)], current b: [(value: Double, count: Double)])
         -> MannWhitneyU
     {
         // Merge both samples into groups of equal value, ascending.
@@ -78,7 +78,7 @@ public struct MannWhitneyU: Sendable, Equatable, Codable {
     }
 
     /// The test over two summary histograms (their `buckets`).
-    public static func test(baseline a: HistogramSummary, current b: HistogramSummary) -> MannWhitneyU {
+    package static func test(baseline a: HistogramSummary, current b: HistogramSummary) -> MannWhitneyU {
         test(baseline: a.bucketPairs, current: b.bucketPairs)
     }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// different workloads: SHA-256 (hex) of the profile's canonical JSON (sorted keys), with the
 /// pass/fail sections left out — `expect.thresholds` and `expect.regression` — since adding a
 /// `--threshold` does not change what was run.
-public enum ProfileFingerprint {
+package enum ProfileFingerprint {
     /// The fingerprint of `profile` (flag overrides already applied).
-    public static func of(_ profile: SoakProfile) -> String {
+    package static func of(_ profile: SoakProfile) -> String {
         var workload = profile
         workload.expect.thresholds = []
         workload.expect.regression = []

@@ -8,10 +8,10 @@ import Foundation
 /// and parentheses: `"match.call_latency.p95 < baseline * 1.10"`,
 /// `"events.429.rate <= baseline + 0.01"`, `"backoff.early == 0"` (no `baseline`: a plain
 /// threshold on the current run). Latencies are seconds, so `baseline + 5ms` adds 0.005.
-public struct RegressionRule: Sendable, Equatable {
+package struct RegressionRule: Sendable, Equatable {
     /// The rule as written.
-    public var expression: String
-    public var metric: String
+    package var expression: String
+    package var metric: String
     let op: Thresholds.Operator
     let rhs: Term
 
@@ -49,12 +49,12 @@ public struct RegressionRule: Sendable, Equatable {
     }
 
     /// Whether the right-hand side refers to the baseline run.
-    public var usesBaseline: Bool { rhs.usesBaseline }
+    package var usesBaseline: Bool { rhs.usesBaseline }
 
     /// Parses a rule and checks its metric name against the run's metric scheme.
     /// - Throws: ``RegressionRuleError`` with the problem in words (`expect.regression[i]` is
     ///   added by the profile decoder).
-    public init(_ expression: String) throws {
+    package init(_ expression: String) throws {
         let text = expression.trimmingCharacters(in: .whitespaces)
         var found: (Thresholds.Operator, Range<String.Index>)?
         for op in Thresholds.Operator.allCases {
@@ -75,7 +75,7 @@ public struct RegressionRule: Sendable, Equatable {
     }
 
     /// The rule's outcome for one pair of metric values.
-    public func evaluate(baseline: [String: Double], current: [String: Double]) -> RegressionCheck {
+    package func evaluate(baseline: [String: Double], current: [String: Double]) -> RegressionCheck {
         var check = RegressionCheck(
             name: expression, metric: metric, baseline: baseline[metric], current: current[metric], limit: nil,
             passed: false, message: nil)
@@ -177,23 +177,23 @@ public struct RegressionRule: Sendable, Equatable {
 }
 
 /// Why a regression rule cannot be used.
-public struct RegressionRuleError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var description: String
+package struct RegressionRuleError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }
 
 /// The outcome of one regression check (a rule, a latency shift or a verdict count).
-public struct RegressionCheck: Sendable, Codable, Equatable {
+package struct RegressionCheck: Sendable, Codable, Equatable {
     /// The rule as written, or `<endpoint>.<kind>` / the verdict metric for the default rule.
-    public var name: String
-    public var metric: String
-    public var baseline: Double?
-    public var current: Double?
+    package var name: String
+    package var metric: String
+    package var baseline: Double?
+    package var current: Double?
     /// The right-hand side's value for a rule (seconds for latencies); `nil` for default checks.
-    public var limit: Double?
-    public var passed: Bool
+    package var limit: Double?
+    package var passed: Bool
     /// Why it failed or could not be judged, in words; `nil` when it passed cleanly.
-    public var message: String?
+    package var message: String?
     /// A latency shift the default rule would flag, made inconclusive by a busier machine.
-    public var inconclusive: Bool? = nil
+    package var inconclusive: Bool? = nil
 }

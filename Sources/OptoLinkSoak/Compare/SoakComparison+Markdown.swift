@@ -2,7 +2,7 @@ import Foundation
 
 extension SoakComparison {
     /// `compare.md`: a summary to paste into a pull request (GitHub-flavoured Markdown tables).
-    public func markdown() -> String {
+    package func markdown() -> String {
         var out = "## optolink-soak compare · \(current.profile) — "
         out +=
             regressed
@@ -98,7 +98,7 @@ extension SoakComparison {
     }
 
     /// One line per failed check, for the console.
-    public var consoleLines: [String] {
+    package var consoleLines: [String] {
         var lines = ["compare: baseline \(baseline.runId) → current \(current.runId) (\(current.profile))"]
         if forced { lines.append("note: the profiles differ; compared anyway (--force)") }
         lines.append(
@@ -119,7 +119,7 @@ extension SoakComparison {
 
 extension JUnitReport {
     /// The JUnit file of a comparison: one case per regression check.
-    public static func compare(_ comparison: SoakComparison) -> JUnitReport {
+    package static func compare(_ comparison: SoakComparison) -> JUnitReport {
         let cases = comparison.checks.map { check in
             TestCase(
                 name: check.name, className: "optolink-soak.regression",

@@ -2,24 +2,24 @@ import Foundation
 
 /// `compare`'s settings for the default rule (used when the current run's profile has no
 /// `expect.regression` section).
-public struct RegressionRules: Sendable, Equatable, Codable {
+package struct RegressionRules: Sendable, Equatable, Codable {
     /// Significance level of the one-sided Mann–Whitney U test (a slowdown), default 0.01.
-    public var alpha = 0.01
+    package var alpha = 0.01
     /// A latency shift must also exceed this fraction of the baseline's value (default 0.10).
-    public var minRelative = 0.10
+    package var minRelative = 0.10
     /// … and this many seconds (default 0.005), so sub-millisecond jitter is never a regression.
-    public var minAbsoluteSeconds = 0.005
+    package var minAbsoluteSeconds = 0.005
     /// Fewer samples than this in either run: the latency test is not run (normal approximation).
-    public var minSamples = 20
+    package var minSamples = 20
     /// The machine counts as busier in the current run when the driver's own start lag p99 grew
     /// by this factor and by ``busierStartLagSeconds``: latency shifts are then inconclusive.
-    public var busierStartLagFactor = 2.0
-    public var busierStartLagSeconds = 0.002
+    package var busierStartLagFactor = 2.0
+    package var busierStartLagSeconds = 0.002
 
-    public init() {}
+    package init() {}
 
     /// The rule in words, as `compare` prints it.
-    public var description: [String] {
+    package var description: [String] {
         [
             "latency (per endpoint, attempt and call latency; per journey, its duration): flagged when the current run is slower by a "
                 + "one-sided Mann–Whitney U test at p < \(ThresholdResult.format(alpha)) (Holm-corrected over all "
@@ -38,27 +38,27 @@ public struct RegressionRules: Sendable, Equatable, Codable {
 
 /// The result of `optolink-soak compare BASELINE CURRENT`: per-endpoint and per-verdict deltas,
 /// the latency tests and the regression checks; written as `compare.json` and `compare.md`.
-public struct SoakComparison: Sendable, Codable {
-    public var schemaVersion = 1
+package struct SoakComparison: Sendable, Codable {
+    package var schemaVersion = 1
 
     /// Which runs were compared.
-    public struct RunReference: Sendable, Codable, Equatable {
-        public var directory: String
-        public var runId: String
-        public var profile: String
-        public var profileHash: String?
-        public var startedAt: String
-        public var durationSeconds: Double
+    package struct RunReference: Sendable, Codable, Equatable {
+        package var directory: String
+        package var runId: String
+        package var profile: String
+        package var profileHash: String?
+        package var startedAt: String
+        package var durationSeconds: Double
     }
 
     /// A value in both runs: absolute and relative change (`relative` is `nil` when the baseline is 0).
-    public struct Delta: Sendable, Codable, Equatable {
-        public var baseline: Double
-        public var current: Double
-        public var absolute: Double
-        public var relative: Double?
+    package struct Delta: Sendable, Codable, Equatable {
+        package var baseline: Double
+        package var current: Double
+        package var absolute: Double
+        package var relative: Double?
 
-        public init(_ baseline: Double, _ current: Double) {
+        package init(_ baseline: Double, _ current: Double) {
             self.baseline = baseline
             self.current = current
             absolute = current - baseline
@@ -67,76 +67,76 @@ public struct SoakComparison: Sendable, Codable {
     }
 
     /// One latency distribution of one endpoint in both runs, and the test between them.
-    public struct LatencyComparison: Sendable, Codable, Equatable {
+    package struct LatencyComparison: Sendable, Codable, Equatable {
         /// `attempt` (one HTTP attempt) or `call` (whole call from its intended start).
-        public var kind: String
-        public var p50: Delta
-        public var p95: Delta
-        public var p99: Delta
+        package var kind: String
+        package var p50: Delta
+        package var p95: Delta
+        package var p99: Delta
         /// `nil` when either run had fewer than ``RegressionRules/minSamples`` values.
-        public var test: MannWhitneyU?
+        package var test: MannWhitneyU?
         /// Flagged by the default rule.
-        public var regressed: Bool
+        package var regressed: Bool
         /// Why (or why not) in words.
-        public var reason: String
+        package var reason: String
     }
 
-    public struct EndpointComparison: Sendable, Codable, Equatable {
-        public var endpoint: String
-        public var attempts: Delta
-        public var calls: Delta
+    package struct EndpointComparison: Sendable, Codable, Equatable {
+        package var endpoint: String
+        package var attempts: Delta
+        package var calls: Delta
         /// 429s per attempt.
-        public var rate429: Delta
+        package var rate429: Delta
         /// Failed attempts per attempt (5xx and no response).
-        public var failedRate: Delta
-        public var latency: [LatencyComparison]
+        package var failedRate: Delta
+        package var latency: [LatencyComparison]
     }
 
     /// One journey in both runs: how many started and were cut short, and its duration from the
     /// intended start (completed journeys; `summary.json` `journeys.durationFromIntended`).
-    public struct JourneyComparison: Sendable, Codable, Equatable {
-        public var name: String
-        public var started: Delta
-        public var unfinished: Delta
+    package struct JourneyComparison: Sendable, Codable, Equatable {
+        package var name: String
+        package var started: Delta
+        package var unfinished: Delta
         /// `kind` is `journey`; judged by the default rule like an endpoint's latency.
-        public var duration: LatencyComparison
+        package var duration: LatencyComparison
     }
 
     /// A verdict metric in both runs; `worse` when it moved the wrong way.
-    public struct VerdictComparison: Sendable, Codable, Equatable {
-        public var metric: String
-        public var baseline: Double?
-        public var current: Double?
+    package struct VerdictComparison: Sendable, Codable, Equatable {
+        package var metric: String
+        package var baseline: Double?
+        package var current: Double?
         /// `lower` (counts) or `higher` (correct rates) is better.
-        public var better: String
-        public var worse: Bool
-        public var changed: Bool
+        package var better: String
+        package var worse: Bool
+        package var changed: Bool
     }
 
-    public var baseline: RunReference
-    public var current: RunReference
+    package var baseline: RunReference
+    package var current: RunReference
     /// `default` (the printed default rule) or `profile` (the current profile's `expect.regression`).
-    public var rule: String
+    package var rule: String
     /// The rule in words (default), or the profile's expressions.
-    public var ruleText: [String]
-    public var settings: RegressionRules
+    package var ruleText: [String]
+    package var settings: RegressionRules
     /// True when the profiles differ and `--force` compared them anyway.
-    public var forced: Bool
-    public var notes: [String]
-    public var endpoints: [EndpointComparison]
-    public var journeys: [JourneyComparison]
-    public var verdicts: [VerdictComparison]
+    package var forced: Bool
+    package var notes: [String]
+    package var endpoints: [EndpointComparison]
+    package var journeys: [JourneyComparison]
+    package var verdicts: [VerdictComparison]
     /// Every check behind the outcome: the profile's rules, or the default rule's latency and verdict checks.
-    public var checks: [RegressionCheck]
+    package var checks: [RegressionCheck]
     /// True when a check failed (latency checks made inconclusive by a busier machine excepted).
-    public var regressed: Bool
+    package var regressed: Bool
     /// The driver's start lag p99 in both runs (seconds): how much the machine itself slowed the soak process.
-    public var startLagP99: Delta
+    package var startLagP99: Delta
     /// The machine was clearly busier in the current run (see ``RegressionRules/busierStartLagFactor``).
-    public var machineBusier: Bool
+    package var machineBusier: Bool
     /// A latency shift was flagged while the machine was busier: the comparison cannot tell the
     /// code from the machine (exit code 2 unless something else regressed).
-    public var inconclusive: Bool
+    package var inconclusive: Bool
 
     /// The verdict metrics compared, with which direction is better.
     static let verdictMetrics: [(String, String)] = [
@@ -146,7 +146,7 @@ public struct SoakComparison: Sendable, Codable {
     ]
 
     /// Compares `current` against `baseline`. Does not check the profile fingerprints (see ``CompareCommand``).
-    public static func compare(
+    package static func compare(
         baseline b: SoakReportDirectory, current c: SoakReportDirectory, rules: RegressionRules = RegressionRules(),
         forced: Bool = false, notes: [String] = []
     ) -> SoakComparison {

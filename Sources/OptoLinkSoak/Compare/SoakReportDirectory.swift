@@ -4,19 +4,19 @@ import OptoLinkStaging
 /// A finished run's report directory, read back through the library's own report types:
 /// `summary.json` as ``SoakSummary`` (its `schemaVersion` checked first), `profile.json` when
 /// present, and `attempts.csv` on demand.
-public struct SoakReportDirectory: Sendable {
+package struct SoakReportDirectory: Sendable {
     /// The `schemaVersion`s of `summary.json` this version reads.
-    public static let supportedSchemaVersions: Set<Int> = [SoakSummary.currentSchemaVersion]
+    package static let supportedSchemaVersions: Set<Int> = [SoakSummary.currentSchemaVersion]
 
-    public var url: URL
-    public var summary: SoakSummary
+    package var url: URL
+    package var summary: SoakSummary
     /// The effective profile of the run (`profile.json`); `nil` for reports of older versions.
-    public var profile: SoakProfile?
+    package var profile: SoakProfile?
 
     /// Reads `directory/summary.json` (and `profile.json` when there).
     /// - Throws: ``SoakReportError`` naming the file: missing, not JSON, an unknown
     ///   `schemaVersion`, or a field that does not decode.
-    public static func load(_ directory: URL) throws -> SoakReportDirectory {
+    package static func load(_ directory: URL) throws -> SoakReportDirectory {
         let file = directory.appendingPathComponent("summary.json")
         let data: Data
         do {
@@ -56,7 +56,7 @@ public struct SoakReportDirectory: Sendable {
     }
 
     /// The rows of `attempts.csv` (or `attempts.csv.partial`), or `nil` when neither can be read.
-    public func attempts() -> [AttemptRecord]? {
+    package func attempts() -> [AttemptRecord]? {
         for name in ["attempts.csv", "attempts.csv.partial"] {
             if let rows = try? ReportCSVReader.attempts(url.appendingPathComponent(name)) { return rows }
         }
@@ -66,6 +66,8 @@ public struct SoakReportDirectory: Sendable {
 
 /// A report directory that cannot be read (exit code 2 for `compare`).
 public struct SoakReportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The problem, naming the report directory or file.
     public var message: String
+    /// The same as ``message``.
     public var description: String { message }
 }

@@ -6,7 +6,7 @@
 /// arrivals ∫r reach k + ½, so a constant rate R over D seconds yields exactly R·D starts,
 /// evenly spaced. The schedule ignores how the run is going: it is the plan against which
 /// lateness is measured (coordinated omission cannot hide a stall).
-public struct ArrivalSchedule: Sequence, IteratorProtocol, Sendable {
+package struct ArrivalSchedule: Sequence, IteratorProtocol, Sendable {
     private let segments: [(start: Double, duration: Double, from: Double, to: Double)]
     private let end: Double
     private var index = 0
@@ -18,7 +18,7 @@ public struct ArrivalSchedule: Sequence, IteratorProtocol, Sendable {
     ///   - startRate: journeys/s at time 0.
     ///   - stages: ramp stages (duration seconds, target journeys/s).
     ///   - duration: the schedule's end in seconds (default: the stages' total).
-    public init(startRate: Double, stages: [LoadSettings.Stage], duration: Double? = nil) {
+    package init(startRate: Double, stages: [LoadSettings.Stage], duration: Double? = nil) {
         var segments: [(Double, Double, Double, Double)] = []
         var t = 0.0
         var rate = startRate
@@ -34,7 +34,7 @@ public struct ArrivalSchedule: Sequence, IteratorProtocol, Sendable {
     }
 
     /// The next intended start, or `nil` when the schedule is over.
-    public mutating func next() -> Double? {
+    package mutating func next() -> Double? {
         let goal = Double(index) + 0.5
         while segment < segments.count {
             let s = segments[segment]

@@ -1,8 +1,8 @@
 /// Reads the clipboard payload out of the emulator's click page:
 /// `<input id="cbt" value="https://HOST/acme/welcome?opl_click=opl_…">` (HTML-escaped).
-public enum ClickPage {
+package enum ClickPage {
     /// The unescaped `value` of the `cbt` input, or `nil` when the page has none.
-    public static func clipboardPayload(in html: String) -> String? {
+    package static func clipboardPayload(in html: String) -> String? {
         guard let idRange = html.range(of: "id=\"cbt\"") else { return nil }
         let tagStart = html[..<idRange.lowerBound].lastIndex(of: "<") ?? idRange.lowerBound
         guard let tagEnd = html[idRange.upperBound...].firstIndex(of: ">") else { return nil }

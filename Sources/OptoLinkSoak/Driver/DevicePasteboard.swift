@@ -3,13 +3,13 @@ import Synchronization
 
 /// A virtual device's clipboard: the click step writes the click page's payload, the SDK
 /// reads it once in the first-launch window and clears it on a hit.
-public final class DevicePasteboard: OptoLinkPasteboard {
+package final class DevicePasteboard: OptoLinkPasteboard {
     private let content = Mutex<String?>(nil)
 
-    public init() {}
+    package init() {}
 
-    public func string() -> String? { content.withLock { $0 } }
-    public func clear() { content.withLock { $0 = nil } }
+    package func string() -> String? { content.withLock { $0 } }
+    package func clear() { content.withLock { $0 = nil } }
     /// Puts `value` on the clipboard (what copying in Safari does).
-    public func set(_ value: String?) { content.withLock { $0 = value } }
+    package func set(_ value: String?) { content.withLock { $0 = value } }
 }

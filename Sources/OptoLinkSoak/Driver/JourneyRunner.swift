@@ -16,27 +16,27 @@ import OptoLink
 /// Deadlines (``RunControl``): no step starts once the step window has closed (`duration`,
 /// or the stop), and no call once the cutoff has passed; work still running at the cutoff
 /// is cancelled, and its journey counts as unfinished.
-public struct JourneyRunner: Sendable {
-    public let recorder: SoakRecorder
+package struct JourneyRunner: Sendable {
+    package let recorder: SoakRecorder
     /// The one transport every SDK instance shares.
-    public let transport: any OptoLinkTransport
+    package let transport: any OptoLinkTransport
     /// The one URLSession (browser clicks use it directly).
-    public let session: URLSession
-    public let clock: any Clock<Duration>
-    public let control: RunControl
-    public let baseURL: URL
-    public let sdk: SDKSettings
-    public let runId: String
+    package let session: URLSession
+    package let clock: any Clock<Duration>
+    package let control: RunControl
+    package let baseURL: URL
+    package let sdk: SDKSettings
+    package let runId: String
     /// Short code (`org/code`) → link id, resolved before the run (for attribution).
-    public let linkIds: [String: String]
+    package let linkIds: [String: String]
     /// Retry policy of every instance (the contract's by default; tests inject misbehaving ones).
-    public let retryPolicy: any OptoLinkRetryPolicy
+    package let retryPolicy: any OptoLinkRetryPolicy
     /// How long to wait for the deferred link after `start()` returned (seconds).
-    public var deferredLinkWait = 0.05
+    package var deferredLinkWait = 0.05
     /// `--header` fields added to every SDK attempt and browser click.
-    public var extraHeaders: [SoakExtraHeader] = []
+    package var extraHeaders: [SoakExtraHeader] = []
 
-    public init(
+    package init(
         recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
         control: RunControl, baseURL: URL, sdk: SDKSettings, runId: String, linkIds: [String: String],
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
@@ -55,7 +55,7 @@ public struct JourneyRunner: Sendable {
 
     /// Runs `journey` on `device`; returns `true` when every step ran to its end, `false`
     /// when the step window closed before a step or the run cancelled a step's work.
-    public func run(_ journey: Journey, on device: VirtualDevice, intendedStart: Double, rng: inout SeededRandom)
+    package func run(_ journey: Journey, on device: VirtualDevice, intendedStart: Double, rng: inout SeededRandom)
         async -> Bool
     {
         var due = intendedStart
@@ -309,7 +309,7 @@ public struct JourneyRunner: Sendable {
     }
 
     /// Ends a device's current launch (disposes the instance, closes its calls).
-    public func endLaunch(of device: VirtualDevice) {
+    package func endLaunch(of device: VirtualDevice) {
         let (label, instance) = device.state.withLock { s -> (String, OptoLink?) in
             defer { s.instance = nil }
             return ("\(device.id)#\(s.launch)", s.instance)

@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// A stop (SIGINT, SIGTERM, an early abort) closes the window at once, so in-flight
 /// work gets at most `grace` seconds from the stop. The first reason wins.
-public final class RunControl: Sendable {
+package final class RunControl: Sendable {
     private struct State {
         var reason: StopReason?
         var timeline: RunTimeline?
@@ -24,7 +24,7 @@ public final class RunControl: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Sets the run's clock and deadlines (the driver calls it when the run starts).
     /// - Parameters:
@@ -32,7 +32,7 @@ public final class RunControl: Sendable {
     ///   - end: seconds after which no journey starts; the cutoff is `end + grace`
     ///     (`.infinity` when only `iterations` bounds the run). At least `window`.
     ///   - grace: seconds in-flight work may take after `end` (or the stop).
-    public func arm(timeline: RunTimeline, window: Double, end: Double, grace: Double) {
+    package func arm(timeline: RunTimeline, window: Double, end: Double, grace: Double) {
         state.withLock { s in
             s.timeline = timeline
             s.window = window
@@ -44,7 +44,7 @@ public final class RunControl: Sendable {
 
     /// Stops the run for `why` (`interrupted`, `terminated`, `misconfigured`, …); later calls keep
     /// the first reason. Closes the step window now; the cutoff becomes now + grace at the latest.
-    public func stop(_ why: StopReason) {
+    package func stop(_ why: StopReason) {
         state.withLock { s in
             guard s.reason == nil else { return }
             s.reason = why
@@ -53,35 +53,35 @@ public final class RunControl: Sendable {
     }
 
     /// Whether ``stop(_:)`` was called.
-    public var isStopped: Bool { state.withLock { $0.reason != nil } }
+    package var isStopped: Bool { state.withLock { $0.reason != nil } }
     /// The first reason given to ``stop(_:)``, if any.
-    public var stopReason: StopReason? { state.withLock { $0.reason } }
+    package var stopReason: StopReason? { state.withLock { $0.reason } }
 
     /// Run seconds at which the step window closes: `duration`, or the stop time if earlier.
-    public var windowEnd: Double {
+    package var windowEnd: Double {
         state.withLock { s in Swift.min(s.window, s.stoppedAt ?? .infinity) }
     }
 
     /// Run seconds at which every call and attempt is cut: the run's end (or the stop) + grace.
-    public var cutoff: Double {
+    package var cutoff: Double {
         state.withLock { s in Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
     }
 
     /// Whether a step may start at run time `t` (the run is not stopped and the window is open).
-    public func stepAllowed(at t: Double) -> Bool {
+    package func stepAllowed(at t: Double) -> Bool {
         state.withLock { s in s.reason == nil && t < s.window }
     }
 
     /// Whether a call or attempt may start at run time `t` (before the cutoff, and not cut).
-    public func attemptAllowed(at t: Double) -> Bool {
+    package func attemptAllowed(at t: Double) -> Bool {
         state.withLock { s in !s.cut && t < Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
     }
 
     /// Marks the cutoff as reached: from now on nothing starts, whatever the clock says.
-    public func markCut() {
+    package func markCut() {
         state.withLock { $0.cut = true }
     }
 
     /// Whether the cutoff was reached with work still running (it was cancelled).
-    public var wasCut: Bool { state.withLock { $0.cut } }
+    package var wasCut: Bool { state.withLock { $0.cut } }
 }

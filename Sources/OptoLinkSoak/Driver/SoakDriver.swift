@@ -19,19 +19,19 @@ import Synchronization
 /// `grace`) a watchdog cancels every journey and disposes every SDK instance, which ends their
 /// requests and back-off sleeps, and no attempt starts after it. So a run lasts at most its
 /// end plus `grace` plus teardown, whatever the backend does.
-public final class SoakDriver: Sendable {
-    public let profile: SoakProfile
-    public let devices: [VirtualDevice]
-    public let runner: JourneyRunner
-    public let control: RunControl
+package final class SoakDriver: Sendable {
+    package let profile: SoakProfile
+    package let devices: [VirtualDevice]
+    package let runner: JourneyRunner
+    package let control: RunControl
     /// The part of the plan this process runs (``SoakShard/whole`` unless `run --shard`).
     package let shard: SoakShard
 
     /// Journeys planned so far (open model) or started (closed model); read by the progress line.
-    public let scheduled = AtomicCounter()
-    public let inFlight = AtomicCounter()
+    package let scheduled = AtomicCounter()
+    package let inFlight = AtomicCounter()
 
-    public convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl)
+    package convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl)
     {
         self.init(profile: profile, devices: devices, runner: runner, control: control, shard: .whole)
     }
@@ -57,7 +57,7 @@ public final class SoakDriver: Sendable {
     /// closed and in-flight work ended within the grace period), `interrupted` / `terminated`
     /// (a signal stopped the run and in-flight work ended within the grace period), or
     /// `deadline` (the cutoff was reached with work still running, and that work was cancelled).
-    public func run() async -> StopReason {
+    package func run() async -> StopReason {
         let load = profile.load
         // An explicit duration closes the step window; an open model without one ends its
         // arrivals with its stages and lets started journeys run until the cutoff.

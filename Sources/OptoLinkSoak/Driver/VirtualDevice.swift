@@ -3,7 +3,7 @@ import Synchronization
 
 /// One simulated phone: its own store, clipboard, fingerprint and client IP. Each launch
 /// builds a new `OptoLink` instance over the same store (one instance = one app launch).
-public final class VirtualDevice: Sendable {
+package final class VirtualDevice: Sendable {
     struct State {
         var launch = 0
         var sequence = 0
@@ -13,20 +13,20 @@ public final class VirtualDevice: Sendable {
     }
 
     /// `d000042`.
-    public let id: String
-    public let info: OptoLinkDeviceInfo
+    package let id: String
+    package let info: OptoLinkDeviceInfo
     /// The simulated client IP sent as `X-Forwarded-For`.
-    public let clientIP: String
-    public let sharedNAT: Bool
+    package let clientIP: String
+    package let sharedNAT: Bool
     /// Whether a click's clipboard payload survives the App Store hop on this device.
-    public let clipboardSurvives: Bool
+    package let clipboardSurvives: Bool
     /// Whether this device's SDK runs with the route cache on (`OptoLinkConfig.routeCache`).
-    public let routeCache: Bool
-    public let store: InMemoryKeyValueStore
-    public let pasteboard: DevicePasteboard
+    package let routeCache: Bool
+    package let store: InMemoryKeyValueStore
+    package let pasteboard: DevicePasteboard
     let state = Mutex(State())
 
-    public init(
+    package init(
         id: String, info: OptoLinkDeviceInfo, clientIP: String, sharedNAT: Bool, clipboardSurvives: Bool,
         routeCache: Bool = false
     ) {
@@ -41,7 +41,7 @@ public final class VirtualDevice: Sendable {
     }
 
     /// Safari's User-Agent for this device's model and OS (what the click route parses).
-    public var userAgent: String {
+    package var userAgent: String {
         let os = info.osVersion.replacingOccurrences(of: ".", with: "_")
         let platform = info.deviceModel == "iPad" ? "iPad; CPU OS \(os)" : "iPhone; CPU iPhone OS \(os)"
         return "Mozilla/5.0 (\(platform) like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
@@ -57,7 +57,7 @@ public final class VirtualDevice: Sendable {
     }
 
     /// Builds the device list of a population, deterministically from `seed`.
-    public static func population(_ p: DevicePopulation, seed: UInt64) -> [VirtualDevice] {
+    package static func population(_ p: DevicePopulation, seed: UInt64) -> [VirtualDevice] {
         var rng = SeededRandom(seed: seed ^ 0xD1CE)
         let width = Swift.max(6, String(p.count).count)
         return (0..<p.count).map { i in

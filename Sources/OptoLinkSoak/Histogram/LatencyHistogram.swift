@@ -9,34 +9,34 @@
 /// Memory is fixed: `bucketCount` counters (≈ 40 KB) whatever the number of samples, so an
 /// hour-long soak does not grow. Values above `maxTrackable` (≈ 9.7 h) land in the top
 /// bucket; `max` still records them exactly. Two histograms merge by adding counters.
-public struct LatencyHistogram: Sendable, Equatable {
+package struct LatencyHistogram: Sendable, Equatable {
     /// Linear sub-buckets per octave (2⁷).
     static let subBuckets = 128
     static let subBucketBits = 7
     /// Highest tracked octave: values up to 2⁴⁵ ns (≈ 9.7 h).
     static let maxBit = 44
     /// Number of counters: the exact range plus one block of 128 per octave 7…44.
-    public static let bucketCount = subBuckets + (maxBit - subBucketBits + 1) * subBuckets
+    package static let bucketCount = subBuckets + (maxBit - subBucketBits + 1) * subBuckets
     /// The stated bound on |percentile − exact order statistic| / exact (1 %).
-    public static let relativePrecision = 0.01
+    package static let relativePrecision = 0.01
     /// The largest value (seconds) with full precision.
-    public static let maxTrackable = Double(UInt64(1) << UInt64(maxBit + 1)) / 1e9
+    package static let maxTrackable = Double(UInt64(1) << UInt64(maxBit + 1)) / 1e9
 
     private(set) var counts: [UInt64]
     /// Number of recorded values.
-    public private(set) var count: UInt64 = 0
+    package private(set) var count: UInt64 = 0
     /// Exact smallest and largest recorded values in seconds (0 when empty).
-    public private(set) var min: Double = 0
-    public private(set) var max: Double = 0
+    package private(set) var min: Double = 0
+    package private(set) var max: Double = 0
     /// Sum of recorded values in seconds (for the mean).
-    public private(set) var sum: Double = 0
+    package private(set) var sum: Double = 0
 
-    public init() {
+    package init() {
         counts = [UInt64](repeating: 0, count: Self.bucketCount)
     }
 
     /// Records one duration in seconds. Negative values and NaN count as 0.
-    public mutating func record(_ seconds: Double) {
+    package mutating func record(_ seconds: Double) {
         let value = seconds.isFinite && seconds > 0 ? seconds : 0
         let nanos = value >= Self.maxTrackable ? (UInt64(1) << UInt64(Self.maxBit + 1)) - 1 : UInt64(value * 1e9)
         counts[Self.index(of: nanos)] += 1
@@ -52,7 +52,7 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Adds every count of `other` into this histogram.
-    public mutating func merge(_ other: LatencyHistogram) {
+    package mutating func merge(_ other: LatencyHistogram) {
         guard other.count > 0 else { return }
         for i in 0..<counts.count where other.counts[i] != 0 {
             counts[i] += other.counts[i]
@@ -64,12 +64,12 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Mean in seconds (0 when empty).
-    public var mean: Double { count == 0 ? 0 : sum / Double(count) }
+    package var mean: Double { count == 0 ? 0 : sum / Double(count) }
 
     /// The nearest-rank percentile in seconds: the value at rank ⌈p/100 · count⌉ (at least 1,
     /// computed in integers by ``NearestRank``), within ``relativePrecision``. `p` in 0…100;
     /// 100 returns the exact max. 0 when empty.
-    public func percentile(_ p: Double) -> Double {
+    package func percentile(_ p: Double) -> Double {
         guard count > 0 else { return 0 }
         if p >= 100 { return max }
         let rank = NearestRank.rank(percentile: p, count: count)
@@ -87,7 +87,7 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     /// How many recorded values are at least `seconds`, to the histogram's precision (every
     /// value in the bucket of `seconds` or above counts).
-    public func count(atLeast seconds: Double) -> UInt64 {
+    package func count(atLeast seconds: Double) -> UInt64 {
         let value = seconds.isFinite && seconds > 0 ? seconds : 0
         guard value < Self.maxTrackable else { return counts[counts.count - 1] }
         let first = Self.index(of: UInt64(value * 1e9))
@@ -114,7 +114,7 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     /// The non-empty buckets as (lowest value in seconds, count), ascending — the sparse
     /// form `summary.json` stores so histograms from several runs can be merged offline.
-    public var nonEmptyBuckets: [(low: Double, count: UInt64)] {
+    package var nonEmptyBuckets: [(low: Double, count: UInt64)] {
         counts.enumerated().compactMap { i, c in
             c == 0 ? nil : (Double(Self.bounds(of: i).low) / 1e9, c)
         }
@@ -130,7 +130,7 @@ public struct LatencyHistogram: Sendable, Equatable {
 extension LatencyHistogram: Codable {
     private enum CodingKeys: String, CodingKey { case count, min, max, sum, buckets }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(count, forKey: .count)
         try c.encode(min, forKey: .min)
@@ -142,7 +142,7 @@ extension LatencyHistogram: Codable {
 
     /// - Throws: `DecodingError.dataCorrupted` when a bucket index is out of range, appears
     ///   twice, or the bucket counts do not add up to `count`.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init()
         let pairs = try c.decode([[UInt64]].self, forKey: .buckets)

@@ -6,12 +6,12 @@
 /// to 1,000). Here `p` is first made an exact integer count of millionths of a percent, and
 /// the ceiling is taken in integer arithmetic, so every percentile written with at most six
 /// decimals (`p50`, `p99.9`, `p99.99`) gets its exact rank.
-public enum NearestRank {
+package enum NearestRank {
     /// Millionths of a percent per percent: `p = 99.9` is 99,900,000 units.
     static let unitsPerPercent: UInt64 = 1_000_000
 
     /// The 1-based nearest rank of percentile `p` (0…100) among `count` values; 0 when `count` is 0.
-    public static func rank(percentile p: Double, count: UInt64) -> UInt64 {
+    package static func rank(percentile p: Double, count: UInt64) -> UInt64 {
         guard count > 0 else { return 0 }
         let clamped = p.isFinite ? Swift.min(Swift.max(p, 0), 100) : 100
         let units = UInt64((clamped * Double(unitsPerPercent)).rounded())
@@ -24,7 +24,7 @@ public enum NearestRank {
 
     /// ``rank(percentile:count:)`` for an `Int` count, as a 0-based index into sorted values
     /// (`nil` when `count` is 0).
-    public static func index(percentile p: Double, count: Int) -> Int? {
+    package static func index(percentile p: Double, count: Int) -> Int? {
         guard count > 0 else { return nil }
         return Int(rank(percentile: p, count: UInt64(count))) - 1
     }

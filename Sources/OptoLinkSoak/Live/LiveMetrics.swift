@@ -2,53 +2,53 @@
 ///
 /// Counters count from the run's start; latency histograms use ``LiveMetrics/latencyBounds``
 /// (seconds), each HDR bucket counted in the `le` bucket its midpoint falls in (within 0.4 %).
-public struct LiveMetrics: Sendable, Equatable {
+package struct LiveMetrics: Sendable, Equatable {
     /// Prometheus `le` bounds in seconds: 0.5 ms … 60 s.
-    public static let latencyBounds: [Double] = [
+    package static let latencyBounds: [Double] = [
         0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
     ]
 
     /// One latency histogram in Prometheus form.
-    public struct Histogram: Sendable, Equatable {
+    package struct Histogram: Sendable, Equatable {
         /// Observations ≤ each of ``LiveMetrics/latencyBounds``.
-        public var cumulative: [UInt64]
+        package var cumulative: [UInt64]
         /// Sum of observations, seconds.
-        public var sum: Double
-        public var count: UInt64
+        package var sum: Double
+        package var count: UInt64
     }
 
-    public struct Endpoint: Sendable, Equatable {
+    package struct Endpoint: Sendable, Equatable {
         /// Finished attempts by HTTP status (`"200"`) or error kind (`"timed_out"`).
-        public var attemptsByStatus: [String: Int] = [:]
+        package var attemptsByStatus: [String: Int] = [:]
         /// Finished calls by outcome.
-        public var callsByOutcome: [String: Int] = [:]
-        public var attemptLatency: Histogram
-        public var callLatency: Histogram
+        package var callsByOutcome: [String: Int] = [:]
+        package var attemptLatency: Histogram
+        package var callLatency: Histogram
         /// Calls with an attempt in flight now.
-        public var inFlightCalls = 0
+        package var inFlightCalls = 0
     }
 
-    public var profile: String
-    public var runId: String
+    package var profile: String
+    package var runId: String
     /// Seconds since the run started.
-    public var elapsedSeconds: Double
-    public var endpoints: [String: Endpoint]
-    public var status429: Int
+    package var elapsedSeconds: Double
+    package var endpoints: [String: Endpoint]
+    package var status429: Int
     /// 5xx responses plus attempts without a response.
-    public var errors: Int
-    public var journeysStarted: Int
-    public var journeysCompleted: Int
-    public var journeysUnfinished: Int
+    package var errors: Int
+    package var journeysStarted: Int
+    package var journeysCompleted: Int
+    package var journeysUnfinished: Int
     /// Journeys the driver has running now.
-    public var journeysInFlight: Int
+    package var journeysInFlight: Int
     /// Journeys that started more than the late threshold after their planned time.
-    public var lateStarts: Int
-    public var lateThresholdSeconds: Double
+    package var lateStarts: Int
+    package var lateThresholdSeconds: Double
     /// Resident memory of the soak process, bytes (`nil` where `/proc` is missing).
-    public var residentBytes: Int?
+    package var residentBytes: Int?
 
     /// The Prometheus text exposition (format 0.0.4) of this snapshot.
-    public func exposition() -> String {
+    package func exposition() -> String {
         var out = PrometheusText()
         let names = endpoints.keys.sorted()
         out.family("optolink_soak_info", .gauge, help: "The run: profile, run id and tool version (value 1).")

@@ -3,7 +3,7 @@ import OptoLinkStaging
 
 /// Any JSON value, kept verbatim (the profile's `backend` section is decoded into the
 /// emulator's own configuration type only when an embedded run needs it).
-public indirect enum JSONValue: Sendable, Equatable, Codable {
+package indirect enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case number(Double)
@@ -11,7 +11,7 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -28,7 +28,7 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -47,7 +47,7 @@ public indirect enum JSONValue: Sendable, Equatable, Codable {
 
     /// Decodes this value as `T` (round-trips through JSON).
     /// - Throws: `SoakProfileError` naming `prefix` plus the inner field path.
-    public func decode<T: Decodable>(_ type: T.Type, fieldPrefix prefix: String) throws -> T {
+    package func decode<T: Decodable>(_ type: T.Type, fieldPrefix prefix: String) throws -> T {
         let data = try JSONEncoder().encode(self)
         do {
             return try JSONDecoder().decode(type, from: data)

@@ -2,7 +2,7 @@ import Foundation
 
 /// One thing a virtual device does. Strings may contain the placeholders `{device}`
 /// (device id), `{seq}` (per-device sequence number), `{run}` (run id), `{org}` (org key).
-public enum JourneyStep: Sendable, Equatable {
+package enum JourneyStep: Sendable, Equatable {
     /// A browser click on `link` (a short code) through the emulator's click route, before install.
     case click(link: String, org: String?)
     /// First app launch: a new SDK instance, `start()` (the deferred match).
@@ -22,17 +22,17 @@ public enum JourneyStep: Sendable, Equatable {
     case wait(seconds: Double, jitter: Double)
 
     /// How an `open` step's URL reaches the app.
-    public enum OpenStyle: String, Sendable, Codable, CaseIterable {
+    package enum OpenStyle: String, Sendable, Codable, CaseIterable {
         case universal, custom
     }
 
     /// The step kinds as written in profiles.
-    public static let kinds = [
+    package static let kinds = [
         "click", "firstLaunch", "relaunch", "open", "event", "identify", "clearIdentity", "wait",
     ]
 
     /// The `kind` string of this step.
-    public var kind: String {
+    package var kind: String {
         switch self {
         case .click: "click"
         case .firstLaunch: "firstLaunch"
@@ -62,7 +62,7 @@ extension JourneyStep: Codable {
         }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let kind = try c.decodeField(String.self, forKey: .kind)
         guard Self.kinds.contains(kind) else {
@@ -136,7 +136,7 @@ extension JourneyStep: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(kind, forKey: .kind)
         switch self {

@@ -3,24 +3,24 @@ import Foundation
 /// How journeys arrive: the open model (an arrival rate with ramp stages) or the closed
 /// model (a fixed number of devices looping). A run always stops by itself: at `duration`
 /// seconds, after `iterations` journeys, or at the end of the open model's stages.
-public struct LoadSettings: Sendable, Equatable, Codable {
+package struct LoadSettings: Sendable, Equatable, Codable {
     /// `open` or `closed`.
-    public enum Model: String, Sendable, Codable, CaseIterable { case open, closed }
+    package enum Model: String, Sendable, Codable, CaseIterable { case open, closed }
 
     /// One ramp stage of the open model: over `duration` seconds the arrival rate moves
     /// linearly from the previous stage's `target` (or `startRate`) to this `target` (journeys/s).
-    public struct Stage: Sendable, Equatable, Codable {
-        public var duration: Double
-        public var target: Double
+    package struct Stage: Sendable, Equatable, Codable {
+        package var duration: Double
+        package var target: Double
 
         enum CodingKeys: String, CodingKey, CaseIterable { case duration, target }
 
-        public init(duration: Double, target: Double) {
+        package init(duration: Double, target: Double) {
             self.duration = duration
             self.target = target
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             try decoder.rejectUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             duration = try c.decodeRequired(Double.self, forKey: .duration, "must be 0.001…604800 seconds") {
@@ -32,27 +32,27 @@ public struct LoadSettings: Sendable, Equatable, Codable {
         }
     }
 
-    public var model: Model
+    package var model: Model
     /// Open model: the arrival rate (journeys/s) at time 0.
-    public var startRate: Double
+    package var startRate: Double
     /// Open model: ramp stages, in order.
-    public var stages: [Stage]
+    package var stages: [Stage]
     /// Closed model: concurrent devices looping journeys (default: the population count).
-    public var concurrency: Int?
+    package var concurrency: Int?
     /// Open model: most journeys in flight at once (one in per one out beyond it).
-    public var maxInFlight: Int
+    package var maxInFlight: Int
     /// Hard bound on the run in seconds (open model default: the stages' total).
-    public var duration: Double?
+    package var duration: Double?
     /// Most journeys started in total (`nil` = unbounded within `duration`).
-    public var iterations: Int?
+    package var iterations: Int?
     /// Seconds in-flight work may take to finish after the run stops or is interrupted.
-    public var grace: Double
+    package var grace: Double
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case model, startRate, stages, concurrency, maxInFlight, duration, iterations, grace
     }
 
-    public init(
+    package init(
         model: Model, startRate: Double = 0, stages: [Stage] = [], concurrency: Int? = nil, maxInFlight: Int = 1000,
         duration: Double? = nil, iterations: Int? = nil, grace: Double = 15
     ) {
@@ -66,7 +66,7 @@ public struct LoadSettings: Sendable, Equatable, Codable {
         self.grace = grace
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let modelText = try c.decodeField(String.self, forKey: .model)
@@ -112,7 +112,7 @@ public struct LoadSettings: Sendable, Equatable, Codable {
     }
 
     /// The effective hard bound in seconds: `duration`, else the open model's stage total.
-    public var effectiveDuration: Double {
+    package var effectiveDuration: Double {
         if let duration { return duration }
         return stages.reduce(0) { $0 + $1.duration }
     }

@@ -8,18 +8,19 @@ import OptoLinkStaging
 public struct SoakProfile: Sendable, Equatable {
     /// Short name, used in the default report directory.
     public var name: String
+    /// Free text shown at the top of the report.
     public var description: String?
     /// Seeds every random choice (fingerprints, journey picks, IPs), so runs repeat.
     public var seed: UInt64
-    public var devices: DevicePopulation
-    public var journeys: [Journey]
-    public var load: LoadSettings
-    public var sdk: SDKSettings
+    package var devices: DevicePopulation
+    package var journeys: [Journey]
+    package var load: LoadSettings
+    package var sdk: SDKSettings
     /// The embedded emulator's configuration (limits, windows, faults), kept verbatim and
     /// decoded into `StagingConfiguration` for embedded runs only.
-    public var backend: JSONValue?
+    package var backend: JSONValue?
     /// The verdicts' inputs: declared limits, tolerances, thresholds (verdicts' own type).
-    public var expect: VerdictsConfiguration
+    package var expect: VerdictsConfiguration
 
     /// Loads and validates a profile file.
     /// - Throws: ``SoakProfileError`` naming the file, or the field path and the problem.
@@ -62,7 +63,7 @@ public struct SoakProfile: Sendable, Equatable {
 extension SoakProfile {
     /// Notes for fields that still work under an old name (today `backend.limits.sdk`, now
     /// `backend.limits.session_identity`, the same name as in `expect.limits`); a run prints them.
-    public var deprecations: [String] {
+    package var deprecations: [String] {
         guard let backend, let data = try? JSONEncoder().encode(backend) else { return [] }
         let json = try? JSONSerialization.jsonObject(with: data)
         return StagingLimits.deprecatedKeys(inConfigurationJSON: json, prefix: "backend.")
@@ -74,6 +75,8 @@ extension SoakProfile: Codable {
         case name, description, seed, devices, journeys, load, sdk, backend, expect
     }
 
+    /// Decodes a profile, refusing unknown keys and values out of range.
+    /// - Throws: `DecodingError` naming the field path, which ``load(contentsOf:)`` and ``decode(_:)`` turn into ``SoakProfileError``.
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -109,30 +112,30 @@ extension SoakProfile: Codable {
 }
 
 /// The virtual-device population and its fingerprint mix.
-public struct DevicePopulation: Sendable, Equatable, Codable {
+package struct DevicePopulation: Sendable, Equatable, Codable {
     /// Number of virtual devices (each its own store, pasteboard and fingerprint).
-    public var count: Int
+    package var count: Int
     /// iOS major.minor version → weight.
-    public var osVersions: [String: Double]
+    package var osVersions: [String: Double]
     /// `iPhone` / `iPad` → weight.
-    public var models: [String: Double]
+    package var models: [String: Double]
     /// BCP-47 language → weight.
-    public var languages: [String: Double]
+    package var languages: [String: Double]
     /// Share (0…1) of clicking devices whose clipboard survives the App Store hop.
-    public var clipboardSurvives: Double
+    package var clipboardSurvives: Double
     /// Share (0…1) of devices behind the one shared NAT IP.
-    public var sharedNAT: Double
+    package var sharedNAT: Double
     /// The shared NAT's IP address.
-    public var sharedNATAddress: String
+    package var sharedNATAddress: String
     /// Share (0…1) of devices whose SDK runs with the route cache on (`OptoLinkConfig.routeCache`).
     /// Spread evenly and exactly: with 0.5, every second device (`round(count × share)` in all).
-    public var routeCache: Double
+    package var routeCache: Double
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case count, osVersions, models, languages, clipboardSurvives, sharedNAT, sharedNATAddress, routeCache
     }
 
-    public init(
+    package init(
         count: Int, osVersions: [String: Double] = ["18.1": 1], models: [String: Double] = ["iPhone": 1],
         languages: [String: Double] = ["en-US": 1], clipboardSurvives: Double = 0, sharedNAT: Double = 0,
         sharedNATAddress: String = "198.51.100.1", routeCache: Double = 0
@@ -147,7 +150,7 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
         self.sharedNATAddress = sharedNATAddress
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         count = try c.decodeRequired(Int.self, forKey: .count, "must be 1…1000000") { (1...1_000_000).contains($0) }
@@ -186,7 +189,7 @@ public struct DevicePopulation: Sendable, Equatable, Codable {
 
     /// Whether device `index` (0-based) runs with the route cache: the devices where
     /// `⌊(index + 1) · share + ½⌋` steps up, so exactly `⌊count · share + ½⌋` devices, evenly spread.
-    public func routeCacheOn(index: Int) -> Bool {
+    package func routeCacheOn(index: Int) -> Bool {
         let share = Swift.max(0, Swift.min(1, routeCache))
         return (Double(index + 1) * share + 0.5).rounded(.down) > (Double(index) * share + 0.5).rounded(.down)
     }
@@ -198,21 +201,21 @@ func isIPv4(_ text: String) -> Bool {
 }
 
 /// A weighted sequence of steps one virtual device performs.
-public struct Journey: Sendable, Equatable, Codable {
-    public var name: String
+package struct Journey: Sendable, Equatable, Codable {
+    package var name: String
     /// Relative weight when a journey is picked at random.
-    public var weight: Double
-    public var steps: [JourneyStep]
+    package var weight: Double
+    package var steps: [JourneyStep]
 
     enum CodingKeys: String, CodingKey, CaseIterable { case name, weight, steps }
 
-    public init(name: String, weight: Double = 1, steps: [JourneyStep]) {
+    package init(name: String, weight: Double = 1, steps: [JourneyStep]) {
         self.name = name
         self.weight = weight
         self.steps = steps
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decodeRequired(String.self, forKey: .name, "must not be empty") { !$0.isEmpty }
@@ -239,25 +242,25 @@ public struct Journey: Sendable, Equatable, Codable {
 }
 
 /// SDK settings every virtual device's `OptoLinkConfig` gets.
-public struct SDKSettings: Sendable, Equatable, Codable {
+package struct SDKSettings: Sendable, Equatable, Codable {
     /// CLIENT API key (default: the emulator's fixture key).
-    public var apiKey: String
+    package var apiKey: String
     /// Org key (default `acme`).
-    public var orgKey: String
+    package var orgKey: String
     /// Per-attempt timeout in seconds.
-    public var timeout: Double
+    package var timeout: Double
     /// Retries per call after the first attempt.
-    public var maxRetries: Int
+    package var maxRetries: Int
     /// The app's custom URL scheme for `open` steps with `style: custom`.
-    public var customScheme: String
+    package var customScheme: String
     /// The verified Universal Link host; `null` = the backend's own host.
-    public var universalLinkHost: String?
+    package var universalLinkHost: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case apiKey, orgKey, timeout, maxRetries, customScheme, universalLinkHost
     }
 
-    public init(
+    package init(
         apiKey: String = "opl_sdk_test_acme_client", orgKey: String = "acme", timeout: Double = 10,
         maxRetries: Int = 2, customScheme: String = "acme", universalLinkHost: String? = nil
     ) {
@@ -269,7 +272,7 @@ public struct SDKSettings: Sendable, Equatable, Codable {
         self.universalLinkHost = universalLinkHost
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = SDKSettings()

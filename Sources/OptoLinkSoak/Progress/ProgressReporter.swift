@@ -9,14 +9,14 @@ import Foundation
 /// Prints the live progress line to standard error: on a TTY one line rewritten in place
 /// (every `ttyInterval` seconds); otherwise a plain line every `plainInterval` seconds, so
 /// CI logs stay readable.
-public struct ProgressReporter: Sendable {
-    public var isTTY: Bool
-    public var ttyInterval: Double
-    public var plainInterval: Double
+package struct ProgressReporter: Sendable {
+    package var isTTY: Bool
+    package var ttyInterval: Double
+    package var plainInterval: Double
     /// Where lines go (standard error by default; tests capture them).
-    public var write: @Sendable (String) -> Void
+    package var write: @Sendable (String) -> Void
 
-    public init(
+    package init(
         isTTY: Bool = isatty(STDERR_FILENO) == 1, ttyInterval: Double = 0.5, plainInterval: Double = 10,
         write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }
     ) {
@@ -27,15 +27,15 @@ public struct ProgressReporter: Sendable {
     }
 
     /// Seconds between two lines.
-    public var interval: Double { isTTY ? ttyInterval : plainInterval }
+    package var interval: Double { isTTY ? ttyInterval : plainInterval }
 
     /// Renders one snapshot: `\r` + erase-line on a TTY, a full line otherwise.
-    public func render(_ snapshot: ProgressSnapshot) -> String {
+    package func render(_ snapshot: ProgressSnapshot) -> String {
         isTTY ? "\r\u{1B}[2K" + snapshot.line : snapshot.line + "\n"
     }
 
     /// Prints `snapshot` every ``interval`` until the task is cancelled, then a final line.
-    public func run(clock: any Clock<Duration>, snapshot: @Sendable () -> ProgressSnapshot) async {
+    package func run(clock: any Clock<Duration>, snapshot: @Sendable () -> ProgressSnapshot) async {
         while !Task.isCancelled {
             do {
                 try await clock.sleep(for: .nanoseconds(Int64(interval * 1e9)), tolerance: nil)

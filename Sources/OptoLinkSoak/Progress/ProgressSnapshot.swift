@@ -1,21 +1,21 @@
 /// What the progress line shows at one moment.
-public struct ProgressSnapshot: Sendable, Equatable {
+package struct ProgressSnapshot: Sendable, Equatable {
     /// Seconds since run start.
-    public var elapsed: Double
-    public var scheduled: Int
-    public var done: Int
-    public var inFlight: Int
-    public var requests: Int
+    package var elapsed: Double
+    package var scheduled: Int
+    package var done: Int
+    package var inFlight: Int
+    package var requests: Int
     /// Requests per second since the previous snapshot.
-    public var requestRate: Double
-    public var status429: Int
-    public var errors: Int
+    package var requestRate: Double
+    package var status429: Int
+    package var errors: Int
     /// p99 attempt latency so far, seconds.
-    public var p99: Double
+    package var p99: Double
 
     /// The one-line rendering, e.g.
     /// `[  12.0s] journeys 240/238 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms`.
-    public var line: String {
+    package var line: String {
         func fixed(_ value: Double, _ digits: Int) -> String {
             let scale = Double([1, 10, 100, 1000][digits])
             let rounded = (value * scale).rounded() / scale

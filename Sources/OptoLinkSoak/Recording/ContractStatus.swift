@@ -12,19 +12,19 @@ import OptoLink
 /// Anything else is a failed attempt — a 401 (bad or revoked key), a 403 (a SERVER key on
 /// `/sdk/*`), a 404 (wrong base path, unknown device), a 5xx, or no response at all. An attempt
 /// the client cancelled (the run stopping, a launch ending) is neither.
-public enum ContractStatus {
+package enum ContractStatus {
     /// The success status of `endpoint`.
-    public static func success(of endpoint: OptoLinkEndpoint) -> Int {
+    package static func success(of endpoint: OptoLinkEndpoint) -> Int {
         endpoint == .match ? 201 : 200
     }
 
     /// Whether the contract expects `status` from `endpoint`.
-    public static func isExpected(_ status: Int, from endpoint: OptoLinkEndpoint) -> Bool {
+    package static func isExpected(_ status: Int, from endpoint: OptoLinkEndpoint) -> Bool {
         status == 429 || status == success(of: endpoint)
     }
 
     /// Whether an attempt failed: an unexpected status, or no response that the client did not cancel.
-    public static func isFailed(status: Int?, errorKind: AttemptErrorKind?, endpoint: OptoLinkEndpoint) -> Bool {
+    package static func isFailed(status: Int?, errorKind: AttemptErrorKind?, endpoint: OptoLinkEndpoint) -> Bool {
         if let status { return !isExpected(status, from: endpoint) }
         return errorKind?.isCancellation != true
     }

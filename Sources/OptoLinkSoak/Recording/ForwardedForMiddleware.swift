@@ -2,12 +2,12 @@ import OptoLink
 
 /// Adds `X-Forwarded-For: <ip>` to every attempt, so the emulator (trusting the header)
 /// attributes the request to the virtual device's simulated client IP.
-public struct ForwardedForMiddleware: OptoLinkMiddleware {
-    public let clientIP: String
+package struct ForwardedForMiddleware: OptoLinkMiddleware {
+    package let clientIP: String
 
-    public init(clientIP: String) { self.clientIP = clientIP }
+    package init(clientIP: String) { self.clientIP = clientIP }
 
-    public func intercept(
+    package func intercept(
         _ request: OptoLinkHTTPRequest,
         context: OptoLinkRequestContext,
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse

@@ -2,18 +2,18 @@ import OptoLink
 import OptoLinkStaging
 
 /// One `open` step as the recorder counts it.
-public struct OpenRecord: Sendable, Equatable {
+package struct OpenRecord: Sendable, Equatable {
     /// When `handle(url:)` was called, seconds since the run's start.
-    public var start: Double
+    package var start: Double
     /// `handle(url:)` to the emission (or to the end of the wait when nothing came), seconds.
-    public var latency: Double
-    public var outcome: OpenOutcome
+    package var latency: Double
+    package var outcome: OpenOutcome
     /// A Universal Link (resolved through `/data`), not a custom-scheme URL.
-    public var universal: Bool
+    package var universal: Bool
     /// Whether the device's SDK ran with the route cache on.
-    public var routeCache: Bool
+    package var routeCache: Bool
 
-    public init(start: Double, latency: Double, outcome: OpenOutcome, universal: Bool, routeCache: Bool) {
+    package init(start: Double, latency: Double, outcome: OpenOutcome, universal: Bool, routeCache: Bool) {
         self.start = start
         self.latency = latency
         self.outcome = outcome
@@ -40,28 +40,28 @@ extension OpenOutcome {
 
 /// The `/data` outage windows a profile declares and the SDK's worst case, to place each open
 /// before, during or after an outage (`summary.json` `opens.outage`).
-public struct OutagePlan: Sendable, Equatable {
+package struct OutagePlan: Sendable, Equatable {
     /// A window in run seconds, `start <= t < end`.
-    public struct Window: Sendable, Equatable, Codable {
-        public var startSeconds: Double
-        public var endSeconds: Double
-        public var mode: String
+    package struct Window: Sendable, Equatable, Codable {
+        package var startSeconds: Double
+        package var endSeconds: Double
+        package var mode: String
     }
 
     /// Windows that cut `/data`, by start.
-    public var windows: [Window]
+    package var windows: [Window]
     /// The longest one SDK call can take before it gives up, seconds: every attempt's timeout plus
     /// every back-off wait of the contract's table (no `Retry-After`: an outage answers no 429).
-    public var worstCaseSeconds: Double
+    package var worstCaseSeconds: Double
 
-    public init(windows: [Window], worstCaseSeconds: Double) {
+    package init(windows: [Window], worstCaseSeconds: Double) {
         self.windows = windows.sorted { $0.startSeconds < $1.startSeconds }
         self.worstCaseSeconds = worstCaseSeconds
     }
 
     /// The plan of `profile`'s `backend.faults.outages` that cut `/data` (by name or by cutting
     /// everything); `nil` when there is none or the backend section does not decode.
-    public static func of(_ profile: SoakProfile) -> OutagePlan? {
+    package static func of(_ profile: SoakProfile) -> OutagePlan? {
         guard let configuration = try? EmbeddedBackend.configuration(for: profile) else { return nil }
         let windows = configuration.faults.outages.filter { $0.endpoints?.contains("data") ?? true }.map {
             Window(startSeconds: $0.startSeconds, endSeconds: $0.endSeconds, mode: $0.mode.rawValue)
@@ -75,14 +75,14 @@ public struct OutagePlan: Sendable, Equatable {
     /// The contract's worst case for one call (docs/CONTRACT.md §2, "Retry matrix"): `maxRetries + 1`
     /// attempts of `timeout` seconds each, plus the back-off `min(0.5 · 2ⁿ, 5)` before retry `n`
     /// (`n` = 0 first). Derived here from the table, not from the SDK's code it judges.
-    public static func worstCase(timeout: Double, maxRetries: Int) -> Double {
+    package static func worstCase(timeout: Double, maxRetries: Int) -> Double {
         let retries = Swift.max(0, maxRetries)
         let waits = (0..<retries).reduce(0.0) { sum, n in sum + Swift.min(0.5 * Double(1 << Swift.min(n, 30)), 5) }
         return Double(retries + 1) * timeout + waits
     }
 
     /// Where an open that started at run second `start` falls.
-    public func phase(of start: Double) -> OpenPhase {
+    package func phase(of start: Double) -> OpenPhase {
         for window in windows
         where start >= window.startSeconds && start + worstCaseSeconds <= window.endSeconds {
             return .during

@@ -6,19 +6,19 @@ import Foundation
 ///
 /// A real run uses `ContinuousClock`; a test passes a virtual clock, and then every time in
 /// the report (attempts, calls, journeys, the timeline) is virtual time.
-public struct RunTimeline: Sendable {
+package struct RunTimeline: Sendable {
     /// Seconds elapsed on the clock since the origin.
     private let elapsed: @Sendable () -> Duration
     /// Unix epoch seconds at the origin.
-    public let originEpoch: Double
+    package let originEpoch: Double
 
     /// A timeline starting now on `ContinuousClock`.
-    public init() {
+    package init() {
         self.init(clock: ContinuousClock())
     }
 
     /// A timeline starting now on `clock`; `originEpoch` is the wall-clock time now (or `epoch`).
-    public init(clock: any Clock<Duration>, epoch: Double? = nil) {
+    package init(clock: any Clock<Duration>, epoch: Double? = nil) {
         elapsed = Self.stopwatch(clock)
         originEpoch = epoch ?? Date().timeIntervalSince1970
     }
@@ -39,20 +39,20 @@ public struct RunTimeline: Sendable {
     }
 
     /// Seconds since the run started.
-    public func now() -> Double {
+    package func now() -> Double {
         Self.seconds(elapsed())
     }
 
     /// A wait of `seconds`, rounded up to a whole nanosecond and at least 1 ns, so a loop that
     /// sleeps until a deadline a fraction of a nanosecond away still makes progress (a zero
     /// sleep on a virtual clock would return at once, forever).
-    public static func wait(_ seconds: Double) -> Duration {
+    package static func wait(_ seconds: Double) -> Duration {
         guard seconds.isFinite else { return .seconds(86_400) }
         return .nanoseconds(Swift.max(1, Int64((Swift.min(seconds, 1e9) * 1e9).rounded(.up))))
     }
 
     /// `duration` in seconds.
-    public static func seconds(_ duration: Duration) -> Double {
+    package static func seconds(_ duration: Duration) -> Double {
         let d = duration.components
         return Double(d.seconds) + Double(d.attoseconds) / 1e18
     }

@@ -4,7 +4,7 @@ import OptoLink
 /// The recorder is the one recording middleware every virtual device's SDK instance shares:
 /// it observes each attempt on its way to the shared transport.
 extension SoakRecorder: OptoLinkMiddleware {
-    public func intercept(
+    package func intercept(
         _ request: OptoLinkHTTPRequest,
         context: OptoLinkRequestContext,
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse

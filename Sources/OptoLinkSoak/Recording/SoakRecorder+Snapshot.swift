@@ -1,6 +1,6 @@
 extension SoakRecorder {
     /// Counters for the progress line.
-    public func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
+    package func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
         state.withLock { s in
             (
                 s.attempts, s.status429, s.errors, s.journeysCompleted + s.journeysUnfinished,

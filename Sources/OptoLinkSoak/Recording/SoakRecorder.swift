@@ -10,7 +10,7 @@ import Synchronization
 /// middleware, see `SoakRecorder+Middleware.swift`). Memory stays bounded: rows go to disk,
 /// only calls still open are kept, histograms have a fixed size, and the verdicts run live
 /// (``VerdictStream``) as each row is recorded, each pass keeping only what its horizon needs.
-public final class SoakRecorder: Sendable {
+package final class SoakRecorder: Sendable {
     struct CallKey: Hashable {
         var label: String
         var callId: UInt64
@@ -107,10 +107,10 @@ public final class SoakRecorder: Sendable {
         var outageOverWorstCase = 0
     }
 
-    public let timeline: RunTimeline
+    package let timeline: RunTimeline
     let control: RunControl?
     /// A journey starting later than this after its intended start counts as a late start.
-    public let lateThreshold: Double
+    package let lateThreshold: Double
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
@@ -122,12 +122,12 @@ public final class SoakRecorder: Sendable {
     /// Explanations for `summary.json`'s notes, gathered live.
     let notes = Mutex(SummaryNotes.Builder())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
-    public let outage: OutagePlan?
+    package let outage: OutagePlan?
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.
     /// Seconds per `timeline` interval in `summary.json`.
-    public let interval: Double
+    package let interval: Double
 
     /// - Parameter interval: seconds per timeline interval (choose so a run has ≤ ~600).
     /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
@@ -135,7 +135,7 @@ public final class SoakRecorder: Sendable {
     ///   the previous instance, as `cancelled`).
     /// - Parameter verdictContext: what the live verdict passes know besides the records (its
     ///   `runStartEpoch` is set to the timeline's origin).
-    public init(
+    package init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
         control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext(),
         keepsMergeInputs: Bool = false
@@ -238,12 +238,12 @@ public final class SoakRecorder: Sendable {
 
     /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
     /// (embedded emulator) or at the end (a remote backend's ledger file).
-    public func ledgerRecorded(_ entry: StagingLedgerEntry) {
+    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
         verdicts.withLock { $0.consume(.ledger(entry)) }
     }
 
     /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
-    public func finishVerdicts() -> VerdictsReport {
+    package func finishVerdicts() -> VerdictsReport {
         verdicts.withLock { $0.finish() }
     }
 
@@ -254,7 +254,7 @@ public final class SoakRecorder: Sendable {
     /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
     /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
     /// sleep shows how long it really ran.
-    public func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
+    package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
             if callIds == nil { s.endedLaunches.insert(label) }
@@ -284,7 +284,7 @@ public final class SoakRecorder: Sendable {
 
     /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
     /// ending now), then flushes and closes both CSV files.
-    public func finish() {
+    package func finish() {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
             let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
@@ -340,7 +340,7 @@ public final class SoakRecorder: Sendable {
     // MARK: Journeys, clicks, opens, deferred matches
 
     /// Records a journey start: `lag` = actual − intended start in seconds.
-    public func journeyStarted(name: String, lag: Double) {
+    package func journeyStarted(name: String, lag: Double) {
         let slot = Int(timeline.now() / interval)
         state.withLock { s in
             s.intervals[slot, default: IntervalStats()].journeys += 1
@@ -353,14 +353,14 @@ public final class SoakRecorder: Sendable {
     }
 
     /// Records that a journey found every device busy and waited for one (open model).
-    public func journeyWaitedForDevice() {
+    package func journeyWaitedForDevice() {
         state.withLock { $0.journeysWaitedForDevice += 1 }
     }
 
     /// Records a journey end. `completed == false`: the run cut it short (a step never
     /// started, or a step's work was cancelled). `duration`: seconds from the journey's
     /// intended start to its end; kept per journey name for completed journeys only.
-    public func journeyEnded(name: String, completed: Bool, duration: Double) {
+    package func journeyEnded(name: String, completed: Bool, duration: Double) {
         state.withLock { s in
             if completed {
                 s.journeysCompleted += 1
@@ -373,7 +373,7 @@ public final class SoakRecorder: Sendable {
     }
 
     /// Records one browser click (status `nil` = no response).
-    public func clickRecorded(status: Int?, latency: Double, clipboardPlaced: Bool) {
+    package func clickRecorded(status: Int?, latency: Double, clipboardPlaced: Bool) {
         state.withLock { s in
             s.clicks += 1
             s.clicksByStatus[status.map(String.init) ?? "error", default: 0] += 1
@@ -384,7 +384,7 @@ public final class SoakRecorder: Sendable {
 
     /// Records one `open` step: where it landed and how long it took; with an outage plan, also
     /// its phase, and its time to link when it ran during the outage.
-    public func openRecorded(_ record: OpenRecord) {
+    package func openRecorded(_ record: OpenRecord) {
         let outage = self.outage
         state.withLock { s in
             s.opens += 1
@@ -406,7 +406,7 @@ public final class SoakRecorder: Sendable {
     }
 
     /// Records a first launch's deferred-match result (input of the attribution verdict).
-    public func deferredMatchRecorded(_ record: AttributionRecord) {
+    package func deferredMatchRecorded(_ record: AttributionRecord) {
         state.withLock { s in
             s.firstLaunches += 1
             if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
@@ -418,7 +418,7 @@ public final class SoakRecorder: Sendable {
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
     /// install gets a new one, a relaunch keeps it).
-    public func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
+    package func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
         state.withLock { s in
             s.deviceIds[device] = deviceId
             if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
@@ -426,13 +426,13 @@ public final class SoakRecorder: Sendable {
     }
 
     /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
-    public var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
+    package var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
 
     /// Every attribution record so far (empty unless the recorder ``keepsMergeInputs``).
-    public var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
+    package var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
-    public var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
+    package var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
 }
 
 /// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is

@@ -8,8 +8,8 @@ import Synchronization
 /// model), so latency measured from it includes any lateness of the driver; later calls of
 /// the same step are measured from their actual start. Every call id the step makes is
 /// collected so the runner can close those calls when the public call returns.
-public final class StepContext: Sendable {
-    @TaskLocal public static var current: StepContext?
+package final class StepContext: Sendable {
+    @TaskLocal package static var current: StepContext?
 
     private struct State {
         var intendedStart: Double?
@@ -17,10 +17,10 @@ public final class StepContext: Sendable {
     }
 
     /// The instance label (`<device>#<launch>`) the step drives.
-    public let label: String
+    package let label: String
     private let state: Mutex<State>
 
-    public init(label: String, intendedStart: Double?) {
+    package init(label: String, intendedStart: Double?) {
         self.label = label
         self.state = Mutex(State(intendedStart: intendedStart))
     }
@@ -36,5 +36,5 @@ public final class StepContext: Sendable {
     }
 
     /// The call ids this step made so far.
-    public var callIds: [UInt64] { state.withLock { $0.callIds } }
+    package var callIds: [UInt64] { state.withLock { $0.callIds } }
 }

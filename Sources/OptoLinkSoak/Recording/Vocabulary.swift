@@ -4,7 +4,7 @@
 // a new case is a valid metric name the moment it exists.
 
 /// How one public SDK call ended (`calls.csv` column `outcome`, metric `<endpoint>.calls.<outcome>`).
-public enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
+package enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     /// The call succeeded (2xx).
     case ok
     /// The backend answered with a status the call throws on (4xx, 5xx, or a 429 left after the budget).
@@ -20,7 +20,7 @@ public enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     case unfinished
 
     /// Parses a `calls.csv` value; `cancelled` is the spelling of reports before 0.2.
-    public init?(csv text: String) {
+    package init?(csv text: String) {
         if text == "cancelled" {
             self = .cancelledByRun
         } else {
@@ -29,18 +29,18 @@ public enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     }
 
     /// Whether the client saw the call succeed.
-    public var isSuccess: Bool { self == .ok }
+    package var isSuccess: Bool { self == .ok }
 
     /// Whether the call ended by itself, so its time is a latency: a call the run cut
     /// (cancelled, unfinished) is counted by its outcome and kept out of every latency.
-    public var isFinished: Bool { self != .cancelledByRun && self != .unfinished }
+    package var isFinished: Bool { self != .cancelledByRun && self != .unfinished }
 
-    public static func < (lhs: CallOutcome, rhs: CallOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: CallOutcome, rhs: CallOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// Why an HTTP attempt got no response (`attempts.csv` column `error_kind`): short and
 /// value-free, so it can label a metric or a report row.
-public enum AttemptErrorKind: String, Sendable, Codable, CaseIterable, Comparable {
+package enum AttemptErrorKind: String, Sendable, Codable, CaseIterable, Comparable {
     /// The attempt outlived its per-attempt timeout (docs/CONTRACT.md §2: 10 s by default).
     case timedOut = "timed_out"
     /// The connection dropped mid-exchange.
@@ -56,10 +56,10 @@ public enum AttemptErrorKind: String, Sendable, Codable, CaseIterable, Comparabl
     /// Any other transport error.
     case other
 
-    public static func < (lhs: AttemptErrorKind, rhs: AttemptErrorKind) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: AttemptErrorKind, rhs: AttemptErrorKind) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Whether the client side, not the network or the backend, ended the attempt.
-    public var isCancellation: Bool { self == .cancelled || self == .cancelledByRun }
+    package var isCancellation: Bool { self == .cancelled || self == .cancelledByRun }
 }
 
 /// Why a run stopped (`summary.json` `run.stopReason`, the report's `stop:` field).
@@ -83,12 +83,12 @@ public enum StopReason: String, Sendable, Codable, CaseIterable {
     case thresholdAborted = "threshold_aborted"
 
     /// Whether a signal stopped the run (the report is still written).
-    public var isSignal: Bool { self == .interrupted || self == .terminated }
+    package var isSignal: Bool { self == .interrupted || self == .terminated }
 }
 
 /// What the limit oracle found wrong with one judged hit (`summary.json` `limits.*.examples[].kind`,
 /// metric `limits.<bucket>.<finding>`).
-public enum LimitFinding: String, Sendable, Codable, CaseIterable {
+package enum LimitFinding: String, Sendable, Codable, CaseIterable {
     /// A hit passed beyond the declared limit of its window.
     case tooLenient = "too_lenient"
     /// A 429 arrived while fewer than `limit` hits could have been counted in its window.
@@ -100,7 +100,7 @@ public enum LimitFinding: String, Sendable, Codable, CaseIterable {
 }
 
 /// How one client write compares with the server's ledger (reconciliation, one per call).
-public enum ReconcileOutcome: String, Sendable, Codable, CaseIterable {
+package enum ReconcileOutcome: String, Sendable, Codable, CaseIterable {
     /// The client saw success and the server stored it exactly once.
     case deliveredOnce = "delivered_once"
     /// The server stored the write more than once.
@@ -114,7 +114,7 @@ public enum ReconcileOutcome: String, Sendable, Codable, CaseIterable {
 }
 
 /// How one judged retry's wait compares with the contract's back-off.
-public enum BackoffJudgement: String, Sendable, Codable, CaseIterable {
+package enum BackoffJudgement: String, Sendable, Codable, CaseIterable {
     /// Shorter than the expected wait: a violation.
     case early
     /// Within the profile's tolerance of the expected wait.
@@ -124,7 +124,7 @@ public enum BackoffJudgement: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a retry waited for: a 429's `N`, or the exponential table.
-public enum BackoffCause: String, Sendable, Codable, CaseIterable {
+package enum BackoffCause: String, Sendable, Codable, CaseIterable {
     /// After a 429 whose body gave `N` seconds.
     case rateLimited = "rate_limited"
     /// After a connection error, a timeout, a 5xx, or a 429 without `N`.
@@ -133,7 +133,7 @@ public enum BackoffCause: String, Sendable, Codable, CaseIterable {
 
 /// Where an `open` step's tap landed (`summary.json` `opens.byOutcome`, metrics `opens.<outcome>`
 /// and `opens.outage.<outcome>`).
-public enum OpenOutcome: String, Sendable, Codable, CaseIterable, Comparable {
+package enum OpenOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     /// `/data` answered: a fresh route (`OptoLinkData.source == .resolved`).
     case resolved
     /// `/data` failed and the SDK's route cache served an earlier answer (`.cached`).
@@ -146,17 +146,17 @@ public enum OpenOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     case cancelledByRun = "cancelled_by_run"
 
     /// Whether the app got no link at all: the tap is lost.
-    public var isLost: Bool { self == .timedOut || self == .cancelledByRun }
+    package var isLost: Bool { self == .timedOut || self == .cancelledByRun }
 
     /// Whether the link came from a fallback layer (cache or raw) rather than a fresh resolution.
-    public var isFallback: Bool { self == .cached || self == .raw }
+    package var isFallback: Bool { self == .cached || self == .raw }
 
-    public static func < (lhs: OpenOutcome, rhs: OpenOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: OpenOutcome, rhs: OpenOutcome) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// Where an `open` step's start falls relative to the profile's `/data` outage windows
 /// (`summary.json` `opens.outage.phases`).
-public enum OpenPhase: String, Sendable, Codable, CaseIterable, Comparable {
+package enum OpenPhase: String, Sendable, Codable, CaseIterable, Comparable {
     /// Its whole worst case (every attempt and wait) ends before the first window opens: must resolve.
     case before
     /// It starts inside a window and its worst case ends inside it: every attempt meets the outage.
@@ -166,5 +166,5 @@ public enum OpenPhase: String, Sendable, Codable, CaseIterable, Comparable {
     /// Its attempts may straddle a window's start or end: either answer is right.
     case edge
 
-    public static func < (lhs: OpenPhase, rhs: OpenPhase) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: OpenPhase, rhs: OpenPhase) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -2,10 +2,10 @@ import Foundation
 
 /// Writes files atomically: the bytes go to a temporary file in the same directory, which
 /// is then renamed over the destination, so a reader never sees a half-written file.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Writes `data` to `url` atomically, creating parent directories.
     /// - Throws: the underlying file-system error.
-    public static func write(_ data: Data, to url: URL) throws {
+    package static func write(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
@@ -18,7 +18,7 @@ public enum AtomicFile {
     }
 
     /// Encodes `value` as pretty, key-sorted JSON and writes it atomically.
-    public static func writeJSON<T: Encodable>(_ value: T, to url: URL) throws {
+    package static func writeJSON<T: Encodable>(_ value: T, to url: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(value)

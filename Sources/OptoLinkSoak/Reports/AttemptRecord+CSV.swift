@@ -26,14 +26,14 @@ func exactSeconds(_ value: Double) -> String {
 
 extension AttemptRecord {
     /// The `attempts.csv` header (documented in `Reports/README.md`).
-    public static let csvHeader = [
+    package static let csvHeader = [
         "device", "launch", "call_id", "endpoint", "attempt", "intended_start", "actual_start", "end",
         "latency", "latency_from_intended", "status", "error_kind", "retry_after_seconds", "request_bytes",
         "response_bytes", "correlation_id", "client_ip",
     ]
 
     /// This record as one `attempts.csv` row.
-    public var csvFields: [String] {
+    package var csvFields: [String] {
         [
             device, String(launch), String(callId), endpoint.rawValue, String(attempt), exactSeconds(intendedStart),
             exactSeconds(actualStart), exactSeconds(end), formatSeconds(end - actualStart),
@@ -50,7 +50,7 @@ extension AttemptRecord {
     }
 
     /// Parses one `attempts.csv` row (as written by ``csvFields``); `nil` when malformed.
-    public init?(csvFields f: [String]) {
+    package init?(csvFields f: [String]) {
         guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
             let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempt = Int(f[4]), let intended = Double(f[5]),
             let start = Double(f[6]), let end = Double(f[7]), let requestBytes = Int(f[13]),
@@ -69,13 +69,13 @@ extension AttemptRecord {
 
 extension CallRecord {
     /// The `calls.csv` header (documented in `Reports/README.md`).
-    public static let csvHeader = [
+    package static let csvHeader = [
         "device", "launch", "call_id", "endpoint", "attempts", "intended_start", "start", "end", "total_time",
         "total_from_intended", "outcome", "final_status", "correlation_id", "device_id",
     ]
 
     /// This record as one `calls.csv` row.
-    public var csvFields: [String] {
+    package var csvFields: [String] {
         [
             device, String(launch), String(callId), endpoint.rawValue, String(attempts), exactSeconds(intendedStart),
             exactSeconds(start), exactSeconds(end), formatSeconds(end - start), formatSeconds(end - intendedStart),
@@ -84,7 +84,7 @@ extension CallRecord {
     }
 
     /// Parses one `calls.csv` row; `nil` when malformed.
-    public init?(csvFields f: [String]) {
+    package init?(csvFields f: [String]) {
         guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
             let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempts = Int(f[4]), let intended = Double(f[5]),
             let start = Double(f[6]), let end = Double(f[7]), let outcome = CallOutcome(csv: f[10]),
@@ -99,12 +99,12 @@ extension CallRecord {
 }
 
 /// Reads the records back from a report directory's CSVs (the verdicts run on these).
-public enum ReportCSVReader {
+package enum ReportCSVReader {
     /// Parses a CSV file whose first row is `header`; every other row must parse.
     /// - Throws: ``ReportIOError`` when the file cannot be read, its header differs, or a row is
     ///   malformed (naming the file and the row number, 1 = the header). Nothing is skipped:
     ///   verdicts over a silently shortened file would judge a run that did not happen.
-    public static func read<T>(_ url: URL, header: [String], _ parse: ([String]) -> T?) throws -> [T] {
+    package static func read<T>(_ url: URL, header: [String], _ parse: ([String]) -> T?) throws -> [T] {
         let text: String
         do {
             text = try String(contentsOf: url, encoding: .utf8)
@@ -126,26 +126,26 @@ public enum ReportCSVReader {
         return records
     }
 
-    public static func attempts(_ url: URL) throws -> [AttemptRecord] {
+    package static func attempts(_ url: URL) throws -> [AttemptRecord] {
         try read(url, header: AttemptRecord.csvHeader, AttemptRecord.init(csvFields:))
     }
 
-    public static func calls(_ url: URL) throws -> [CallRecord] {
+    package static func calls(_ url: URL) throws -> [CallRecord] {
         try read(url, header: CallRecord.csvHeader, CallRecord.init(csvFields:))
     }
 }
 
 /// A report file could not be written or read back; the run fails with exit code 2.
-public struct ReportIOError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ReportIOError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file concerned.
-    public var path: String
+    package var path: String
     /// What went wrong, in words.
-    public var reason: String
+    package var reason: String
 
-    public init(path: String, reason: String) {
+    package init(path: String, reason: String) {
         self.path = path
         self.reason = reason
     }
 
-    public var description: String { "report file \(path): \(reason)" }
+    package var description: String { "report file \(path): \(reason)" }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// The file is written under a `.partial` name and renamed to its final name on ``close()``,
 /// so a complete file never looks partial; an interrupted run's ``close()`` still renames it.
 /// Thread-safe: rows from any task are serialised by a `Mutex`.
-public final class CSVStreamWriter: Sendable {
+package final class CSVStreamWriter: Sendable {
     private struct State {
         var handle: FileHandle?
         var buffer: [UInt8] = []
@@ -15,14 +15,14 @@ public final class CSVStreamWriter: Sendable {
         var failure: String?
     }
 
-    public let url: URL
+    package let url: URL
     private let partialURL: URL
     private let flushBytes: Int
     private let state: Mutex<State>
 
     /// Creates the file (and its directory) and writes the header row.
     /// - Throws: the file-system error when the file cannot be created.
-    public init(url: URL, header: [String], flushBytes: Int = 64 * 1024) throws {
+    package init(url: URL, header: [String], flushBytes: Int = 64 * 1024) throws {
         self.url = url
         self.partialURL = url.appendingPathExtension("partial")
         self.flushBytes = flushBytes
@@ -38,13 +38,13 @@ public final class CSVStreamWriter: Sendable {
     }
 
     /// Number of data rows written so far (header excluded).
-    public var rowCount: Int { state.withLock { $0.rows } }
+    package var rowCount: Int { state.withLock { $0.rows } }
 
     /// The first write error, if any (later rows are dropped after one).
-    public var failure: String? { state.withLock { $0.failure } }
+    package var failure: String? { state.withLock { $0.failure } }
 
     /// Appends one row (fields are escaped as needed).
-    public func append(_ fields: [String]) {
+    package func append(_ fields: [String]) {
         let line = CSV.row(fields)
         state.withLock { s in
             guard s.handle != nil else { return }
@@ -55,12 +55,12 @@ public final class CSVStreamWriter: Sendable {
     }
 
     /// Writes buffered rows to disk.
-    public func flush() {
+    package func flush() {
         state.withLock { Self.flush(&$0) }
     }
 
     /// Flushes, closes and renames the file to its final name. Safe to call twice.
-    public func close() {
+    package func close() {
         state.withLock { s in
             guard let handle = s.handle else { return }
             Self.flush(&s)
@@ -82,9 +82,9 @@ public final class CSVStreamWriter: Sendable {
 }
 
 /// RFC 4180 CSV encoding and decoding.
-public enum CSV {
+package enum CSV {
     /// One line (with `\n`): fields containing `,`, `"`, CR or LF are quoted, quotes doubled.
-    public static func row(_ fields: [String]) -> String {
+    package static func row(_ fields: [String]) -> String {
         var line = ""
         for (i, field) in fields.enumerated() {
             if i > 0 { line += "," }
@@ -94,7 +94,7 @@ public enum CSV {
     }
 
     /// Quotes `field` when it contains a delimiter, a quote or a line break.
-    public static func escape(_ field: String) -> String {
+    package static func escape(_ field: String) -> String {
         guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
             return field
         }
@@ -102,7 +102,7 @@ public enum CSV {
     }
 
     /// Parses a whole CSV text into rows of fields (quoted fields may span lines).
-    public static func parse(_ text: String) -> [[String]] {
+    package static func parse(_ text: String) -> [[String]] {
         var rows: [[String]] = []
         var row: [String] = []
         var field = ""

@@ -2,18 +2,28 @@
 /// within the histogram's stated relative precision (≤ 1 %), plus its non-empty buckets
 /// (`[lowest value in seconds, count]`) so histograms from several runs can be merged.
 public struct HistogramSummary: Sendable, Codable, Equatable {
+    /// Number of samples.
     public var count: UInt64
+    /// Smallest sample, seconds.
     public var min: Double
+    /// Mean, seconds.
     public var mean: Double
+    /// Median (nearest rank), seconds.
     public var p50: Double
+    /// 90th percentile (nearest rank), seconds.
     public var p90: Double
+    /// 95th percentile (nearest rank), seconds.
     public var p95: Double
+    /// 99th percentile (nearest rank), seconds.
     public var p99: Double
+    /// 99.9th percentile (nearest rank), seconds.
     public var p999: Double
+    /// Largest sample, seconds.
     public var max: Double
+    /// Non-empty buckets as `[lowest value in seconds, count]` pairs, ascending.
     public var buckets: [[Double]]
 
-    public init(_ histogram: LatencyHistogram) {
+    package init(_ histogram: LatencyHistogram) {
         count = histogram.count
         min = histogram.min
         mean = histogram.mean
@@ -27,7 +37,7 @@ public struct HistogramSummary: Sendable, Codable, Equatable {
     }
 
     /// The percentiles by their metric suffix (`p50` … `p999`, `max`, `mean`), in seconds.
-    public var namedValues: [String: Double] {
+    package var namedValues: [String: Double] {
         ["p50": p50, "p90": p90, "p95": p95, "p99": p99, "p999": p999, "max": max, "mean": mean, "min": min]
     }
 }

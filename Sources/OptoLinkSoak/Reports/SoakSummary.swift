@@ -6,30 +6,34 @@ import OptoLinkStaging
 public struct SoakSummary: Sendable, Codable {
     /// The `schemaVersion` this version writes.
     public static let currentSchemaVersion = 1
+    /// The report format's version; readers refuse versions they do not know.
     public var schemaVersion = SoakSummary.currentSchemaVersion
+    /// What ran, where, and how it ended.
     public var run: RunMetadata
+    /// Journeys scheduled, started, completed and cut short, and their start lag.
     public var journeys: JourneySummary
     /// Per SDK endpoint (`match`, `session`, `events`, …).
-    public var endpoints: [String: EndpointSummary]
+    package var endpoints: [String: EndpointSummary]
+    /// Attempt and call counts over the whole run.
     public var totals: Totals
-    public var deferredMatch: DeferredMatchSummary
-    public var clicks: ClickSummary
-    public var opens: OpenSummary
+    package var deferredMatch: DeferredMatchSummary
+    package var clicks: ClickSummary
+    package var opens: OpenSummary
     /// Resident memory of the soak process over time.
-    public var rss: [RSSSample]
+    package var rss: [RSSSample]
     /// What `rss` measures: with the embedded emulator the driver and the emulator share one
     /// process, so `bytes` is both, and each sample's `emulator` counts what the emulator holds.
-    public var rssScope: String? = nil
+    package var rssScope: String? = nil
     /// Per interval of `intervalSeconds`: what started and what came back (the knee of a ramp).
-    public var timeline: [Interval] = []
-    public var intervalSeconds: Double = 1
+    package var timeline: [Interval] = []
+    package var intervalSeconds: Double = 1
     /// What the backend itself reported (embedded emulator or `--ledger`), when known.
-    public var server: ServerSummary?
+    package var server: ServerSummary?
     /// Flat metric name → value (seconds for latencies) that thresholds are evaluated on.
     public var metrics: [String: Double]
     /// The verdicts' report (`Verdicts.evaluate`): back-off, retry matrix, reconciliation,
     /// limit oracle, attribution.
-    public var verdicts: VerdictsReport?
+    package var verdicts: VerdictsReport?
     /// Each threshold expression with its observed value and pass/fail (`Thresholds.evaluate`).
     public var thresholds: [ThresholdResult]
     /// Explanations the run could derive from its own records (why 429s were not retried,
@@ -38,24 +42,35 @@ public struct SoakSummary: Sendable, Codable {
     /// The histogram's stated relative precision of every percentile (0.01 = 1 %).
     public var histogramPrecision = LatencyHistogram.relativePrecision
 
+    /// Identity and configuration of one run (`summary.json` `run`).
     public struct RunMetadata: Sendable, Codable {
+        /// Unique id of the run (also the report directory's suffix).
         public var runId: String
+        /// The profile's `name`.
         public var profile: String
+        /// The profile file as given on the command line, when it came from a file.
         public var profilePath: String?
+        /// ``OptoLinkSoak/version`` of the tool that wrote the report.
         public var soakVersion: String
+        /// Wall-clock start, ISO 8601 in UTC.
         public var startedAt: String
         /// Unix epoch seconds of the run's time 0 (CSV times are relative to it).
         public var startEpoch: Double
         /// Seconds from time 0 to the end of the grace period.
         public var durationSeconds: Double
+        /// `true` when SIGINT or SIGTERM ended the run (the report holds what was measured).
         public var interrupted: Bool
         /// `completed`, `duration`, `iterations`, `interrupted`, `deadline`.
         public var stopReason: StopReason
         /// `embedded` or `remote`.
         public var backend: String
+        /// The backend's base URL (the embedded emulator's loopback address when `backend` is `embedded`).
         public var baseURL: String
+        /// `open` (arrival rate) or `closed` (devices loop).
         public var loadModel: String
+        /// Number of virtual devices.
         public var devices: Int
+        /// Seed of the plan: device attributes, journey choice and think times.
         public var seed: UInt64
         /// SHA-256 of the effective profile without its pass/fail sections (``ProfileFingerprint``):
         /// `compare` refuses runs whose fingerprints differ. Absent in reports of older versions.
@@ -65,37 +80,41 @@ public struct SoakSummary: Sendable, Codable {
         public var transport: String? = nil
         /// Set when the report is one shard of a plan (`run --shard`) or a merge of shards
         /// (`merge`, `run --processes`); absent for a plain run.
-        public var shards: Sharding? = nil
+        package var shards: Sharding? = nil
     }
 
     /// How a report relates to the shards of its plan.
-    public struct Sharding: Sendable, Codable, Equatable {
+    package struct Sharding: Sendable, Codable, Equatable {
         /// Shards the plan was split into.
-        public var count: Int
+        package var count: Int
         /// A shard's report: its 0-based index. `nil` in a merged report.
-        public var index: Int?
+        package var index: Int?
         /// The shared start (`--start-at`), Unix seconds, when one was given.
-        public var startAt: Double?
+        package var startAt: Double?
         /// A shard's report: seconds it started after `startAt` (its journeys planned before
         /// then started late and count as late starts).
-        public var lateSeconds: Double?
+        package var lateSeconds: Double?
         /// A merged report: the shard indexes merged, ascending.
-        public var merged: [Int]?
+        package var merged: [Int]?
         /// A merged report: the shard indexes that were missing (`merge --allow-partial`).
-        public var missing: [Int]?
+        package var missing: [Int]?
         /// A merged report: whether the records were streamed in time order from the shards'
         /// CSVs (`true`), or sorted in memory because a shard's rows were too far out of order.
-        public var streamed: Bool?
+        package var streamed: Bool?
 
-        public init(count: Int, index: Int? = nil) {
+        package init(count: Int, index: Int? = nil) {
             self.count = count
             self.index = index
         }
     }
 
+    /// Journey counts (`summary.json` `journeys`); times in seconds.
     public struct JourneySummary: Sendable, Codable {
+        /// Journeys the plan scheduled within the run's duration.
         public var scheduled: Int
+        /// Journeys that started.
         public var started: Int
+        /// Journeys whose every step ran to its end.
         public var completed: Int
         /// Journeys the run cut short: a step never started (the step window closed, the run
         /// stopped) or a step's work was cancelled at the cutoff. A journey counts as completed
@@ -103,6 +122,7 @@ public struct SoakSummary: Sendable, Codable {
         public var unfinished: Int
         /// Journeys that started later than `lateThresholdSeconds` after their intended start.
         public var lateStarts: Int
+        /// Start lag, in seconds, above which a start counts as late.
         public var lateThresholdSeconds: Double
         /// Actual minus intended start of every journey (open model; 0 in the closed model).
         public var startLag: HistogramSummary
@@ -119,28 +139,32 @@ public struct SoakSummary: Sendable, Codable {
         public var waitedForDevice: Int?
     }
 
-    public struct EndpointSummary: Sendable, Codable {
-        public var attempts: Int
-        public var calls: Int
+    package struct EndpointSummary: Sendable, Codable {
+        package var attempts: Int
+        package var calls: Int
         /// Attempt count by HTTP status (`"201"`) or error kind (`"timed_out"`).
-        public var byStatus: [String: Int]
+        package var byStatus: [String: Int]
         /// Call count by outcome (`ok`, `api_error`, `connection_error`, `unfinished`).
-        public var callOutcomes: [String: Int]
+        package var callOutcomes: [String: Int]
         /// Number of calls by attempts they took (`"1"`, `"2"`, …).
-        public var attemptsPerCall: [String: Int]
+        package var attemptsPerCall: [String: Int]
         /// Attempt service time: end − actual start.
-        public var attemptLatency: HistogramSummary
+        package var attemptLatency: HistogramSummary
         /// End − intended start (first attempts carry the step's scheduled time).
-        public var attemptLatencyFromIntended: HistogramSummary
+        package var attemptLatencyFromIntended: HistogramSummary
         /// Call time from intended start to the last attempt's end, back-off included.
-        public var callLatency: HistogramSummary
-        public var requestBytes: Int
-        public var responseBytes: Int
+        package var callLatency: HistogramSummary
+        package var requestBytes: Int
+        package var responseBytes: Int
     }
 
+    /// Counts over every endpoint (`summary.json` `totals`).
     public struct Totals: Sendable, Codable {
+        /// HTTP attempts, retries included.
         public var attempts: Int
+        /// Public SDK calls (one call may take several attempts).
         public var calls: Int
+        /// Attempts answered 429 Too Many Requests.
         public var status429: Int
         /// 5xx responses plus attempts with no response.
         public var errors: Int
@@ -148,39 +172,39 @@ public struct SoakSummary: Sendable, Codable {
         public var attemptsPerSecond: Double
     }
 
-    public struct DeferredMatchSummary: Sendable, Codable {
+    package struct DeferredMatchSummary: Sendable, Codable {
         /// First launches that ran the deferred match.
-        public var firstLaunches: Int
+        package var firstLaunches: Int
         /// Emitted deferred links by match method (`CLIPBOARD`, …), plus `NONE` for no link.
-        public var byMethod: [String: Int]
+        package var byMethod: [String: Int]
         /// First launches whose device had clicked a link beforehand.
-        public var clicked: Int
+        package var clicked: Int
     }
 
-    public struct ClickSummary: Sendable, Codable {
-        public var count: Int
-        public var byStatus: [String: Int]
+    package struct ClickSummary: Sendable, Codable {
+        package var count: Int
+        package var byStatus: [String: Int]
         /// Clicks whose clipboard payload was put on the device's pasteboard.
-        public var clipboardPlaced: Int
-        public var latency: HistogramSummary
+        package var clipboardPlaced: Int
+        package var latency: HistogramSummary
     }
 
-    public struct OpenSummary: Sendable, Codable {
-        public var count: Int
+    package struct OpenSummary: Sendable, Codable {
+        package var count: Int
         /// Opens whose link was emitted on `links` within the step's bound.
-        public var emitted: Int
-        public var timedOut: Int
+        package var emitted: Int
+        package var timedOut: Int
         /// `handle(url:)` to emission.
-        public var latency: HistogramSummary
+        package var latency: HistogramSummary
         /// Opens by ``OpenOutcome`` (`resolved`, `cached`, `raw`, `timed_out`, `cancelled_by_run`);
         /// absent in reports written before it existed.
-        public var byOutcome: [String: Int]? = nil
+        package var byOutcome: [String: Int]? = nil
         /// Opens that got no link at all (timed out or cut by the run's end).
-        public var lost: Int? = nil
+        package var lost: Int? = nil
         /// The Universal Link opens around the profile's `/data` outage; absent without one.
-        public var outage: OutageOpenSummary? = nil
+        package var outage: OutageOpenSummary? = nil
 
-        public init(count: Int, emitted: Int, timedOut: Int, latency: HistogramSummary) {
+        package init(count: Int, emitted: Int, timedOut: Int, latency: HistogramSummary) {
             self.count = count
             self.emitted = emitted
             self.timedOut = timedOut
@@ -189,21 +213,21 @@ public struct SoakSummary: Sendable, Codable {
     }
 
     /// Universal Link opens before, during and after the profile's `/data` outage windows.
-    public struct OutageOpenSummary: Sendable, Codable {
+    package struct OutageOpenSummary: Sendable, Codable {
         /// The windows, run seconds `start <= t < end`, with their mode (`refuse`, `reset`).
-        public var windows: [OutagePlan.Window]
+        package var windows: [OutagePlan.Window]
         /// The SDK's worst case for one `/data` call, seconds: every attempt's timeout plus every
         /// back-off wait. An open is `during` when it starts in a window and this much later is
         /// still inside it.
-        public var worstCaseSeconds: Double
+        package var worstCaseSeconds: Double
         /// Phase (`before`, `during`, `after`, `edge`) → `cache_on` / `cache_off` → outcome → opens.
-        public var phases: [String: [String: [String: Int]]]
+        package var phases: [String: [String: [String: Int]]]
         /// `handle(url:)` to the link for opens `during` an outage that got one, seconds.
-        public var timeToLink: HistogramSummary
+        package var timeToLink: HistogramSummary
         /// The same, by `cache_on` / `cache_off`.
-        public var timeToLinkByCache: [String: HistogramSummary]
+        package var timeToLinkByCache: [String: HistogramSummary]
         /// Opens `during` an outage whose link took longer than the worst case (or never came).
-        public var overWorstCase: Int
+        package var overWorstCase: Int
 
         init(
             plan: OutagePlan, opens: [OpenPhase: [Bool: [OpenOutcome: Int]]], timeToLink: LatencyHistogram,
@@ -233,7 +257,7 @@ public struct SoakSummary: Sendable, Codable {
         static func group(_ routeCache: Bool) -> String { routeCache ? "cache_on" : "cache_off" }
 
         /// Opens of `phase` (every cache group when `group` is `nil`) with `outcome` (all when `nil`).
-        public func count(_ phase: OpenPhase, group: String? = nil, _ outcome: OpenOutcome? = nil) -> Int {
+        package func count(_ phase: OpenPhase, group: String? = nil, _ outcome: OpenOutcome? = nil) -> Int {
             let groups = phases[phase.rawValue] ?? [:]
             return groups.filter { group == nil || $0.key == group }.values.reduce(0) { sum, byOutcome in
                 sum + byOutcome.filter { outcome == nil || $0.key == outcome?.rawValue }.values.reduce(0, +)
@@ -241,37 +265,37 @@ public struct SoakSummary: Sendable, Codable {
         }
     }
 
-    public struct Interval: Sendable, Codable, Equatable {
+    package struct Interval: Sendable, Codable, Equatable {
         /// Interval start, seconds since run start.
-        public var t: Double
+        package var t: Double
         /// Journeys started in the interval, and those started late.
-        public var journeys: Int
-        public var lateStarts: Int
+        package var journeys: Int
+        package var lateStarts: Int
         /// Attempts that started in the interval, their 429s and errors (5xx + no response).
-        public var attempts: Int
-        public var status429: Int
-        public var errors: Int
+        package var attempts: Int
+        package var status429: Int
+        package var errors: Int
         /// Mean and max of `end − intended_start` of those attempts, seconds.
-        public var meanLatencyFromIntended: Double
-        public var maxLatencyFromIntended: Double
+        package var meanLatencyFromIntended: Double
+        package var maxLatencyFromIntended: Double
         /// Resident bytes of the soak process at the interval's last RSS sample (absent when
         /// no sample fell in it).
-        public var rssBytes: Int? = nil
+        package var rssBytes: Int? = nil
     }
 
-    public struct RSSSample: Sendable, Codable, Equatable {
+    package struct RSSSample: Sendable, Codable, Equatable {
         /// Seconds since run start.
-        public var t: Double
+        package var t: Double
         /// Resident bytes of the soak process (`VmRSS`).
-        public var bytes: Int
+        package var bytes: Int
         /// With the embedded emulator: what it held at that moment (absent otherwise).
-        public var emulator: StagingRetained? = nil
+        package var emulator: StagingRetained? = nil
     }
 
-    public struct ServerSummary: Sendable, Codable {
+    package struct ServerSummary: Sendable, Codable {
         /// The emulator's request counters, verbatim.
-        public var counters: JSONValue?
-        public var ledgerEntries: Int?
+        package var counters: JSONValue?
+        package var ledgerEntries: Int?
     }
 }
 
@@ -292,5 +316,15 @@ extension SoakSummary.JourneySummary {
         unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
         durationFromIntended =
             try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
+    }
+}
+
+extension SoakSummary {
+    /// Reads a report's `summary.json`: give the report directory, or the `summary.json` in it.
+    /// - Throws: ``SoakReportError`` naming the path: missing, not JSON, an unknown
+    ///   `schemaVersion`, or a field that does not decode.
+    public static func load(contentsOf url: URL) throws -> SoakSummary {
+        let directory = url.lastPathComponent == "summary.json" ? url.deletingLastPathComponent() : url
+        return try SoakReportDirectory.load(directory).summary
     }
 }

@@ -2,7 +2,7 @@ import OptoLink
 
 /// Explanations a run derives from its own records for the summary's `notes`: numbers that
 /// look inconsistent at a glance but follow from the contract.
-public enum SummaryNotes {
+package enum SummaryNotes {
     /// Builds the notes from the run's attempts and calls.
     ///
     /// - Why fewer retries were judged than 429s arrived: a 429 that was the last attempt of its
@@ -11,7 +11,7 @@ public enum SummaryNotes {
     /// - Events refused with 404 (unknown deviceId) from devices whose session check-in got a
     ///   429: the session is never retried and shares its bucket with identity, so the backend
     ///   never registered those devices (docs/CONTRACT.md §2, retry matrix).
-    public static func build(attempts: [AttemptRecord], calls: [CallRecord]) -> [String] {
+    package static func build(attempts: [AttemptRecord], calls: [CallRecord]) -> [String] {
         var builder = Builder()
         for attempt in attempts { builder.consume(.attempt(attempt)) }
         for call in calls { builder.consume(.call(call)) }

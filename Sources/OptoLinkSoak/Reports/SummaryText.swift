@@ -1,8 +1,8 @@
 import Foundation
 
 /// The short human-readable report (`summary.txt`, also printed at the end of a run).
-public enum SummaryText {
-    public static func render(_ s: SoakSummary) -> String {
+package enum SummaryText {
+    package static func render(_ s: SoakSummary) -> String {
         func ms(_ seconds: Double) -> String { String(format: "%.1fms", seconds * 1000) }
         var lines: [String] = []
         lines.append("optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)")

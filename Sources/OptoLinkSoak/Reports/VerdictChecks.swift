@@ -5,21 +5,21 @@ import Foundation
 /// a back-off verdict fails on an early retry, the retry audit on a violation, reconciliation on a
 /// duplicated or lost write, a limit bucket on a too-lenient, too-strict, wrong-`N` or
 /// wrong-message hit; attribution is reported (its rates are gated by thresholds, not here).
-public struct VerdictCheck: Sendable, Equatable, Codable {
-    public enum Status: String, Sendable, Codable {
+package struct VerdictCheck: Sendable, Equatable, Codable {
+    package enum Status: String, Sendable, Codable {
         case passed, failed
         /// The verdict judged nothing (no retries, no ledger, limit never reached).
         case notJudged = "not_judged"
     }
 
     /// `backoff`, `retry_matrix`, `reconciliation`, `limits.<bucket>`, `attribution`.
-    public var name: String
-    public var status: Status
+    package var name: String
+    package var status: Status
     /// One line: the counts behind the status.
-    public var detail: String
+    package var detail: String
 
     /// The checks of `summary` (empty when it has no verdicts section).
-    public static func checks(_ summary: SoakSummary) -> [VerdictCheck] {
+    package static func checks(_ summary: SoakSummary) -> [VerdictCheck] {
         guard let v = summary.verdicts else { return [] }
         var checks: [VerdictCheck] = []
         let backoff = v.backoff.total
@@ -72,7 +72,7 @@ public struct VerdictCheck: Sendable, Equatable, Codable {
 extension JUnitReport {
     /// The JUnit file of one run: a `thresholds` suite (one case per threshold) and a
     /// `verdicts` suite (one case per verdict check).
-    public static func run(_ summary: SoakSummary) -> JUnitReport {
+    package static func run(_ summary: SoakSummary) -> JUnitReport {
         let properties = [
             ("profile", summary.run.profile), ("runId", summary.run.runId), ("backend", summary.run.baseURL),
             ("stopReason", summary.run.stopReason.rawValue),

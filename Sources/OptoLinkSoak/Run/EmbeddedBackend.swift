@@ -4,14 +4,14 @@ import OptoLinkStaging
 /// The embedded staging emulator on 127.0.0.1:0, configured from the profile's `backend`
 /// section (a `StagingConfiguration`: limits, windows, faults) with `trustForwardedFor`
 /// forced on, since virtual devices send their simulated IP as `X-Forwarded-For`.
-public struct EmbeddedBackend: SoakBackend {
-    public let server: StagingServer
-    public var baseURL: URL { server.baseURL }
-    public var kind: String { "embedded" }
+package struct EmbeddedBackend: SoakBackend {
+    package let server: StagingServer
+    package var baseURL: URL { server.baseURL }
+    package var kind: String { "embedded" }
 
     /// The emulator configuration a profile asks for.
     /// - Throws: ``SoakProfileError`` `backend…: <problem>` when the section does not decode or validate.
-    public static func configuration(for profile: SoakProfile) throws -> StagingConfiguration {
+    package static func configuration(for profile: SoakProfile) throws -> StagingConfiguration {
         var configuration = StagingConfiguration()
         if let section = profile.backend {
             do {
@@ -28,7 +28,7 @@ public struct EmbeddedBackend: SoakBackend {
 
     /// Starts the emulator for `profile`.
     /// - Throws: ``SoakProfileError`` for a bad `backend` section or when the server cannot bind.
-    public static func start(_ profile: SoakProfile) async throws -> EmbeddedBackend {
+    package static func start(_ profile: SoakProfile) async throws -> EmbeddedBackend {
         let server = StagingServer(configuration: try configuration(for: profile))
         do {
             try await server.start()
@@ -38,27 +38,27 @@ public struct EmbeddedBackend: SoakBackend {
         return EmbeddedBackend(server: server)
     }
 
-    public func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
+    package func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
 
-    @Sendable public func retained() -> StagingRetained? { server.backend.retained() }
+    @Sendable package func retained() -> StagingRetained? { server.backend.retained() }
 
     /// Streams the emulator's ledger to `file` and hands each entry to `sink` as it is stored.
-    public func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
         try server.backend.streamLedger(to: file)
         server.backend.observeLedger(sink)
         return true
     }
 
-    public func counters() async -> JSONValue? {
+    package func counters() async -> JSONValue? {
         guard let data = try? JSONEncoder().encode(server.counters()) else { return nil }
         return try? JSONDecoder().decode(JSONValue.self, from: data)
     }
 
-    public func stop() async {
+    package func stop() async {
         await server.stop()
         server.backend.flushLedger()
     }
 
     /// Counts the profile's outage windows from the run's start.
-    public func runStarted(atEpoch epoch: Double) { server.startOutageWindows(at: epoch) }
+    package func runStarted(atEpoch epoch: Double) { server.startOutageWindows(at: epoch) }
 }

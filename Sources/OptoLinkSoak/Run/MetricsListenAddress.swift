@@ -1,18 +1,18 @@
 /// Where `--metrics-listen` serves the live Prometheus endpoint: a loopback address and a port.
-public struct MetricsListenAddress: Sendable, Equatable {
+package struct MetricsListenAddress: Sendable, Equatable {
     /// `127.0.0.1` or `::1` (`localhost` means 127.0.0.1).
-    public var host: String
+    package var host: String
     /// 0 = any free port (the chosen one is printed).
-    public var port: Int
+    package var port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
 
     /// Parses `HOST:PORT` (`127.0.0.1:9464`, `[::1]:9464`, `localhost:0`).
     /// - Throws: ``SoakUsageError`` naming `--metrics-listen` when the shape, host or port is wrong.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         let usage = "--metrics-listen: \"\(text)\" is not HOST:PORT on loopback (e.g. 127.0.0.1:9464 or [::1]:9464)"
         guard let colon = text.lastIndex(of: ":") else { throw SoakUsageError(message: usage) }
         var host = String(text[..<colon])

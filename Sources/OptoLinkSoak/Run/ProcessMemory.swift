@@ -1,9 +1,9 @@
 import Foundation
 
 /// Reads the process's resident set size (Linux `/proc/self/status` `VmRSS`, else `/proc/self/statm`).
-public enum ProcessMemory {
+package enum ProcessMemory {
     /// Resident bytes, or `nil` where `/proc` is unavailable.
-    public static func residentBytes() -> Int? {
+    package static func residentBytes() -> Int? {
         if let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })

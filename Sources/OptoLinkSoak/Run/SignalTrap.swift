@@ -3,11 +3,11 @@ import Foundation
 
 /// Turns SIGINT (Ctrl-C) or SIGTERM into a call of `handler` on a dispatch queue instead of killing
 /// the process, so an interrupted run stops new work and still writes its report.
-public final class SignalTrap {
+package final class SignalTrap {
     private let source: any DispatchSourceSignal
 
     /// Starts trapping `signalNumber` (default SIGINT) until ``cancel()``.
-    public init(signal signalNumber: Int32 = SIGINT, handler: @escaping @Sendable () -> Void) {
+    package init(signal signalNumber: Int32 = SIGINT, handler: @escaping @Sendable () -> Void) {
         signal(signalNumber, SIG_IGN)
         // A parent may have started us with the signal blocked (a blocked mask survives exec:
         // test runners, some supervisors); then it would stay pending forever. Unblock it here.
@@ -22,5 +22,5 @@ public final class SignalTrap {
     }
 
     /// Stops trapping (the signal stays ignored).
-    public func cancel() { source.cancel() }
+    package func cancel() { source.cancel() }
 }

@@ -6,7 +6,7 @@ import OptoLinkStaging
 #endif
 
 /// The backend a run drives: the embedded staging emulator or a real staging URL.
-public protocol SoakBackend: Sendable {
+package protocol SoakBackend: Sendable {
     /// Where the SDK instances send requests.
     var baseURL: URL { get }
     /// `embedded` or `remote`.
@@ -34,15 +34,15 @@ public protocol SoakBackend: Sendable {
 }
 
 extension SoakBackend {
-    public func runStarted(atEpoch epoch: Double) {}
+    package func runStarted(atEpoch epoch: Double) {}
 
-    @Sendable public func retained() -> StagingRetained? { nil }
+    @Sendable package func retained() -> StagingRetained? { nil }
 
-    public func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
         false
     }
 
-    public func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
         guard let entries = try await ledger() else { return nil }
         entries.forEach(body)
         return entries.count
@@ -50,27 +50,27 @@ extension SoakBackend {
 }
 
 /// A real staging backend at a URL; its ledger comes from `--ledger FILE` if given.
-public struct RemoteBackend: SoakBackend {
-    public let baseURL: URL
-    public let ledgerFile: URL?
-    public var kind: String { "remote" }
+package struct RemoteBackend: SoakBackend {
+    package let baseURL: URL
+    package let ledgerFile: URL?
+    package var kind: String { "remote" }
 
-    public init(baseURL: URL, ledgerFile: URL?) {
+    package init(baseURL: URL, ledgerFile: URL?) {
         self.baseURL = baseURL
         self.ledgerFile = ledgerFile
     }
 
     /// - Throws: ``SoakProfileError`` when the ledger file is unreadable or malformed.
-    public func ledger() async throws -> [StagingLedgerEntry]? {
+    package func ledger() async throws -> [StagingLedgerEntry]? {
         guard let ledgerFile else { return nil }
         return try Self.readLedger(ledgerFile)
     }
 
-    public func counters() async -> JSONValue? { nil }
-    public func stop() async {}
+    package func counters() async -> JSONValue? { nil }
+    package func stop() async {}
 
     /// Streams a `--ledger` file: JSON lines are read line by line; a JSON array is decoded whole.
-    public func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
         guard let ledgerFile else { return nil }
         if let problem = PathProblem.readingFile(ledgerFile.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
@@ -93,7 +93,7 @@ public struct RemoteBackend: SoakBackend {
 
     /// Reads a `--ledger` file whole: a JSON array of `StagingLedgerEntry`, or JSON lines.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
-    public static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
+    package static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
         if let problem = PathProblem.readingFile(url.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
         }

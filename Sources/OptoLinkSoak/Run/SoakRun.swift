@@ -15,6 +15,7 @@ public struct SoakRunResult: Sendable {
     public var exitCode: Int32
     /// The report directory (`nil` when the run could not start).
     public var directory: URL?
+    /// The report as written to `summary.json`, or `nil` when the run could not start.
     public var summary: SoakSummary?
     /// Why the run could not run (exit code 2), else `nil`.
     public var error: String?
@@ -23,13 +24,14 @@ public struct SoakRunResult: Sendable {
 /// `optolink-soak run`: loads the profile, starts or reaches the backend, drives the virtual
 /// devices, and writes the report (`attempts.csv`, `calls.csv`, `summary.json`, `summary.txt`).
 public struct SoakRun: Sendable {
+    /// The profile path and the flags that override it.
     public var options: SoakRunOptions
     /// Stops the run early (SIGINT sets it to `interrupted`).
-    public var control = RunControl()
+    package var control = RunControl()
     /// Counts SIGINT/SIGTERM and words the message for each (knows the grace period once loaded).
-    public let stopRequests = StopRequests()
+    package let stopRequests = StopRequests()
     /// Builds the backend; default: embedded emulator, or ``RemoteBackend`` with `--base-url`.
-    public var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = {
+    package var makeBackend: @Sendable (SoakProfile, SoakRunOptions) async throws -> any SoakBackend = {
         profile, options in
         if let url = options.baseURL {
             return RemoteBackend(baseURL: url, ledgerFile: options.ledgerPath.map { URL(fileURLWithPath: $0) })
@@ -37,21 +39,22 @@ public struct SoakRun: Sendable {
         return try await EmbeddedBackend.start(profile)
     }
     /// Wraps the one shared transport (native or URLSession, per ``SoakRunOptions/transport``); tests may wrap it.
-    public var wrapTransport: @Sendable (any OptoLinkTransport) -> any OptoLinkTransport = { $0 }
+    package var wrapTransport: @Sendable (any OptoLinkTransport) -> any OptoLinkTransport = { $0 }
     /// The retry policy of every SDK instance (tests inject misbehaving ones).
-    public var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
+    package var retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
     /// Builds the virtual devices; default: ``VirtualDevice/population(_:seed:)`` (the bench
     /// passes devices it launched beforehand).
-    public var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
+    package var makeDevices: @Sendable (SoakProfile) -> [VirtualDevice] = {
         VirtualDevice.population($0.devices, seed: $0.seed)
     }
-    public var progress = ProgressReporter()
+    package var progress = ProgressReporter()
     /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
     /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
-    public var clock: any Clock<Duration> = ContinuousClock()
+    package var clock: any Clock<Duration> = ContinuousClock()
     /// Messages for the user (standard error by default).
-    public var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+    package var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
+    /// A run of `options` against the embedded emulator (or `options.baseURL`), on the continuous clock.
     public init(options: SoakRunOptions) { self.options = options }
 
     /// Runs and returns the exit code and report location; never throws (errors become exit code 2).

@@ -3,16 +3,21 @@ import OptoLinkHTTP
 
 /// The `run` subcommand's inputs: a profile plus flags that override it.
 public struct SoakRunOptions: Sendable, Equatable {
+    /// Path of the JSON profile to run (see `Profiles/README.md`).
     public var profilePath: String
     /// A real staging backend; `nil` = start the embedded emulator.
     public var baseURL: URL?
+    /// Overrides the profile's `sdk.apiKey` (`--api-key`).
     public var apiKey: String?
+    /// Overrides the profile's `sdk.orgKey` (`--org-key`).
     public var orgKey: String?
+    /// Overrides the number of virtual devices (`--devices`).
     public var devices: Int?
     /// Seconds.
     public var duration: Double?
     /// Journeys per second (open model: a constant rate replacing the stages).
     public var rate: Double?
+    /// Overrides the profile's seed (`--seed`): the same seed gives the same plan.
     public var seed: UInt64?
     /// Report directory (default `Reports/<profile>-<timestamp>/`).
     public var outDirectory: String?
@@ -32,16 +37,16 @@ public struct SoakRunOptions: Sendable, Equatable {
     /// `--baseline DIR`: after the run, compare it with that report directory (`compare`).
     public var baselineDirectory: String?
     /// `--metrics-listen HOST:PORT`: serve live Prometheus metrics there during the run.
-    public var metricsListen: MetricsListenAddress?
+    package var metricsListen: MetricsListenAddress?
     /// The HTTP stack under the SDK (`--transport`); `native` unless the base URL is `https://`
     /// (then URLSession, with a printed note).
-    public var transport = SoakTransportKind.native
+    package var transport = SoakTransportKind.native
     /// How the native transport shares connections (`--pool`): one bounded pool, or one connection per device.
-    public var pool = HTTPClient.PoolMode.shared
+    package var pool = HTTPClient.PoolMode.shared
     /// Most connections per host of the native transport's shared pool (`--connections`).
-    public var connections = 128
+    package var connections = 128
     /// Extra header fields for every SDK attempt and browser click (`--header`, repeatable).
-    public var headers: [SoakExtraHeader] = []
+    package var headers: [SoakExtraHeader] = []
 
     /// Write into an `outDirectory` that already holds a report (its files are replaced).
     public var force = false
@@ -53,11 +58,12 @@ public struct SoakRunOptions: Sendable, Equatable {
     package var runId: String?
     /// `--processes P`: run the plan as P shard processes of this executable, then merge them.
     package var processes: Int?
+    /// Options that run `profilePath` as written: embedded emulator, default report directory.
     public init(profilePath: String) { self.profilePath = profilePath }
 
     /// `profile` with this run's flag overrides applied.
     /// - Throws: ``SoakProfileError`` when a flag does not fit the profile (e.g. `--rate` on a closed model).
-    public func apply(to profile: SoakProfile) throws -> SoakProfile {
+    package func apply(to profile: SoakProfile) throws -> SoakProfile {
         var p = profile
         if let devices { p.devices.count = devices }
         if let seed { p.seed = seed }

@@ -4,7 +4,7 @@ import Synchronization
 /// Counts the stop signals (SIGINT, SIGTERM) a run received and words the message for each:
 /// the first stops new work, a later one only says the run is already stopping and how long
 /// in-flight calls may still take (the profile's `load.grace`).
-public final class StopRequests: Sendable {
+package final class StopRequests: Sendable {
     private struct State {
         var count = 0
         var grace: Double?
@@ -13,18 +13,18 @@ public final class StopRequests: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Records the grace period (seconds) once the profile is known.
-    public func setGrace(_ seconds: Double) {
+    package func setGrace(_ seconds: Double) {
         state.withLock { $0.grace = seconds }
     }
 
     /// Signals received so far.
-    public var count: Int { state.withLock { $0.count } }
+    package var count: Int { state.withLock { $0.count } }
 
     /// Records one signal named `name` (`SIGINT`, `SIGTERM`) and returns the line to print.
-    public func record(_ name: String, now: ContinuousClock.Instant = .now) -> String {
+    package func record(_ name: String, now: ContinuousClock.Instant = .now) -> String {
         state.withLock { s in
             s.count += 1
             if s.count == 1 {

@@ -8,7 +8,7 @@ import OptoLink
 /// from the journey's intended start, completed journeys), `journey.<name>.completed|unfinished`,
 /// `deferred.*`, `clicks.*`, `opens.*` (``openMetrics(_:)``), `rss.max_bytes`. Every name is listed
 /// in `Reports/README.md`.
-public enum SummaryMetrics {
+package enum SummaryMetrics {
     /// The statistics of a latency histogram, as metric suffixes (seconds).
     static let statistics = ["p50", "p90", "p95", "p99", "p999", "max", "mean", "min"]
     /// Every deferred-match method a run counts (the contract's methods, `NONE` for no link).
@@ -52,7 +52,7 @@ public enum SummaryMetrics {
 
     /// Metric-name prefixes over which the run measured nothing, with the reason: a rate over
     /// no samples, or a zero count of something that never happened, proves nothing.
-    public static func notExercised(_ s: SoakSummary) -> [String: String] {
+    package static func notExercised(_ s: SoakSummary) -> [String: String] {
         var result: [String: String] = [:]
         if s.totals.attempts == 0 { result["http"] = "no HTTP attempt was made" }
         if s.journeys.started == 0 { result["journeys"] = "no journey started" }
@@ -124,7 +124,7 @@ public enum SummaryMetrics {
         return m
     }
 
-    public static func build(_ s: SoakSummary) -> [String: Double] {
+    package static func build(_ s: SoakSummary) -> [String: Double] {
         build(
             totals: s.totals, endpoints: s.endpoints, journeys: s.journeys, deferred: s.deferredMatch, clicks: s.clicks,
             opens: s.opens, rss: s.rss)

@@ -2,21 +2,21 @@ import Foundation
 import OptoLinkStaging
 
 /// The `merge` subcommand's inputs.
-public struct MergeOptions: Sendable, Equatable {
+package struct MergeOptions: Sendable, Equatable {
     /// The shards' report directories (each written by `run --shard I/N`).
-    public var directories: [String]
+    package var directories: [String]
     /// Where the merged report goes (required on the command line).
-    public var outDirectory: String?
+    package var outDirectory: String?
     /// Merge even when shards are missing; the report then names them.
-    public var allowPartial = false
+    package var allowPartial = false
     /// Write into an `outDirectory` that already holds a report.
-    public var force = false
+    package var force = false
     /// The server ledger exported from the real backend (JSON array), for reconciliation.
-    public var ledgerPath: String?
+    package var ledgerPath: String?
     /// Also write the thresholds and verdicts as JUnit XML there.
-    public var junitPath: String?
+    package var junitPath: String?
 
-    public init(directories: [String]) { self.directories = directories }
+    package init(directories: [String]) { self.directories = directories }
 }
 
 /// `optolink-soak merge DIR... --out DIR`: one report, and one set of verdicts and threshold

@@ -16,17 +16,17 @@ import OptoLinkHTTP
 /// `.badServerResponse`, deadline → `.timedOut`, cancellation → `.cancelled`. In the per-device
 /// pool mode each virtual device (the instance label before `#`) has its own connection.
 /// `http://` only: ``SoakTransportKind/resolve(_:baseURL:)`` picks URLSession for `https://`.
-public struct NativeTransport: OptoLinkTransport {
+package struct NativeTransport: OptoLinkTransport {
     /// The client every attempt goes through (shared by every SDK instance of a run).
-    public let client: HTTPClient
+    package let client: HTTPClient
 
     /// A transport over `client` (the caller owns its lifetime and shuts it down).
-    public init(client: HTTPClient) { self.client = client }
+    package init(client: HTTPClient) { self.client = client }
 
     /// Sends one attempt.
     ///
     /// - Throws: `URLError` as listed above when no response arrived; never for a status.
-    public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
+    package func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {
         guard let (host, port, target) = Self.split(request.url.absoluteString) else {
@@ -86,7 +86,7 @@ public struct NativeTransport: OptoLinkTransport {
     }
 
     /// The `URLError` the SDK expects for each native failure.
-    public static func urlError(_ error: HTTPClientError) -> URLError {
+    package static func urlError(_ error: HTTPClientError) -> URLError {
         switch error {
         case .connectionRefused, .cannotConnect: URLError(.cannotConnectToHost)
         case .cannotResolve: URLError(.cannotFindHost)
@@ -101,7 +101,7 @@ public struct NativeTransport: OptoLinkTransport {
 }
 
 /// Which HTTP stack carries the SDK's requests in a run or bench.
-public enum SoakTransportKind: String, Sendable, Equatable, CaseIterable, Codable {
+package enum SoakTransportKind: String, Sendable, Equatable, CaseIterable, Codable {
     /// The native client (``NativeTransport``): the default; `http://` only.
     case native
     /// Foundation's URLSession, the path an iOS app's requests take on Linux (fidelity checks).
@@ -109,7 +109,7 @@ public enum SoakTransportKind: String, Sendable, Equatable, CaseIterable, Codabl
 
     /// The transport a run really uses for `baseURL`, and the note to print when it differs from
     /// the one asked for (`https://` with `native` runs on URLSession; the user is told, never silently).
-    public static func resolve(_ requested: SoakTransportKind, baseURL: URL) -> (SoakTransportKind, note: String?) {
+    package static func resolve(_ requested: SoakTransportKind, baseURL: URL) -> (SoakTransportKind, note: String?) {
         guard requested == .native, baseURL.scheme?.lowercased() == "https" else { return (requested, nil) }
         return (
             .urlsession,
@@ -121,18 +121,18 @@ public enum SoakTransportKind: String, Sendable, Equatable, CaseIterable, Codabl
 }
 
 /// One `--header 'Name: value'` added to every SDK attempt and browser click.
-public struct SoakExtraHeader: Sendable, Equatable, Codable {
-    public var name: String
-    public var value: String
+package struct SoakExtraHeader: Sendable, Equatable, Codable {
+    package var name: String
+    package var value: String
 
     /// The headers the SDK and the contract own: `--header` may not set them (they would be
     /// silently replaced or would change what the run measures).
-    public static let reserved = [
+    package static let reserved = [
         "Authorization", "X-API-Key", "X-OptoLink-SDK", "Content-Type", "Content-Length", "Transfer-Encoding",
         "Host", "Connection", "X-Forwarded-For", "Expect",
     ]
 
-    public init(name: String, value: String) {
+    package init(name: String, value: String) {
         self.name = name
         self.value = value
     }
@@ -141,7 +141,7 @@ public struct SoakExtraHeader: Sendable, Equatable, Codable {
     ///
     /// - Throws: ``SoakUsageError`` naming the problem: no colon, an empty or non-token name, a
     ///   CR/LF in the value, or a name the contract owns (see ``reserved``).
-    public static func parse(_ text: String) throws -> SoakExtraHeader {
+    package static func parse(_ text: String) throws -> SoakExtraHeader {
         guard let colon = text.firstIndex(of: ":") else {
             throw SoakUsageError(message: "--header: \"\(text)\" is not 'Name: value'")
         }

@@ -7,26 +7,26 @@ import OptoLink
 /// clicked, nothing emitted. **False positive**: emitted a link without any click. **Organic**:
 /// no click, nothing emitted (correct too, but not in the rate). Broken down by match method
 /// (`NONE` when nothing was emitted) and by whether the device sat behind the shared NAT IP.
-public struct AttributionVerdict: Verdict {
+package struct AttributionVerdict: Verdict {
     /// Outcome counts of one group of devices.
-    public struct Counts: Sendable, Codable, Equatable {
-        public var devices = 0
-        public var correct = 0
-        public var wrongLink = 0
-        public var missed = 0
-        public var falsePositive = 0
-        public var organic = 0
+    package struct Counts: Sendable, Codable, Equatable {
+        package var devices = 0
+        package var correct = 0
+        package var wrongLink = 0
+        package var missed = 0
+        package var falsePositive = 0
+        package var organic = 0
 
-        public init() {}
+        package init() {}
 
         /// `correct / devices that clicked`, or `nil` when none clicked.
-        public var correctRate: Double? {
+        package var correctRate: Double? {
             let clicked = correct + wrongLink + missed
             return clicked == 0 ? nil : Double(correct) / Double(clicked)
         }
 
         /// `correct / links emitted`, or `nil` when none were emitted.
-        public var precision: Double? {
+        package var precision: Double? {
             let emitted = correct + wrongLink + falsePositive
             return emitted == 0 ? nil : Double(correct) / Double(emitted)
         }
@@ -53,19 +53,19 @@ public struct AttributionVerdict: Verdict {
         }
     }
 
-    public var overall: Counts
+    package var overall: Counts
     /// Match method (`CLIPBOARD`, `FINGERPRINT_EXACT`, …, `NONE`) → counts.
-    public var byMethod: [String: Counts]
+    package var byMethod: [String: Counts]
     /// Devices behind the shared NAT IP.
-    public var sharedNAT: Counts
+    package var sharedNAT: Counts
     /// Devices with their own IP.
-    public var ownIP: Counts
+    package var ownIP: Counts
 
-    public static func evaluate(_ records: [AttributionRecord]) -> AttributionVerdict {
+    package static func evaluate(_ records: [AttributionRecord]) -> AttributionVerdict {
         Verdicts.run(Self.self, attribution: records, context: VerdictContext())
     }
 
-    public static let key = "attribution"
+    package static let key = "attribution"
 
     /// Every match method the contract knows, plus `UNKNOWN` for a method the SDK reported that is not one.
     static let methods: [String] = [
@@ -75,7 +75,7 @@ public struct AttributionVerdict: Verdict {
     static let countNames = ["devices", "correct", "wrong_link", "missed", "false_positive", "organic"]
     static let rateNames = ["correct_rate", "precision"]
 
-    public static var metricPatterns: [MetricPattern] {
+    package static var metricPatterns: [MetricPattern] {
         let groups = MetricPatternPart.oneOf(["shared_nat", "own_ip"])
         let methods = MetricPatternPart.oneOf(methods + ["UNKNOWN"])
         return [
@@ -88,20 +88,20 @@ public struct AttributionVerdict: Verdict {
         ]
     }
 
-    public static func makePass(_ context: VerdictContext) -> Pass { Pass() }
+    package static func makePass(_ context: VerdictContext) -> Pass { Pass() }
 
-    public var notExercised: [String: String] {
+    package var notExercised: [String: String] {
         overall.devices == 0 ? ["attribution": "no first launch ran the deferred match"] : [:]
     }
 
     /// Counts each first launch's outcome as it comes.
-    public struct Pass: VerdictPass {
+    package struct Pass: VerdictPass {
         var overall = Counts()
         var byMethod: [String: Counts] = [:]
         var shared = Counts()
         var own = Counts()
 
-        public mutating func consume(_ record: RunRecord) {
+        package mutating func consume(_ record: RunRecord) {
             guard case .attribution(let record) = record else { return }
             overall.record(record)
             let method = record.emittedLinkId == nil ? "NONE" : (record.matchMethod ?? "UNKNOWN")
@@ -109,12 +109,12 @@ public struct AttributionVerdict: Verdict {
             if record.sharedNAT { shared.record(record) } else { own.record(record) }
         }
 
-        public mutating func finish() -> AttributionVerdict {
+        package mutating func finish() -> AttributionVerdict {
             AttributionVerdict(overall: overall, byMethod: byMethod, sharedNAT: shared, ownIP: own)
         }
     }
 
-    public func addMetrics(to metrics: inout [String: Double]) {
+    package func addMetrics(to metrics: inout [String: Double]) {
         guard overall.devices > 0 else { return }
         overall.addMetrics(prefix: "attribution", to: &metrics)
         for (method, counts) in byMethod { counts.addMetrics(prefix: "attribution.method.\(method)", to: &metrics) }

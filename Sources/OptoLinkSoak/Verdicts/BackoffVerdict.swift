@@ -9,18 +9,18 @@ import OptoLink
 /// expected (minus a rounding slack) is **early** — a violation; up to the profile's tolerance
 /// longer is **on time**; longer still is **late**. Retries the matrix forbids are the retry
 /// audit's business and are not judged here.
-public struct BackoffVerdict: Verdict {
+package struct BackoffVerdict: Verdict {
     /// Early / on time / late counts for one cause of waiting.
-    public struct Counts: Sendable, Codable, Equatable {
-        public var checked = 0
-        public var early = 0
-        public var onTime = 0
-        public var late = 0
+    package struct Counts: Sendable, Codable, Equatable {
+        package var checked = 0
+        package var early = 0
+        package var onTime = 0
+        package var late = 0
 
-        public init() {}
+        package init() {}
 
         /// The count of one judgement.
-        public subscript(judgement: BackoffJudgement) -> Int {
+        package subscript(judgement: BackoffJudgement) -> Int {
             switch judgement {
             case .early: early
             case .onTime: onTime
@@ -30,42 +30,42 @@ public struct BackoffVerdict: Verdict {
     }
 
     /// One judged retry.
-    public struct Offender: Sendable, Codable, Equatable {
-        public var device: String
-        public var launch: Int
-        public var callId: UInt64
-        public var endpoint: OptoLinkEndpoint
+    package struct Offender: Sendable, Codable, Equatable {
+        package var device: String
+        package var launch: Int
+        package var callId: UInt64
+        package var endpoint: OptoLinkEndpoint
         /// The retry's attempt number (2 = first retry).
-        public var attempt: Int
+        package var attempt: Int
         /// What the retry waited for.
-        public var cause: BackoffCause
-        public var gapSeconds: Double
-        public var expectedSeconds: Double
+        package var cause: BackoffCause
+        package var gapSeconds: Double
+        package var expectedSeconds: Double
     }
 
     /// One bar of the gap-excess histogram: `gap − expected` in `[lowerSeconds, upperSeconds)`.
-    public struct Bar: Sendable, Codable, Equatable {
-        public var lowerSeconds: Double?
-        public var upperSeconds: Double?
-        public var count: Int
+    package struct Bar: Sendable, Codable, Equatable {
+        package var lowerSeconds: Double?
+        package var upperSeconds: Double?
+        package var count: Int
     }
 
     /// Retries after a 429 that carried `N`.
-    public var rateLimited = Counts()
+    package var rateLimited = Counts()
     /// Retries after a connection error, timeout, 5xx (repeat-safe endpoints) or a 429 without `N`.
-    public var exponential = Counts()
+    package var exponential = Counts()
     /// 429s without a parseable `N` that were retried (judged against the exponential table).
-    public var rateLimitedWithoutN = 0
+    package var rateLimitedWithoutN = 0
     /// `gap − expected` (seconds) of every judged retry.
-    public var excess: Distribution
+    package var excess: Distribution
     /// The same, bucketed: negative (early), then 0–50 ms, 50–250 ms, 0.25–1 s, 1–5 s, ≥ 5 s.
-    public var excessHistogram: [Bar]
+    package var excessHistogram: [Bar]
     /// The earliest retries (largest shortfall first), at most the profile's offender count.
-    public var worstEarly: [Offender]
+    package var worstEarly: [Offender]
     /// The latest retries (largest excess first).
-    public var worstLate: [Offender]
+    package var worstLate: [Offender]
 
-    public var total: Counts {
+    package var total: Counts {
         var sum = Counts()
         sum.checked = rateLimited.checked + exponential.checked
         sum.early = rateLimited.early + exponential.early
@@ -75,13 +75,13 @@ public struct BackoffVerdict: Verdict {
     }
 
     /// Judges every permitted retry in `attempts`.
-    public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> BackoffVerdict {
+    package static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> BackoffVerdict {
         Verdicts.run(Self.self, attempts: attempts, context: VerdictContext(configuration: configuration))
     }
 
-    public static let key = "backoff"
+    package static let key = "backoff"
 
-    public static var metricPatterns: [MetricPattern] {
+    package static var metricPatterns: [MetricPattern] {
         let counts = MetricPatternPart.oneOf(["checked"] + BackoffJudgement.allCases.map(\.rawValue))
         return [
             MetricPattern("backoff", counts),
@@ -91,9 +91,9 @@ public struct BackoffVerdict: Verdict {
         ]
     }
 
-    public static func makePass(_ context: VerdictContext) -> Pass { Pass(configuration: context.configuration) }
+    package static func makePass(_ context: VerdictContext) -> Pass { Pass(configuration: context.configuration) }
 
-    public var notExercised: [String: String] {
+    package var notExercised: [String: String] {
         var result: [String: String] = [:]
         if total.checked == 0 { result["backoff"] = "no retry was judged" }
         if rateLimited.checked == 0 { result["backoff.429"] = "no retry after a 429 with N was judged" }
@@ -102,7 +102,7 @@ public struct BackoffVerdict: Verdict {
     }
 
     /// Collects each call's attempts until the call closes, then judges its retries.
-    public struct Pass: VerdictPass {
+    package struct Pass: VerdictPass {
         let configuration: VerdictsConfiguration
         var open = CallGroups()
         var rateLimited = Counts()
@@ -120,11 +120,11 @@ public struct BackoffVerdict: Verdict {
             late = WorstList(limit: limit)
         }
 
-        public mutating func consume(_ record: RunRecord) {
+        package mutating func consume(_ record: RunRecord) {
             if let closed = open.consume(record) { judge(closed) }
         }
 
-        public mutating func finish() -> BackoffVerdict {
+        package mutating func finish() -> BackoffVerdict {
             for group in open.drain() { judge(group) }
             return BackoffVerdict(
                 rateLimited: rateLimited,
@@ -191,7 +191,7 @@ public struct BackoffVerdict: Verdict {
         }
     }
 
-    public func addMetrics(to metrics: inout [String: Double]) {
+    package func addMetrics(to metrics: inout [String: Double]) {
         for (prefix, counts) in [
             ("backoff", total), ("backoff.429", rateLimited), ("backoff.exponential", exponential),
         ] {

@@ -6,21 +6,21 @@
 /// (`"30/min"`) means one of it. `shared` only documents that several endpoints feed one bucket;
 /// which endpoints do is given by the bucket's name (see ``LimitBucket``).
 /// Encodes back to the same string form.
-public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertible {
+package struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertible {
     /// What a bucket key is: the client IP or the API key.
-    public enum Scope: String, Sendable, Codable {
+    package enum Scope: String, Sendable, Codable {
         case ip
         case key
     }
 
     /// Requests accepted per window per bucket key (≥ 1).
-    public var limit: Int
+    package var limit: Int
     /// Window length in seconds (> 0).
-    public var windowSeconds: Double
-    public var scope: Scope
-    public var shared: Bool
+    package var windowSeconds: Double
+    package var scope: Scope
+    package var shared: Bool
 
-    public init(limit: Int, windowSeconds: Double, scope: Scope, shared: Bool = false) {
+    package init(limit: Int, windowSeconds: Double, scope: Scope, shared: Bool = false) {
         self.limit = limit
         self.windowSeconds = windowSeconds
         self.scope = scope
@@ -29,7 +29,7 @@ public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertib
 
     /// Parses the profile form.
     /// - Throws: ``VerdictsConfigurationError/invalidLimit(bucket:value:reason:)`` naming the problem.
-    public init(parsing text: String, bucket: String = "?") throws {
+    package init(parsing text: String, bucket: String = "?") throws {
         func fail(_ reason: String) -> VerdictsConfigurationError {
             .invalidLimit(bucket: bucket, value: text, reason: reason)
         }
@@ -72,14 +72,14 @@ public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertib
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         let window =
             windowSeconds == windowSeconds.rounded() && abs(windowSeconds) < 1e15
             ? "\(Int(windowSeconds))s" : "\(windowSeconds)s"
         return "\(limit)/\(window) per \(scope.rawValue)" + (shared ? " shared" : "")
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         let bucket = decoder.codingPath.last?.stringValue ?? "?"
@@ -90,7 +90,7 @@ public struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConvertib
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

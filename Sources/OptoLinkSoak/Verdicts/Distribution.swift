@@ -1,13 +1,13 @@
 /// Percentiles of a small set of values (nearest rank), for report sections; seconds.
-public struct Distribution: Sendable, Codable, Equatable {
-    public var count: Int
-    public var min: Double?
-    public var p50: Double?
-    public var p90: Double?
-    public var p99: Double?
-    public var max: Double?
+package struct Distribution: Sendable, Codable, Equatable {
+    package var count: Int
+    package var min: Double?
+    package var p50: Double?
+    package var p90: Double?
+    package var p99: Double?
+    package var max: Double?
 
-    public init(_ values: [Double]) {
+    package init(_ values: [Double]) {
         let sorted = values.filter { $0.isFinite }.sorted()
         count = sorted.count
         func rank(_ q: Double) -> Double? {

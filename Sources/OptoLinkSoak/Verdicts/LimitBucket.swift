@@ -6,10 +6,10 @@ import OptoLink
 /// clear, the shared bucket of docs/CONTRACT.md §1, the same name as in `backend.limits`; the old
 /// name `sdk` is an alias). Any other name is a `+`-joined list of endpoint names
 /// (`"session+identity+identity_clear"`).
-public enum LimitBucket {
+package enum LimitBucket {
     /// The endpoints of a bucket name, in declaration order.
     /// - Throws: ``VerdictsConfigurationError/unknownBucket(_:)`` for a name that maps to no endpoint.
-    public static func endpoints(of name: String) throws -> [OptoLinkEndpoint] {
+    package static func endpoints(of name: String) throws -> [OptoLinkEndpoint] {
         switch name {
         case "match": return [.match]
         case "data": return [.data]

@@ -20,30 +20,30 @@ import OptoLink
 ///   window length; each hit is judged against the passed hits that certainly / possibly fall in
 ///   its window; `N` must lie in `1…ceil(window)`.
 /// - **Wrong message**: a 429 whose body gave no parseable `N` (counted in every algorithm).
-public struct LimitOracleVerdict: Verdict {
+package struct LimitOracleVerdict: Verdict {
     /// The verdict for one declared bucket.
-    public struct Bucket: Sendable, Codable, Equatable {
-        public var declared: DeclaredLimit
-        public var endpoints: [OptoLinkEndpoint]
+    package struct Bucket: Sendable, Codable, Equatable {
+        package var declared: DeclaredLimit
+        package var endpoints: [OptoLinkEndpoint]
         /// Distinct bucket keys seen (client IPs, or 1 for the API key).
-        public var keys = 0
+        package var keys = 0
         /// Fixed windows opened (0 for the sliding window).
-        public var windows = 0
-        public var accepted = 0
-        public var rejected = 0
+        package var windows = 0
+        package var accepted = 0
+        package var rejected = 0
         /// Hits without a response or answered 5xx: maybe counted by the server.
-        public var uncertain = 0
-        public var tooLenient = 0
-        public var tooStrict = 0
-        public var wrongMessage = 0
-        public var wrongN = 0
-        public var ambiguous = 0
+        package var uncertain = 0
+        package var tooLenient = 0
+        package var tooStrict = 0
+        package var wrongMessage = 0
+        package var wrongN = 0
+        package var ambiguous = 0
         /// At least one 429 was seen, so the limit was actually exercised.
-        public var reachedLimit: Bool { rejected > 0 }
+        package var reachedLimit: Bool { rejected > 0 }
         /// The limit was exercised and every judged hit matched the declaration.
-        public var enforcedExactly: Bool { reachedLimit && tooLenient + tooStrict + wrongMessage + wrongN == 0 }
+        package var enforcedExactly: Bool { reachedLimit && tooLenient + tooStrict + wrongMessage + wrongN == 0 }
         /// The first findings, at most the profile's offender count.
-        public var examples: [Finding] = []
+        package var examples: [Finding] = []
 
         init(declared: DeclaredLimit, endpoints: [OptoLinkEndpoint]) {
             self.declared = declared
@@ -55,7 +55,7 @@ public struct LimitOracleVerdict: Verdict {
             case wrongMessage, wrongN, ambiguous, reachedLimit, enforcedExactly, examples
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             declared = try c.decode(DeclaredLimit.self, forKey: .declared)
             endpoints = try c.decode([OptoLinkEndpoint].self, forKey: .endpoints)
@@ -72,7 +72,7 @@ public struct LimitOracleVerdict: Verdict {
             examples = try c.decode([Finding].self, forKey: .examples)
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(declared, forKey: .declared)
             try c.encode(endpoints, forKey: .endpoints)
@@ -93,34 +93,35 @@ public struct LimitOracleVerdict: Verdict {
     }
 
     /// One judged hit that broke the declaration.
-    public struct Finding: Sendable, Codable, Equatable {
-        public var kind: LimitFinding
-        public var key: String
-        public var device: String
-        public var callId: UInt64
-        public var attempt: Int
+    package struct Finding: Sendable, Codable, Equatable {
+        package var kind: LimitFinding
+        package var key: String
+        package var device: String
+        package var callId: UInt64
+        package var attempt: Int
         /// The attempt's actual start, seconds since run start.
-        public var at: Double
-        public var detail: String
+        package var at: Double
+        package var detail: String
     }
 
-    public var algorithm: VerdictsConfiguration.WindowAlgorithm
+    package var algorithm: VerdictsConfiguration.WindowAlgorithm
     /// Bucket name → verdict. Empty when the profile declares no limits.
-    public var buckets: [String: Bucket]
+    package var buckets: [String: Bucket]
     /// Declared buckets that could not be judged (unknown name), with the reason.
-    public var errors: [String]
+    package var errors: [String]
 
     /// Replays `attempts` against every declared limit of `configuration`.
-    public static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration) -> LimitOracleVerdict
+    package static func evaluate(_ attempts: [AttemptRecord], configuration: VerdictsConfiguration)
+        -> LimitOracleVerdict
     {
         Verdicts.run(Self.self, attempts: attempts, context: VerdictContext(configuration: configuration))
     }
 
-    public static let key = "limits"
+    package static let key = "limits"
 
     static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous"]
 
-    public static var metricPatterns: [MetricPattern] {
+    package static var metricPatterns: [MetricPattern] {
         [
             MetricPattern("limits", .oneOf(totalsSuffixes + ["declaration_errors"])),
             MetricPattern(
@@ -129,11 +130,11 @@ public struct LimitOracleVerdict: Verdict {
         ]
     }
 
-    public static func makePass(_ context: VerdictContext) -> Pass {
+    package static func makePass(_ context: VerdictContext) -> Pass {
         Pass(configuration: context.configuration, horizonSeconds: context.horizonSeconds)
     }
 
-    public var notExercised: [String: String] {
+    package var notExercised: [String: String] {
         var result: [String: String] = [:]
         for (name, bucket) in buckets where !bucket.reachedLimit && bucket.tooLenient == 0 {
             result["limits.\(name)"] =
@@ -151,7 +152,7 @@ public struct LimitOracleVerdict: Verdict {
     /// once every hit that could share it is known, then the hits nobody needs any more are
     /// dropped. Every hit starting before the watermark (latest attempt end minus the horizon,
     /// ``VerdictContext/horizonSeconds``: no attempt lasts longer) is known.
-    public struct Pass: VerdictPass {
+    package struct Pass: VerdictPass {
         /// One key's hits still needed, sorted by start.
         struct KeyState {
             var hits: [LimitReplay.Hit] = []
@@ -194,7 +195,7 @@ public struct LimitOracleVerdict: Verdict {
         /// Hits held across every bucket and key (bounded by the horizon and the rate).
         var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
 
-        public mutating func consume(_ record: RunRecord) {
+        package mutating func consume(_ record: RunRecord) {
             guard case .attempt(let attempt) = record else { return }
             for (index, bucket) in buckets.enumerated() where bucket.endpoints.contains(attempt.endpoint) {
                 let key = bucket.declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
@@ -250,7 +251,7 @@ public struct LimitOracleVerdict: Verdict {
             }
         }
 
-        public mutating func finish() -> LimitOracleVerdict {
+        package mutating func finish() -> LimitOracleVerdict {
             replay(watermark: .infinity)
             var result: [String: Bucket] = [:]
             for (index, bucket) in buckets.enumerated() {
@@ -262,7 +263,7 @@ public struct LimitOracleVerdict: Verdict {
         }
     }
 
-    public func addMetrics(to metrics: inout [String: Double]) {
+    package func addMetrics(to metrics: inout [String: Double]) {
         var totals: [String: Int] = [:]
         for (name, bucket) in buckets {
             let values: [(String, Int)] = [

@@ -15,28 +15,28 @@ import OptoLinkStaging
 /// retried write, say); **lost** (client saw success, server stored nothing); **landed unknown**
 /// (client saw a failure, the server stored it once); **not delivered** (failure, nothing stored
 /// — consistent). Per endpoint also **unexpected**: rows of this run no call accounts for.
-public struct ReconciliationVerdict: Verdict {
+package struct ReconciliationVerdict: Verdict {
     /// The reconciliation of one endpoint.
-    public struct EndpointCounts: Sendable, Codable, Equatable {
+    package struct EndpointCounts: Sendable, Codable, Equatable {
         /// Client calls judged; always the sum of the five per-call outcomes.
-        public var calls = 0
-        public var deliveredOnce = 0
+        package var calls = 0
+        package var deliveredOnce = 0
         /// Calls stored more than once.
-        public var duplicated = 0
+        package var duplicated = 0
         /// Ledger rows beyond the first for those calls.
-        public var duplicateWrites = 0
-        public var lost = 0
-        public var landedUnknown = 0
-        public var notDelivered = 0
+        package var duplicateWrites = 0
+        package var lost = 0
+        package var landedUnknown = 0
+        package var notDelivered = 0
         /// Ledger rows of this run that no call accounts for.
-        public var unexpected = 0
+        package var unexpected = 0
         /// `correlation_id`, `device`, `endpoint_total` or a `+`-joined mix.
-        public var joinedBy = ""
+        package var joinedBy = ""
 
-        public init() {}
+        package init() {}
 
         /// The count of one per-call outcome.
-        public subscript(outcome: ReconcileOutcome) -> Int {
+        package subscript(outcome: ReconcileOutcome) -> Int {
             switch outcome {
             case .deliveredOnce: deliveredOnce
             case .duplicated: duplicated
@@ -48,13 +48,13 @@ public struct ReconciliationVerdict: Verdict {
     }
 
     /// `false` when no ledger was available; then `endpoints` is empty and no metric is emitted.
-    public var available: Bool
+    package var available: Bool
     /// Why the section is empty, or remarks on the join.
-    public var note: String?
+    package var note: String?
     /// Endpoint name → counts (`events`, `session`, `identity`, `identity_clear`).
-    public var endpoints: [String: EndpointCounts]
+    package var endpoints: [String: EndpointCounts]
     /// Ledger rows that belong to other traffic (another run's prefix, unknown devices, or before this run started).
-    public var ignoredLedgerEntries: Int
+    package var ignoredLedgerEntries: Int
 
     static let notAvailable = ReconciliationVerdict(
         available: false, note: "not available: no ledger (embedded emulator's ledger route or --ledger FILE)",
@@ -63,7 +63,7 @@ public struct ReconciliationVerdict: Verdict {
     /// Joins `calls` with `ledger`; a `nil` ledger gives the "not available" section.
     /// - Parameter deviceIds: virtual device → SDK `deviceId`, used for calls whose launch's
     ///   `deviceId` is not on the record.
-    public static func evaluate(
+    package static func evaluate(
         calls: [CallRecord], ledger: [StagingLedgerEntry]?, deviceIds: [String: String], runStartEpoch: Double,
         edgeToleranceSeconds: Double, launchDeviceIds: [String: String] = [:]
     ) -> ReconciliationVerdict {
@@ -74,9 +74,9 @@ public struct ReconciliationVerdict: Verdict {
                 runStartEpoch: runStartEpoch, deviceIds: deviceIds, launchDeviceIds: launchDeviceIds))
     }
 
-    public static let key = "reconciliation"
+    package static let key = "reconciliation"
 
-    public static var metricPatterns: [MetricPattern] {
+    package static var metricPatterns: [MetricPattern] {
         [
             MetricPattern(.oneOf(writeEndpoints.map(\.rawValue)), .oneOf(countNames)),
             MetricPattern("reconcile", .oneOf(totalNames)),
@@ -91,9 +91,9 @@ public struct ReconciliationVerdict: Verdict {
     /// The run-wide totals, as metric suffixes of `reconcile.`.
     static let totalNames = [ReconcileOutcome.duplicated.rawValue, ReconcileOutcome.lost.rawValue]
 
-    public static func makePass(_ context: VerdictContext) -> Pass { Pass(context: context) }
+    package static func makePass(_ context: VerdictContext) -> Pass { Pass(context: context) }
 
-    public var notExercised: [String: String] {
+    package var notExercised: [String: String] {
         guard available else { return [:] }
         var result: [String: String] = [:]
         for endpoint in Self.writeEndpoints where (endpoints[endpoint.rawValue]?.calls ?? 0) == 0 {
@@ -111,7 +111,7 @@ public struct ReconciliationVerdict: Verdict {
     /// open can claim are judged too; then both are forgotten. With an infinite horizon (rows
     /// known up front, or coming only after every call) everything waits for ``finish()``.
     /// Both give the same counts as long as no call lasts longer than the horizon.
-    public struct Pass: VerdictPass {
+    package struct Pass: VerdictPass {
         /// One non-event write as the join needs it.
         struct Write {
             var start: Double
@@ -186,7 +186,7 @@ public struct ReconciliationVerdict: Verdict {
                 + writes.values.reduce(0) { $0 + $1.count }
         }
 
-        public mutating func consume(_ record: RunRecord) {
+        package mutating func consume(_ record: RunRecord) {
             guard context.ledgerAvailable else { return }
             switch record {
             case .ledger(let entry):
@@ -324,7 +324,7 @@ public struct ReconciliationVerdict: Verdict {
             }
         }
 
-        public mutating func finish() -> ReconciliationVerdict {
+        package mutating func finish() -> ReconciliationVerdict {
             guard context.ledgerAvailable else { return .notAvailable }
             settle(before: .infinity)
             var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
@@ -362,7 +362,7 @@ public struct ReconciliationVerdict: Verdict {
         }
     }
 
-    public func addMetrics(to metrics: inout [String: Double]) {
+    package func addMetrics(to metrics: inout [String: Double]) {
         guard available else { return }
         var duplicated = 0
         var lost = 0

@@ -10,9 +10,9 @@ import OptoLink
 /// while budget was left). A call whose last attempt ended too close to the end of the run for
 /// its back-off to elapse, or whose call the run cancelled while it waited (outcome `cancelled`),
 /// is counted as `cutShort`, not as a missing retry.
-public struct RetryMatrixVerdict: Verdict {
+package struct RetryMatrixVerdict: Verdict {
     /// The kinds of violation, as metric suffixes.
-    public enum Kind: String, Sendable, Codable, CaseIterable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         case retried5xxTelemetry = "retried_5xx_telemetry"
         case retriedSession = "retried_session"
         case retried4xx = "retried_4xx"
@@ -22,33 +22,33 @@ public struct RetryMatrixVerdict: Verdict {
     }
 
     /// One violation: the call and the attempt after which it happened.
-    public struct Violation: Sendable, Codable, Equatable {
-        public var kind: Kind
-        public var device: String
-        public var launch: Int
-        public var callId: UInt64
-        public var endpoint: OptoLinkEndpoint
-        public var attempt: Int
-        public var status: Int?
-        public var errorKind: AttemptErrorKind?
+    package struct Violation: Sendable, Codable, Equatable {
+        package var kind: Kind
+        package var device: String
+        package var launch: Int
+        package var callId: UInt64
+        package var endpoint: OptoLinkEndpoint
+        package var attempt: Int
+        package var status: Int?
+        package var errorKind: AttemptErrorKind?
     }
 
     /// Calls seen in the attempt records.
-    public var calls: Int
+    package var calls: Int
     /// Endpoint → attempts per call → number of calls.
-    public var attemptsPerCall: [String: [String: Int]]
-    public var violations: Int
-    public var violationsByKind: [String: Int]
-    public var violationsByEndpoint: [String: Int]
+    package var attemptsPerCall: [String: [String: Int]]
+    package var violations: Int
+    package var violationsByKind: [String: Int]
+    package var violationsByEndpoint: [String: Int]
     /// The first violations in call order, at most the profile's offender count.
-    public var examples: [Violation]
+    package var examples: [Violation]
     /// Calls stopped by the end of the run before their back-off elapsed.
-    public var cutShort: Int
+    package var cutShort: Int
     /// Calls whose `calls.csv` attempt count disagrees with their `attempts.csv` rows.
-    public var inconsistentCalls: Int
+    package var inconsistentCalls: Int
 
     /// Audits every call in `attempts` (cross-checked against `calls`).
-    public static func evaluate(
+    package static func evaluate(
         attempts: [AttemptRecord], calls: [CallRecord], maxRetries: Int, configuration: VerdictsConfiguration
     ) -> RetryMatrixVerdict {
         Verdicts.run(
@@ -56,9 +56,9 @@ public struct RetryMatrixVerdict: Verdict {
             context: VerdictContext(configuration: configuration, maxRetries: maxRetries))
     }
 
-    public static let key = "retries"
+    package static let key = "retries"
 
-    public static var metricPatterns: [MetricPattern] {
+    package static var metricPatterns: [MetricPattern] {
         [
             MetricPattern("retry", ["calls", "violations", "cut_short", "inconsistent_calls", "retried_calls"]),
             MetricPattern("retry", "violations", .cases(of: Kind.self)),
@@ -67,17 +67,17 @@ public struct RetryMatrixVerdict: Verdict {
         ]
     }
 
-    public static func makePass(_ context: VerdictContext) -> Pass {
+    package static func makePass(_ context: VerdictContext) -> Pass {
         Pass(maxRetries: context.maxRetries, configuration: context.configuration)
     }
 
-    public var notExercised: [String: String] {
+    package var notExercised: [String: String] {
         calls == 0 ? ["retry": "no call was made"] : [:]
     }
 
     /// Audits each call when its call record arrives; missing retries wait for the end of the
     /// stream, which decides whether the run cut them short.
-    public struct Pass: VerdictPass {
+    package struct Pass: VerdictPass {
         let budget: Int
         var groups = CallGroups()
         var calls = 0
@@ -96,7 +96,7 @@ public struct RetryMatrixVerdict: Verdict {
             examples = WorstList(limit: max(0, configuration.worstOffenderCount))
         }
 
-        public mutating func consume(_ record: RunRecord) {
+        package mutating func consume(_ record: RunRecord) {
             if let closed = groups.consume(record) { audit(closed) }
             // A missing retry whose due time the stream has passed is a violation whatever comes
             // later (the run's end is later still), so it need not wait for the end.
@@ -109,7 +109,7 @@ public struct RetryMatrixVerdict: Verdict {
             }
         }
 
-        public mutating func finish() -> RetryMatrixVerdict {
+        package mutating func finish() -> RetryMatrixVerdict {
             for closed in groups.drain() { audit(closed) }
             let runEnd = groups.lastEnd
             for candidate in missing {
@@ -191,7 +191,7 @@ public struct RetryMatrixVerdict: Verdict {
         }
     }
 
-    public func addMetrics(to metrics: inout [String: Double]) {
+    package func addMetrics(to metrics: inout [String: Double]) {
         metrics["retry.calls"] = Double(calls)
         metrics["retry.violations"] = Double(violations)
         for kind in Kind.allCases {

@@ -8,6 +8,7 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
     public var observed: Double?
     /// The right-hand side converted to the metric's unit (seconds for `ms`/`s`), or `nil`.
     public var limit: Double?
+    /// Whether the threshold held (a "not exercised" metric fails unless ``optional``).
     public var passed: Bool
     /// Why it failed when the metric is missing or the expression malformed; `nil` otherwise.
     public var message: String?
@@ -16,7 +17,7 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
     /// The profile marked it optional: "not exercised" does not fail it.
     public var optional: Bool?
 
-    public init(
+    package init(
         expression: String, metric: String?, observed: Double?, limit: Double?, passed: Bool, message: String?
     ) {
         self.expression = expression

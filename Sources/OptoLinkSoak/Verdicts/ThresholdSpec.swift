@@ -10,14 +10,14 @@
 ///   the run (stop reason `threshold_aborted`, exit 1). Verdict metrics exist only at the end.
 /// - `delayAbortEval`: how long after the start the live checks begin (a duration such as
 ///   `"5s"`, `"500ms"`; default `"1s"`), so a rate over the first few samples cannot abort.
-public struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringLiteral {
-    public var expression: String
-    public var optional: Bool
-    public var abortOnFail: Bool
+package struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringLiteral {
+    package var expression: String
+    package var optional: Bool
+    package var abortOnFail: Bool
     /// Seconds after the run start before `abortOnFail` is checked.
-    public var delayAbortEvalSeconds: Double
+    package var delayAbortEvalSeconds: Double
 
-    public init(
+    package init(
         _ expression: String, optional: Bool = false, abortOnFail: Bool = false, delayAbortEvalSeconds: Double = 1
     ) {
         self.expression = expression
@@ -26,13 +26,13 @@ public struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringLi
         self.delayAbortEvalSeconds = delayAbortEvalSeconds
     }
 
-    public init(stringLiteral value: String) { self.init(value) }
+    package init(stringLiteral value: String) { self.init(value) }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case threshold, optional, abortOnFail, delayAbortEval
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         if let text = try? decoder.singleValueContainer().decode(String.self) {
             self.init(text)
             return
@@ -55,7 +55,7 @@ public struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringLi
             delayAbortEvalSeconds: delay)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         guard optional || abortOnFail || delayAbortEvalSeconds != 1 else {
             var single = encoder.singleValueContainer()
             try single.encode(expression)

@@ -97,7 +97,7 @@ extension Thresholds {
 
     /// Checks an expression before the run: its syntax, and that its metric fits the naming scheme.
     /// - Returns: `nil` when usable, else the problem in words.
-    public static func problem(in expression: String) -> String? {
+    package static func problem(in expression: String) -> String? {
         switch parse(expression) {
         case .failure(let error):
             return error.description

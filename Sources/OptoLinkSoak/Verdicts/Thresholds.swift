@@ -7,7 +7,7 @@ import Foundation
 /// (divided by 100). Examples: `"match.call_latency.p95 < 250ms"`, `"backoff.early == 0"`,
 /// `"http.errors.rate < 1%"`. A malformed expression or a metric that is not available is a
 /// failed result with a message — never a crash.
-public enum Thresholds {
+package enum Thresholds {
     /// The comparison operators, longest spelling first so `<=` wins over `<`.
     enum Operator: String, CaseIterable {
         case lessOrEqual = "<="
@@ -31,14 +31,14 @@ public enum Thresholds {
     }
 
     /// Evaluates each expression against `metrics`, in order.
-    public static func evaluate(_ expressions: [String], metrics: [String: Double]) -> [ThresholdResult] {
+    package static func evaluate(_ expressions: [String], metrics: [String: Double]) -> [ThresholdResult] {
         expressions.map { evaluate($0, metrics: metrics) }
     }
 
     /// Evaluates each threshold against `metrics`, in order. A threshold whose metric lies under a
     /// prefix of `notExercised` (metric-name prefix → why nothing was judged there) is
     /// "not exercised": failed, unless the threshold is optional.
-    public static func evaluate(
+    package static func evaluate(
         _ specs: [ThresholdSpec], metrics: [String: Double], notExercised: [String: String]
     ) -> [ThresholdResult] {
         specs.map { spec in

@@ -11,7 +11,7 @@ import OptoLinkStaging
 /// A pass never needs the whole run at once: it sees each ``RunRecord`` once, in time order
 /// (an attempt at its end, a call after its last attempt), so the same code judges a run from
 /// memory, from its CSVs on disk, or from several shards merged by time.
-public protocol Verdict: Sendable, Codable, Equatable {
+package protocol Verdict: Sendable, Codable, Equatable {
     /// The pass that builds this verdict.
     associatedtype Pass: VerdictPass where Pass.Output == Self
 
@@ -37,7 +37,7 @@ public protocol Verdict: Sendable, Codable, Equatable {
 }
 
 /// The incremental half of a ``Verdict``: fed every record once, in time order, then finished.
-public protocol VerdictPass {
+package protocol VerdictPass {
     associatedtype Output
 
     /// Takes the next record of the run (attempts and calls in time order; attribution
@@ -49,7 +49,7 @@ public protocol VerdictPass {
 }
 
 /// One record of a run as the verdict passes see it.
-public enum RunRecord: Sendable, Equatable {
+package enum RunRecord: Sendable, Equatable {
     /// One HTTP attempt (a row of `attempts.csv`); its stream time is its end.
     case attempt(AttemptRecord)
     /// One public call (a row of `calls.csv`); it comes after every attempt of the call.
@@ -64,32 +64,32 @@ public enum RunRecord: Sendable, Equatable {
 
 /// What a pass may know besides the records: the profile's `expect` section, the SDK's retry
 /// budget, the server's ledger and how the run's virtual devices map to SDK `deviceId`s.
-public struct VerdictContext: Sendable {
-    public var configuration: VerdictsConfiguration
+package struct VerdictContext: Sendable {
+    package var configuration: VerdictsConfiguration
     /// The SDK's `maxRetries` (docs/CONTRACT.md §2: default 2, so at most 3 attempts per call).
-    public var maxRetries: Int
+    package var maxRetries: Int
     /// The server's ledger of accepted writes known before the pass starts, or `nil`.
-    public var ledger: [StagingLedgerEntry]?
+    package var ledger: [StagingLedgerEntry]?
     /// Whether ledger rows come in the stream as ``RunRecord/ledger(_:)`` records (the ledger
     /// is then available even when ``ledger`` is `nil`).
-    public var ledgerStreamed: Bool
+    package var ledgerStreamed: Bool
     /// Whether streamed ledger rows come live, in time order with the calls (the embedded
     /// emulator); otherwise they may all come at the end and reconciliation keeps every call.
-    public var ledgerLive: Bool
+    package var ledgerLive: Bool
     /// How long, in seconds of stream time, a pass keeps what a later record could still change:
     /// the longest a call (all its attempts and back-offs) or an attempt can last, plus margin.
     /// State older than this is judged and dropped, so memory depends on this horizon and the
     /// rate, not on the run's length. `infinity` (the default) keeps everything to the end,
     /// which a stream needs when its ledger rows come only after every call.
-    public var horizonSeconds: Double
+    package var horizonSeconds: Double
     /// The run's start, seconds since the Unix epoch.
-    public var runStartEpoch: Double
+    package var runStartEpoch: Double
     /// Virtual device → SDK `deviceId` of its latest install (see ``VerdictInputs/deviceIds``).
-    public var deviceIds: [String: String]
+    package var deviceIds: [String: String]
     /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    public var launchDeviceIds: [String: String]
+    package var launchDeviceIds: [String: String]
 
-    public init(
+    package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,
         ledger: [StagingLedgerEntry]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
         launchDeviceIds: [String: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
@@ -114,7 +114,7 @@ public struct VerdictContext: Sendable {
     }
 
     /// Whether the run has a ledger to reconcile against.
-    public var ledgerAvailable: Bool { ledger != nil || ledgerStreamed }
+    package var ledgerAvailable: Bool { ledger != nil || ledgerStreamed }
 }
 
 extension RunRecord {
@@ -131,9 +131,9 @@ extension RunRecord {
 
 /// A pattern of metric names, one ``Segment`` per `.`-separated part: `backoff.<count>`,
 /// `limits.<any bucket>.<finding>`.
-public struct MetricPattern: Sendable, CustomStringConvertible {
+package struct MetricPattern: Sendable, CustomStringConvertible {
     /// One part of a metric name.
-    public enum Segment: Sendable {
+    package enum Segment: Sendable {
         /// Exactly this text.
         case literal(String)
         /// One of these texts.
@@ -169,7 +169,7 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
     }
 
     /// What a metric's value measures, which decides the units a threshold may write.
-    public enum Unit: String, Sendable {
+    package enum Unit: String, Sendable {
         /// A count of things (`backoff.early`, `http.429`): a plain number.
         case count
         /// A fraction in 0…1 (`http.errors.rate`): a plain number or `%`.
@@ -184,17 +184,17 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
         case megabytesPerHour = "mb_per_hour"
     }
 
-    public var segments: [Segment]
-    public var unit: Unit
+    package var segments: [Segment]
+    package var unit: Unit
 
-    public init(_ segments: [Segment], unit: Unit = .count) {
+    package init(_ segments: [Segment], unit: Unit = .count) {
         self.segments = segments
         self.unit = unit
     }
 
     /// Builds a pattern from parts: a `String` is a literal, a `[String]` one of a set, and
     /// ``MetricPatternPart/cases(of:)`` stands for a vocabulary enum's cases.
-    public init(_ parts: MetricPatternPart..., unit: Unit = .count) {
+    package init(_ parts: MetricPatternPart..., unit: Unit = .count) {
         segments = parts.map(\.segment)
         self.unit = unit
     }
@@ -204,7 +204,7 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
         segments.count == parts.count && zip(segments, parts).allSatisfy { $0.matches($1) }
     }
 
-    public var description: String {
+    package var description: String {
         segments.map { segment in
             let spellings = segment.spellings
             return spellings.count == 1 ? spellings[0] : "{" + spellings.joined(separator: ",") + "}"
@@ -213,20 +213,20 @@ public struct MetricPattern: Sendable, CustomStringConvertible {
 }
 
 /// One part of a ``MetricPattern`` written inline.
-public struct MetricPatternPart: Sendable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral {
+package struct MetricPatternPart: Sendable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral {
     let segment: MetricPattern.Segment
 
-    public init(stringLiteral value: String) { segment = .literal(value) }
-    public init(arrayLiteral elements: String...) { segment = .oneOf(elements) }
+    package init(stringLiteral value: String) { segment = .literal(value) }
+    package init(arrayLiteral elements: String...) { segment = .oneOf(elements) }
     init(_ segment: MetricPattern.Segment) { self.segment = segment }
 
     /// Any of `values`.
-    public static func oneOf(_ values: [String]) -> MetricPatternPart { .init(.oneOf(values)) }
+    package static func oneOf(_ values: [String]) -> MetricPatternPart { .init(.oneOf(values)) }
     /// Any case of a vocabulary enum, by raw value.
-    public static func cases<E: CaseIterable & RawRepresentable>(of type: E.Type) -> MetricPatternPart
+    package static func cases<E: CaseIterable & RawRepresentable>(of type: E.Type) -> MetricPatternPart
     where E.RawValue == String {
         .init(.oneOf(type.allCases.map(\.rawValue)))
     }
     /// Any non-empty name (a declared limit bucket).
-    public static let anyName = MetricPatternPart(.anyName)
+    package static let anyName = MetricPatternPart(.anyName)
 }

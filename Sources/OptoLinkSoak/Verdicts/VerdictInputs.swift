@@ -3,26 +3,26 @@ import OptoLinkStaging
 /// Everything the verdicts judge when a run's records are held in memory: the recorder's rows,
 /// the server's ledger (when one is available), the attribution outcomes and the profile's
 /// `expect` section. ``Verdicts/evaluate(_:)`` turns it into a time-ordered stream.
-public struct VerdictInputs: Sendable {
+package struct VerdictInputs: Sendable {
     /// Every HTTP attempt (one row of `attempts.csv` each); times in seconds since run start.
-    public var attempts: [AttemptRecord]
+    package var attempts: [AttemptRecord]
     /// Every public SDK call (one row of `calls.csv` each).
-    public var calls: [CallRecord]
+    package var calls: [CallRecord]
     /// The server's ledger of accepted writes, or `nil` when none is available (a real
     /// backend without `--ledger FILE`): reconciliation then reports "not available".
-    public var ledger: [StagingLedgerEntry]?
-    public var attribution: [AttributionRecord]
-    public var configuration: VerdictsConfiguration
+    package var ledger: [StagingLedgerEntry]?
+    package var attribution: [AttributionRecord]
+    package var configuration: VerdictsConfiguration
     /// The SDK's `maxRetries` for the run (docs/CONTRACT.md §2: default 2, so at most 3 attempts).
-    public var maxRetries: Int
+    package var maxRetries: Int
     /// The run's start as seconds since the Unix epoch (ledger `arrivedAt` minus this is run time).
-    public var runStartEpoch: Double
+    package var runStartEpoch: Double
     /// Virtual device → the SDK's persisted `deviceId` of its latest install.
-    public var deviceIds: [String: String]
+    package var deviceIds: [String: String]
     /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    public var launchDeviceIds: [String: String]
+    package var launchDeviceIds: [String: String]
 
-    public init(
+    package init(
         attempts: [AttemptRecord],
         calls: [CallRecord],
         ledger: [StagingLedgerEntry]?,
@@ -45,7 +45,7 @@ public struct VerdictInputs: Sendable {
     }
 
     /// The non-record inputs, as every pass sees them.
-    public var context: VerdictContext {
+    package var context: VerdictContext {
         VerdictContext(
             configuration: configuration, maxRetries: maxRetries, ledger: ledger, runStartEpoch: runStartEpoch,
             deviceIds: deviceIds, launchDeviceIds: launchDeviceIds)

@@ -4,7 +4,7 @@ import Foundation
 // offender or the violation kinds where there are any.
 
 extension BackoffVerdict {
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         let backoff = self
         let total = backoff.total
         var backoffLine =
@@ -22,7 +22,7 @@ extension BackoffVerdict {
 }
 
 extension RetryMatrixVerdict {
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         let retries = self
         var retryLine = "retry matrix: \(retries.calls) calls, \(retries.violations) violations"
         if !retries.violationsByKind.isEmpty {
@@ -37,7 +37,7 @@ extension RetryMatrixVerdict {
 }
 
 extension ReconciliationVerdict {
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         let reconciliation = self
         var lines: [String] = []
         if reconciliation.available {
@@ -57,7 +57,7 @@ extension ReconciliationVerdict {
 }
 
 extension LimitOracleVerdict {
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         let limits = self
         var lines: [String] = []
         if !limits.buckets.isEmpty || !limits.errors.isEmpty {
@@ -85,7 +85,7 @@ extension LimitOracleVerdict {
 }
 
 extension AttributionVerdict {
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         let attribution = self
         var lines: [String] = []
         let a = attribution.overall

@@ -2,9 +2,9 @@
 ///
 /// The expectations are re-derived from the contract (docs/CONTRACT.md §1 rate limits, §2 retry
 /// matrix and back-off); nothing here calls the SDK's retry code.
-public enum Verdicts {
+package enum Verdicts {
     /// Every verdict a run reports, in report order. Adding a verdict: its file, and one line here.
-    public static let registry: [any Verdict.Type] = [
+    package static let registry: [any Verdict.Type] = [
         BackoffVerdict.self,
         RetryMatrixVerdict.self,
         ReconciliationVerdict.self,
@@ -16,7 +16,7 @@ public enum Verdicts {
     ///
     /// Attempt rows whose times are not finite (a damaged CSV) are left out and counted in
     /// ``VerdictsReport/ignoredAttempts``; nothing here traps on bad input.
-    public static func evaluate(_ inputs: VerdictInputs) -> VerdictsReport {
+    package static func evaluate(_ inputs: VerdictInputs) -> VerdictsReport {
         let attempts = inputs.attempts.filter {
             $0.actualStart.isFinite && $0.end.isFinite && $0.intendedStart.isFinite && $0.attempt >= 1
         }
@@ -29,7 +29,7 @@ public enum Verdicts {
 
     /// Evaluates every registered verdict in one pass over `stream` (attempts and calls in time
     /// order, as ``timeOrdered(attempts:calls:attribution:)`` gives them or a reader of the CSVs).
-    public static func evaluate(stream: some Sequence<RunRecord>, context: VerdictContext) -> VerdictsReport {
+    package static func evaluate(stream: some Sequence<RunRecord>, context: VerdictContext) -> VerdictsReport {
         var passes = VerdictStream(context: context)
         for record in stream { passes.consume(record) }
         return passes.finish()
@@ -51,7 +51,7 @@ public enum Verdicts {
     /// Puts records in stream order: attribution records first, then attempts by end time and
     /// each call right after the last attempt of its (device, launch, call id); a call with no
     /// attempts comes at its own end. Ties keep attempts before calls.
-    public static func timeOrdered(
+    package static func timeOrdered(
         attempts: [AttemptRecord], calls: [CallRecord], attribution: [AttributionRecord] = []
     ) -> [RunRecord] {
         var lastEnd: [CallKey: Double] = [:]

@@ -12,9 +12,9 @@
 /// ```
 /// Decoding fails with a message naming the field on an unknown key, a malformed limit, an
 /// unknown bucket or an unknown algorithm.
-public struct VerdictsConfiguration: Sendable, Codable, Equatable {
+package struct VerdictsConfiguration: Sendable, Codable, Equatable {
     /// How the server counts requests in a window (docs/CONTRACT.md §1, "Rate limits").
-    public enum WindowAlgorithm: String, Sendable, Codable {
+    package enum WindowAlgorithm: String, Sendable, Codable {
         /// As @nestjs/throttler: a key's window opens at its first hit and lasts the window
         /// length; the first `limit` hits pass, the rest get 429 until it closes.
         case fixedWindow = "fixed_window"
@@ -24,27 +24,27 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
     }
 
     /// k6-style thresholds, e.g. `"match.call_latency.p95 < 250ms"` (see ``ThresholdSpec``).
-    public var thresholds: [ThresholdSpec]
+    package var thresholds: [ThresholdSpec]
     /// `compare`'s rules against a baseline run (``RegressionRule``), e.g.
     /// `"match.call_latency.p95 < baseline * 1.10"`. Empty: the default rule (`docs/COMPARE.md`).
-    public var regression: [String] = []
+    package var regression: [String] = []
     /// Bucket name → declared limit (see ``LimitBucket`` for names). Empty: no limit oracle.
-    public var limits: [String: DeclaredLimit]
-    public var algorithm: WindowAlgorithm
+    package var limits: [String: DeclaredLimit]
+    package var algorithm: WindowAlgorithm
     /// How late a retry may start after its expected back-off and still be "on time"; seconds.
-    public var backoffToleranceSeconds: Double
+    package var backoffToleranceSeconds: Double
     /// How much earlier than the expected back-off a retry may start before it counts as
     /// early (absorbs timestamp rounding); seconds.
-    public var backoffEarlySlackSeconds: Double
+    package var backoffEarlySlackSeconds: Double
     /// Client timestamps are not server arrival times: each attempt reached the server somewhere
     /// between its start and end, and the server measures window lengths on its own clock. Hits
     /// within this many seconds (plus 0.05 % of the window, for clock-rate drift) of a window
     /// edge are classified "ambiguous" instead of being judged.
-    public var edgeToleranceSeconds: Double
+    package var edgeToleranceSeconds: Double
     /// How many worst offenders each verdict lists.
-    public var worstOffenderCount: Int
+    package var worstOffenderCount: Int
 
-    public init(
+    package init(
         thresholds: [ThresholdSpec] = [],
         limits: [String: DeclaredLimit] = [:],
         algorithm: WindowAlgorithm = .fixedWindow,
@@ -64,7 +64,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
 
     /// Checks what decoding cannot: bucket names and non-negative tolerances.
     /// - Throws: ``VerdictsConfigurationError`` naming the field.
-    public func validate() throws {
+    package func validate() throws {
         for name in limits.keys.sorted() { _ = try LimitBucket.endpoints(of: name) }
         for (field, value) in [
             ("backoffToleranceSeconds", backoffToleranceSeconds),
@@ -83,7 +83,7 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
         case edgeToleranceSeconds, worstOffenderCount
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = VerdictsConfiguration()
@@ -128,12 +128,12 @@ public struct VerdictsConfiguration: Sendable, Codable, Equatable {
 }
 
 /// Why an `expect` section is unusable.
-public enum VerdictsConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum VerdictsConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidLimit(bucket: String, value: String, reason: String)
     case unknownBucket(String)
     case invalidValue(field: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidLimit(let bucket, let value, let reason):
             "expect.limits.\(bucket): '\(value)': \(reason)"

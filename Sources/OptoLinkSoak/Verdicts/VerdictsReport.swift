@@ -1,13 +1,13 @@
 /// Every verdict of one run; goes into `summary.json` under `"verdicts"`, one key per
 /// registered verdict (``Verdicts/registry``) plus `ignoredAttempts`.
-public struct VerdictsReport: Sendable, Codable, Equatable {
+package struct VerdictsReport: Sendable, Codable, Equatable {
     /// The verdicts in registry order.
-    public private(set) var results: [any Verdict]
+    package private(set) var results: [any Verdict]
     /// Attempt rows left out because their times were not finite numbers.
-    public var ignoredAttempts: Int = 0
+    package var ignoredAttempts: Int = 0
 
     /// A report of `results` (one per verdict type; a later one replaces an earlier one of its type).
-    public init(results: [any Verdict], ignoredAttempts: Int = 0) {
+    package init(results: [any Verdict], ignoredAttempts: Int = 0) {
         var unique: [any Verdict] = []
         for result in results {
             if let index = unique.firstIndex(where: { type(of: $0).key == type(of: result).key }) {
@@ -21,7 +21,7 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
     }
 
     /// The five verdicts every run reports.
-    public init(
+    package init(
         backoff: BackoffVerdict, retries: RetryMatrixVerdict, reconciliation: ReconciliationVerdict,
         limits: LimitOracleVerdict, attribution: AttributionVerdict, ignoredAttempts: Int = 0
     ) {
@@ -29,7 +29,7 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
     }
 
     /// The verdict of type `V`, or `nil` when the report has none.
-    public subscript<V: Verdict>(_ type: V.Type) -> V? {
+    package subscript<V: Verdict>(_ type: V.Type) -> V? {
         results.lazy.compactMap { $0 as? V }.first
     }
 
@@ -38,17 +38,17 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
         self[type] ?? Verdicts.run(type, context: VerdictContext())
     }
 
-    public var backoff: BackoffVerdict { result(BackoffVerdict.self) }
-    public var retries: RetryMatrixVerdict { result(RetryMatrixVerdict.self) }
-    public var reconciliation: ReconciliationVerdict { result(ReconciliationVerdict.self) }
-    public var limits: LimitOracleVerdict { result(LimitOracleVerdict.self) }
-    public var attribution: AttributionVerdict { result(AttributionVerdict.self) }
+    package var backoff: BackoffVerdict { result(BackoffVerdict.self) }
+    package var retries: RetryMatrixVerdict { result(RetryMatrixVerdict.self) }
+    package var reconciliation: ReconciliationVerdict { result(ReconciliationVerdict.self) }
+    package var limits: LimitOracleVerdict { result(LimitOracleVerdict.self) }
+    package var attribution: AttributionVerdict { result(AttributionVerdict.self) }
 
     /// Flat metric name → value, for thresholds (`backoff.early`, `retry.violations`,
     /// `events.duplicated`, `limits.match.too_lenient`, `attribution.correct_rate`, …).
     /// Counts are plain numbers, gaps seconds, rates fractions in 0…1. Sections that could not
     /// be computed (no ledger, no limits declared, no attribution records) emit nothing.
-    public func metrics() -> [String: Double] {
+    package func metrics() -> [String: Double] {
         var metrics: [String: Double] = [:]
         for result in results { result.addMetrics(to: &metrics) }
         metrics["verdicts.ignored_attempts"] = Double(ignoredAttempts)
@@ -56,12 +56,12 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
     }
 
     /// Metric-name prefix → why nothing was judged there (see ``Verdict/notExercised``).
-    public func notExercised() -> [String: String] {
+    package func notExercised() -> [String: String] {
         results.reduce(into: [:]) { all, result in all.merge(result.notExercised) { first, _ in first } }
     }
 
     /// The verdicts as human-readable lines for the console and `summary.txt`, in registry order.
-    public func summaryLines() -> [String] {
+    package func summaryLines() -> [String] {
         results.flatMap { $0.summaryLines() }
     }
 
@@ -75,7 +75,7 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
         init?(intValue: Int) { nil }
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         func decode<V: Verdict>(_ type: V.Type) throws -> (any Verdict)? {
             try container.decodeIfPresent(type, forKey: Key(type.key))
@@ -88,14 +88,14 @@ public struct VerdictsReport: Sendable, Codable, Equatable {
         ignoredAttempts = try container.decodeIfPresent(Int.self, forKey: Key("ignoredAttempts")) ?? 0
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         func encode<V: Verdict>(_ result: V) throws { try container.encode(result, forKey: Key(V.key)) }
         for result in results { try encode(result) }
         try container.encode(ignoredAttempts, forKey: Key("ignoredAttempts"))
     }
 
-    public static func == (lhs: VerdictsReport, rhs: VerdictsReport) -> Bool {
+    package static func == (lhs: VerdictsReport, rhs: VerdictsReport) -> Bool {
         func same<V: Verdict>(_ a: V, _ b: any Verdict) -> Bool { (b as? V) == a }
         guard lhs.ignoredAttempts == rhs.ignoredAttempts, lhs.results.count == rhs.results.count else { return false }
         for index in lhs.results.indices {

@@ -7,11 +7,11 @@ import Foundation
 /// One run: its plots and tables. A comparison: baseline (dashed, faded) and current overlaid,
 /// plus the comparison's checks. Key numbers carry `data-run`, `data-key` (the `summary.json`
 /// path) and `data-value` (the exact number), so a test can check the page against the summary.
-public enum HTMLReport {
+package enum HTMLReport {
     static let colors = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#475569"]
 
     /// The page of one run.
-    public static func run(_ summary: SoakSummary, attempts: [AttemptRecord]?, earlySlackSeconds: Double = 0.001)
+    package static func run(_ summary: SoakSummary, attempts: [AttemptRecord]?, earlySlackSeconds: Double = 0.001)
         -> String
     {
         let series = ReportSeries(
@@ -36,7 +36,7 @@ public enum HTMLReport {
     }
 
     /// The page of a comparison: both runs overlaid (baseline dashed), the checks that decided.
-    public static func compare(
+    package static func compare(
         _ comparison: SoakComparison, baseline: SoakSummary, baselineAttempts: [AttemptRecord]?,
         current: SoakSummary, currentAttempts: [AttemptRecord]?
     ) -> String {

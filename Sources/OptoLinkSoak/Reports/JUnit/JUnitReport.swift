@@ -6,10 +6,10 @@ import Foundation
 /// Written by `run --junit FILE` and `compare --junit FILE`. Attribute counts (`tests`,
 /// `failures`, `errors`, `skipped`) are derived from the cases, so they always agree. Times are
 /// seconds. Text is XML-escaped; characters XML 1.0 forbids are replaced by U+FFFD.
-public struct JUnitReport: Sendable, Equatable {
+package struct JUnitReport: Sendable, Equatable {
     /// One check.
-    public struct TestCase: Sendable, Equatable {
-        public enum Result: Sendable, Equatable {
+    package struct TestCase: Sendable, Equatable {
+        package enum Result: Sendable, Equatable {
             case passed
             /// The check ran and failed: a one-line message and optional detail text.
             case failed(message: String, detail: String?)
@@ -17,15 +17,15 @@ public struct JUnitReport: Sendable, Equatable {
             case skipped(message: String)
         }
 
-        public var name: String
+        package var name: String
         /// Groups cases in CI views: `optolink-soak.thresholds`, `optolink-soak.verdicts`, ….
-        public var className: String
-        public var result: Result
+        package var className: String
+        package var result: Result
         /// Free text shown with the case (observed values).
-        public var output: String?
-        public var timeSeconds: Double
+        package var output: String?
+        package var timeSeconds: Double
 
-        public init(name: String, className: String, result: Result, output: String? = nil, timeSeconds: Double = 0) {
+        package init(name: String, className: String, result: Result, output: String? = nil, timeSeconds: Double = 0) {
             self.name = name
             self.className = className
             self.result = result
@@ -35,21 +35,21 @@ public struct JUnitReport: Sendable, Equatable {
     }
 
     /// One `testsuite`.
-    public struct Suite: Sendable, Equatable {
-        public var name: String
-        public var cases: [TestCase]
+    package struct Suite: Sendable, Equatable {
+        package var name: String
+        package var cases: [TestCase]
         /// Suite-level properties (`profile`, `runId`, …), written as `<properties>`.
-        public var properties: [(String, String)]
-        public var timestamp: String?
+        package var properties: [(String, String)]
+        package var timestamp: String?
 
-        public init(name: String, cases: [TestCase], properties: [(String, String)] = [], timestamp: String? = nil) {
+        package init(name: String, cases: [TestCase], properties: [(String, String)] = [], timestamp: String? = nil) {
             self.name = name
             self.cases = cases
             self.properties = properties
             self.timestamp = timestamp
         }
 
-        public static func == (lhs: Suite, rhs: Suite) -> Bool {
+        package static func == (lhs: Suite, rhs: Suite) -> Bool {
             lhs.name == rhs.name && lhs.cases == rhs.cases && lhs.timestamp == rhs.timestamp
                 && lhs.properties.map { [$0.0, $0.1] } == rhs.properties.map { [$0.0, $0.1] }
         }
@@ -60,19 +60,19 @@ public struct JUnitReport: Sendable, Equatable {
     }
 
     /// The document's name (`optolink-soak run smoke`).
-    public var name: String
-    public var suites: [Suite]
+    package var name: String
+    package var suites: [Suite]
 
-    public init(name: String, suites: [Suite]) {
+    package init(name: String, suites: [Suite]) {
         self.name = name
         self.suites = suites
     }
 
     /// True when no case failed.
-    public var passed: Bool { suites.allSatisfy { $0.failures == 0 } }
+    package var passed: Bool { suites.allSatisfy { $0.failures == 0 } }
 
     /// The XML text (UTF-8, with declaration).
-    public func xml() -> String {
+    package func xml() -> String {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         let tests = suites.reduce(0) { $0 + $1.cases.count }
         let failures = suites.reduce(0) { $0 + $1.failures }
@@ -116,7 +116,7 @@ public struct JUnitReport: Sendable, Equatable {
 
     /// Writes ``xml()`` to `url` atomically.
     /// - Throws: the file system's error when the file cannot be written.
-    public func write(to url: URL) throws {
+    package func write(to url: URL) throws {
         try AtomicFile.write(Data(xml().utf8), to: url)
     }
 
