@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds DocC archives for OptoLink (with its catalog, Sources/OptoLink/OptoLink.docc) and
 # OptoLinkTestSupport from symbol graphs, and fails when the SDK's public API has undocumented
-# declarations. Output: .build/docs/<Module>.doccarchive.
+# declarations or DocC warns about either module (an undocumented parameter, a broken link).
+# Output: .build/docs/<Module>.doccarchive. Needs no network; `.ci/run` runs it.
 #
 #   scripts/docs.sh
 #
@@ -32,7 +33,10 @@ for module in OptoLink OptoLinkTestSupport; do
         --output-path "$OUT/$module.doccarchive" --analyze >"$log" 2>&1; then
         status=1
     fi
-    grep -E "warning|error" "$log" | sort -u | head -40 || true
+    # Any DocC warning fails: a parameter without its `- Parameters:` line, a broken symbol link.
+    if grep -E "warning|error" "$log" | sort -u | head -40; then
+        status=1
+    fi
     # Public declarations of the SDK without a doc comment fail the script (synthesized members,
     # e.g. Equatable's ==, and members inherited from other modules have no source to document).
     if [ "$module" = OptoLink ]; then

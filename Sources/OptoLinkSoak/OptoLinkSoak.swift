@@ -50,8 +50,9 @@ public enum OptoLinkSoak {
             let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
                 number, name, reason in
                 SignalTrap(signal: number) {
-                    FileHandle.standardError.write(Data("\n\(requests.record(name))\n".utf8))
+                    // Stop first: the message reads the cutoff the stop set (or the one already due).
                     control.stop(reason)
+                    FileHandle.standardError.write(Data("\n\(requests.record(name, control: control))\n".utf8))
                 }
             }
             defer { for trap in traps { trap.cancel() } }

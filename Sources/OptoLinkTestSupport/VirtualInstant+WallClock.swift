@@ -2,7 +2,7 @@ import Foundation
 
 extension Clock where Instant == VirtualInstant, Self: Sendable {
     /// A wall clock that moves with this virtual clock: `epoch` plus the time this clock has
-    /// advanced (for ``OptoLinkEnvironment/wallClock``, e.g. to age route-cache entries by
+    /// advanced (for `OptoLinkEnvironment.wallClock`, e.g. to age route-cache entries by
     /// advancing a ``ManualClock`` 31 days).
     ///
     /// - Parameter epoch: the wall-clock time at this clock's start (default 2026-09-20T00:00:00Z).

@@ -1,7 +1,9 @@
 import Foundation
-import OptoLinkSoak
+import OptoLink
 import OptoLinkStaging
 import Synchronization
+
+@testable import OptoLinkSoak
 
 /// Helpers for end-to-end runs against the embedded emulator: a profile written to a temp
 /// file, a temp report directory, the emulator kept for its counters, messages captured.
@@ -38,6 +40,31 @@ final class EndToEndRun: Sendable {
         return run
     }
 
+    /// The run in virtual time on `clock` (drive it beside the run): the driver, every SDK
+    /// instance, the recorder and the emulator's limiter all read it, so a `Retry-After` of N
+    /// seconds or a limiter window takes no real time and is exact. Requests still go over
+    /// real sockets to the embedded emulator, through the run's own transport; time stands
+    /// still while one is in flight.
+    func makeVirtualRun(on clock: SteppingClock, _ configure: (inout SoakRunOptions) -> Void = { _ in }) -> SoakRun {
+        var run = makeRun(configure)
+        run.clock = clock
+        run.wrapTransport = { ClockHoldingTransport(inner: $0, clock: clock) }
+        run.makeBackend = { [self] profile, _ in
+            let origin = VirtualEpoch(clock: clock)
+            let server = StagingServer(
+                configuration: try EmbeddedBackend.configuration(for: profile), clock: StagingClock { origin.now })
+            do {
+                try await server.start()
+            } catch {
+                throw SoakProfileError(message: "backend: the embedded emulator did not start (\(error))")
+            }
+            let started = EmbeddedBackend(server: server)
+            backend.withLock { $0 = started }
+            return VirtualTimeBackend(inner: started, origin: origin)
+        }
+        return run
+    }
+
     var server: StagingServer? { backend.withLock { $0?.server } }
     var log: [String] { messages.withLock { $0 } }
 
@@ -70,4 +97,60 @@ func e2eProfile(
      \(extra),
      "expect": {"thresholds": \(thresholds)}}
     """
+}
+
+extension SoakRun {
+    /// Executes with `clock` advancing beside the run (a run made by ``EndToEndRun/makeVirtualRun(on:_:)``).
+    func execute(driving clock: SteppingClock) async -> SoakRunResult {
+        let driving = Task { await clock.drive() }
+        defer { driving.cancel() }
+        return await execute()
+    }
+}
+
+/// Sends through `inner` with `clock` held still while the request is in flight.
+struct ClockHoldingTransport: OptoLinkTransport {
+    let inner: any OptoLinkTransport
+    let clock: SteppingClock
+
+    func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse {
+        try await clock.holding { try await inner.send(request, context: context) }
+    }
+}
+
+/// The emulator's time in a virtual run: the wall clock until the run starts (the reachability
+/// probe), then the run's epoch plus the virtual seconds since, so the emulator's windows and
+/// the recorder's timestamps are one timeline.
+final class VirtualEpoch: Sendable {
+    private let clock: SteppingClock
+    private let origin = Mutex<(epoch: Double, seconds: Double)?>(nil)
+
+    init(clock: SteppingClock) { self.clock = clock }
+
+    func start(atEpoch epoch: Double) {
+        let seconds = clock.seconds
+        origin.withLock { $0 = (epoch, seconds) }
+    }
+
+    var now: Double {
+        guard let origin = origin.withLock({ $0 }) else { return Date().timeIntervalSince1970 }
+        return origin.epoch + (clock.seconds - origin.seconds)
+    }
+}
+
+/// The embedded emulator of a virtual run: starts its virtual timeline with the run.
+struct VirtualTimeBackend: SoakBackend {
+    let inner: EmbeddedBackend
+    let origin: VirtualEpoch
+
+    var baseURL: URL { inner.baseURL }
+    var kind: String { inner.kind }
+    func ledger() async throws -> [StagingLedgerEntry]? { try await inner.ledger() }
+    func counters() async -> JSONValue? { await inner.counters() }
+    func stop() async { await inner.stop() }
+
+    func runStarted(atEpoch epoch: Double) {
+        origin.start(atEpoch: epoch)
+        inner.runStarted(atEpoch: epoch)
+    }
 }

@@ -14,7 +14,9 @@ struct MainJobTests {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Profiles/limits.json")
         let run = try EndToEndRun(profile: try String(contentsOf: url, encoding: .utf8))
-        let result = await run.makeRun().execute()
+        // In virtual time: the Retry-After waits and the emulator's windows take no real time.
+        let clock = SteppingClock()
+        let result = await run.makeVirtualRun(on: clock).execute(driving: clock)
         let summary = try #require(result.summary, "\(result.error ?? "")")
         #expect(result.exitCode == 0, "\(summary.thresholds.filter { !$0.passed }.map(\.line))")
         let verdicts = try #require(summary.verdicts)

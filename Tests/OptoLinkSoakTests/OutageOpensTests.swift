@@ -168,7 +168,9 @@ struct OutageOpensTests {
                 #""backend": {"faults": {"outages": [{"mode": "refuse", "endpoints": ["data"], "startSeconds": 5.5, "endSeconds": 13}]}, "limits""#
         )
         let run = try EndToEndRun(profile: profile)
-        let result = await run.makeRun().execute()
+        // In virtual time: the waits, back-offs and the emulator's outage window share one clock.
+        let clock = SteppingClock()
+        let result = await run.makeVirtualRun(on: clock).execute(driving: clock)
         let summary = try #require(result.summary, "\(result.error ?? "")")
         let outage = try #require(summary.opens.outage)
         #expect(outage.worstCaseSeconds == 4.5)

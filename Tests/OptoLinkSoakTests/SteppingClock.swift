@@ -25,6 +25,8 @@ final class SteppingClock: Clock, Sendable {
         var sleepers: [UInt64: Sleeper] = [:]
         var nextId: UInt64 = 0
         var activity: UInt64 = 0
+        /// Real I/O in flight (``holding(_:)``): time stands still until it ends.
+        var held = 0
     }
 
     private let state = Mutex(State())
@@ -73,6 +75,22 @@ final class SteppingClock: Clock, Sendable {
         state.withLock { $0.activity += 1 }
     }
 
+    /// Runs `body` (real I/O: a request over a socket) with time held still, so no deadline
+    /// and no other sleeper can fire while it is in flight: I/O takes no virtual time.
+    func holding<T>(_ body: () async throws -> T) async rethrows -> T {
+        state.withLock { s in
+            s.held += 1
+            s.activity += 1
+        }
+        defer {
+            state.withLock { s in
+                s.held -= 1
+                s.activity += 1
+            }
+        }
+        return try await body()
+    }
+
     /// Advances time whenever everything is asleep, until cancelled.
     func drive() async {
         while !Task.isCancelled {
@@ -93,7 +111,7 @@ final class SteppingClock: Clock, Sendable {
     /// Moves time to the earliest sleeper's deadline and wakes every sleeper due then.
     private func advanceToNextDeadline() {
         let due = state.withLock { s -> [Sleeper] in
-            guard let next = s.sleepers.values.map(\.deadline).min() else { return [] }
+            guard s.held == 0, let next = s.sleepers.values.map(\.deadline).min() else { return [] }
             s.now = Swift.max(s.now, next)
             let due = s.sleepers.filter { $0.value.deadline <= s.now }
             for id in due.keys { s.sleepers.removeValue(forKey: id) }

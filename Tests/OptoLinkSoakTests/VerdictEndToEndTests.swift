@@ -7,6 +7,8 @@ import Testing
 
 /// The verdicts through the whole tool: `optolink-soak run Profiles/verdicts/rate-limits-short.json`
 /// (the real driver on its default native transport, the emulator over sockets), judged from the report.
+/// In virtual time: the run, the SDK instances and the emulator's limiter share one ``SteppingClock``,
+/// so every `Retry-After` wait and every 2 s window is exact and takes no real time.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct VerdictEndToEndTests {
     static func profileText(lenientBy factor: Double = 1) throws -> String {
@@ -29,7 +31,8 @@ struct VerdictEndToEndTests {
 
     @Test func wellBehavedRunAgainstAnExactEmulatorPassesEveryVerdict() async throws {
         let run = try EndToEndRun(profile: try Self.profileText())
-        let result = await run.makeRun().execute()
+        let clock = SteppingClock()
+        let result = await run.makeVirtualRun(on: clock).execute(driving: clock)
         let summary = try summary(result)
         let failed = summary.thresholds.filter { !$0.passed }.map(\.line)
         #expect(result.exitCode == 0, "\(failed)")
@@ -44,7 +47,8 @@ struct VerdictEndToEndTests {
 
     @Test func anEmulatorTenPercentTooLenientFailsTheRun() async throws {
         let run = try EndToEndRun(profile: try Self.profileText(lenientBy: 1.1))
-        let result = await run.makeRun().execute()
+        let clock = SteppingClock()
+        let result = await run.makeVirtualRun(on: clock).execute(driving: clock)
         let summary = try summary(result)
         #expect(result.exitCode == 1)
         let threshold = try #require(summary.thresholds.first { $0.expression == "limits.too_lenient == 0" })
@@ -64,9 +68,10 @@ struct VerdictEndToEndTests {
 
     @Test func aClientIgnoringRetryAfterFailsTheRunWithExactlyItsEarlyRetries() async throws {
         let run = try EndToEndRun(profile: try Self.profileText())
-        var soak = run.makeRun()
+        let clock = SteppingClock()
+        var soak = run.makeVirtualRun(on: clock)
         soak.retryPolicy = IgnoresRetryAfterPolicy()
-        let result = await soak.execute()
+        let result = await soak.execute(driving: clock)
         let summary = try summary(result)
         #expect(result.exitCode == 1)
         // Independently from the CSV: every 429 that was not its call's last attempt was

@@ -20,8 +20,13 @@ extension OptoLinkEnvironment {
     ///
     /// - Parameters:
     ///   - transport: sends every attempt (share one across instances).
+    ///   - deviceInfo: the fingerprint `POST /match` sends (default: this machine's).
     ///   - clipboard: the initial pasteboard content (e.g. a click token), or `nil`.
     ///   - store: pass the previous launch's store to simulate a relaunch.
+    ///   - middlewares: wrap every attempt, first one outermost (e.g. a recorder).
+    ///   - clock: every back-off, `Retry-After` wait and per-attempt deadline sleeps on it.
+    ///   - retryPolicy: the retry matrix (default: the contract's, docs/CONTRACT.md §2).
+    ///   - label: names the instance in ``OptoLinkRequestContext/instanceLabel`` (a virtual device id).
     ///   - wallClock: dates route-cache entries (default `Date()`).
     public static func inMemory(
         transport: any OptoLinkTransport,
@@ -48,8 +53,13 @@ extension OptoLinkEnvironment {
     ///
     /// - Parameters:
     ///   - transport: sends every attempt (share one across instances).
+    ///   - deviceInfo: the fingerprint `POST /match` sends (default: this machine's).
     ///   - pasteboard: the clipboard this instance sees.
     ///   - store: pass the previous launch's store to simulate a relaunch.
+    ///   - middlewares: wrap every attempt, first one outermost (e.g. a recorder).
+    ///   - clock: every back-off, `Retry-After` wait and per-attempt deadline sleeps on it.
+    ///   - retryPolicy: the retry matrix (default: the contract's, docs/CONTRACT.md §2).
+    ///   - label: names the instance in ``OptoLinkRequestContext/instanceLabel`` (a virtual device id).
     ///   - wallClock: dates route-cache entries (default `Date()`).
     public static func inMemory(
         transport: any OptoLinkTransport,

@@ -23,6 +23,9 @@ public enum MatchMethod: String, Sendable, Codable {
         self = MatchMethod(rawValue: wireValue.uppercased()) ?? .none
     }
 
+    /// Decodes one JSON string with ``init(wireValue:)``.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is not a string.
     public init(from decoder: any Decoder) throws {
         self.init(wireValue: try decoder.singleValueContainer().decode(String.self))
     }

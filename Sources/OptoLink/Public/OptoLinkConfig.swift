@@ -62,6 +62,9 @@ public struct OptoLinkConfig: Sendable {
     /// left out takes the same default as the seed's three-argument initialiser.
     ///
     /// - Parameters:
+    ///   - apiKey: the CLIENT key (`opl_sdk_…`), sent as `X-API-Key`; must not be blank.
+    ///   - orgKey: the organisation key, the first path segment of links (`/{orgKey}/{shortCode}`).
+    ///   - baseUrl: the backend's base URL; endpoint paths are appended to it.
     ///   - timeout: seconds per HTTP attempt (default 10).
     ///   - maxRetries: retries after the first attempt per public call (default 2).
     ///   - clipboardEnabled: whether the deferred match reads the clipboard (default `true`).

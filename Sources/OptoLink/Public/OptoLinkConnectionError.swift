@@ -10,10 +10,12 @@ public struct OptoLinkConnectionError: OptoLinkError, LocalizedError, Equatable 
     /// Why no response arrived; `.timedOut` when the SDK's per-attempt deadline fired.
     public let underlying: URLError
 
+    /// Wraps the transport's `URLError` (`.timedOut` when the SDK's own deadline fired).
     public init(underlying: URLError) {
         self.underlying = underlying
     }
 
+    /// `OptoLink request got no response (<shortDescription>)`, for people reading logs.
     public var errorDescription: String? {
         "OptoLink request got no response (\(shortDescription))"
     }

@@ -51,8 +51,16 @@ public struct OptoLinkData: Sendable, Codable, Equatable {
 
     /// Memberwise initialiser (additive API, for tests and adapters).
     ///
-    /// - Parameter source: `nil` (the default) derives it from the other fields: `.deferred`
-    ///   when `isDeferred`, `.raw` when `linkId` is `nil`, else `.resolved`.
+    /// - Parameters:
+    ///   - linkId: the backend's link id, or `nil` for a raw link.
+    ///   - path: the app route, e.g. `/promo/summer`.
+    ///   - params: flat string parameters, or `nil`.
+    ///   - matchMethod: how the link was attributed.
+    ///   - confidence: the backend's confidence.
+    ///   - isDeferred: `true` for a first-launch deferred match.
+    ///   - score: the fingerprint score (only with `.fingerprintScored`).
+    ///   - source: `nil` (the default) derives it from the other fields: `.deferred`
+    ///     when `isDeferred`, `.raw` when `linkId` is `nil`, else `.resolved`.
     public init(
         linkId: String?,
         path: String,

@@ -7,6 +7,11 @@ public struct OptoLinkErrorDetail: Sendable, Codable, Equatable {
     /// The offending request field, when the backend names one.
     public let field: String?
 
+    /// A detail as the backend's 400 envelope carries it (docs/CONTRACT.md §1, "Error envelope").
+    ///
+    /// - Parameters:
+    ///   - message: what failed, in the backend's words.
+    ///   - field: the request field at fault, or `nil`.
     public init(message: String, field: String? = nil) {
         self.message = message
         self.field = field

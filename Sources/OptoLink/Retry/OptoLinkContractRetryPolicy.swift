@@ -17,8 +17,17 @@ import Foundation
 /// parsable `N` falls back to it. The budget (`maxRetries`) is enforced by the SDK's retry
 /// loop, not here.
 public struct OptoLinkContractRetryPolicy: OptoLinkRetryPolicy {
+    /// The contract's policy; it has no settings (the budget is `OptoLinkConfig.maxRetries`).
     public init() {}
 
+    /// Looks `failure` up in the matrix above, in the column of `endpoint.retryClass`.
+    ///
+    /// - Parameters:
+    ///   - failure: how the attempt failed (no response, or a status with the 429's `N`).
+    ///   - endpoint: the endpoint the attempt targeted.
+    ///   - retryIndex: 0 for the first retry, 1 for the second, …; selects the back-off delay.
+    /// - Returns: `.retry(after:)` with `N` seconds for a 429 that names it, else the back-off
+    ///   `min(0.5 · 2^retryIndex, 5)` seconds; `.stop` where the matrix says stop.
     public func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
         -> OptoLinkRetryDecision
     {

@@ -26,6 +26,8 @@ public enum OptoLinkRetryDecision: Sendable, Equatable {
 /// ``OptoLinkContractRetryPolicy`` (docs/CONTRACT.md §2, "Retry matrix"). Other policies exist
 /// for tests that need a misbehaving client.
 public protocol OptoLinkRetryPolicy: Sendable {
+    /// Decides what follows one failed attempt.
+    ///
     /// - Parameters:
     ///   - failure: how the attempt failed.
     ///   - endpoint: which endpoint it targeted (its `retryClass` selects the matrix column).

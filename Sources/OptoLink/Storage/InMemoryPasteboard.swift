@@ -11,10 +11,12 @@ public final class InMemoryPasteboard: OptoLinkPasteboard {
         content = LockedBox(initial)
     }
 
+    /// The current content, or `nil` when empty (the deferred match reads it once per first launch).
     public func string() -> String? {
         content.withLock { $0 }
     }
 
+    /// Empties the pasteboard (the SDK calls it only after a deferred-match hit).
     public func clear() {
         content.withLock { $0 = nil }
     }

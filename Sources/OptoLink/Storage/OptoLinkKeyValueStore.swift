@@ -38,6 +38,13 @@ public struct OptoLinkDeviceInfo: Sendable, Equatable, Codable {
     /// BCP-47 language tag, e.g. `"en-US"`.
     public var language: String
 
+    /// A fingerprint as `POST /match` sends it.
+    ///
+    /// - Parameters:
+    ///   - platform: `"iOS"` (the default; the backend also knows `"Android"`).
+    ///   - osVersion: major.minor, e.g. `"18.1"`.
+    ///   - deviceModel: `"iPhone"` or `"iPad"`.
+    ///   - language: a BCP-47 tag, e.g. `"en-US"`.
     public init(platform: String = "iOS", osVersion: String, deviceModel: String, language: String) {
         self.platform = platform
         self.osVersion = osVersion

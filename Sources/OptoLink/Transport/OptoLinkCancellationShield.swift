@@ -81,16 +81,78 @@ extension URLSession {
     ///
     /// On Linux the request runs behind a cancellation shield (see ``URLSessionTransport``):
     /// cancelling the caller throws `URLError(.cancelled)` at once, and the request ends on
-    /// its own within its `timeoutInterval`. On Apple platforms this is plain `data(for:)`.
+    /// its own within its `timeoutInterval`. A request with a body whose reused keep-alive
+    /// connection the server reset (or closed) before any response fails at once with
+    /// `URLError(.networkConnectionLost)` instead of stalling until that timeout (docs/LINUX.md
+    /// §1, "A reset on a reused connection"). On Apple platforms this is plain `data(for:)`.
     ///
     /// - Returns: the body and response, as `data(for:)` does.
-    /// - Throws: `URLError` when no response arrived, including `.cancelled`.
+    /// - Throws: `URLError` when no response arrived, including `.cancelled` and
+    ///   `.networkConnectionLost`.
     public func optoLinkData(for request: URLRequest) async throws -> (Data, URLResponse) {
         #if canImport(FoundationNetworking)
             let session = self
-            return try await OptoLinkCancellationShield.run { try await session.data(for: request) }
+            return try await OptoLinkCancellationShield.run {
+                try await session.dataFailingLostConnections(for: request)
+            }
         #else
             return try await data(for: request)
         #endif
     }
 }
+
+#if canImport(FoundationNetworking)
+    extension URLSession {
+        /// `data(for:)` that reports a connection lost before the response at once, body or not.
+        ///
+        /// Why: when a reused keep-alive connection dies before any response byte, libcurl sends
+        /// the request again on a fresh connection and first asks to rewind the body. In
+        /// swift-corelibs-foundation that rewind does nothing for an in-memory body (`httpBody`),
+        /// so the second send waits for body bytes that never come, and the task ends only at
+        /// its `timeoutInterval` as `.timedOut`. The rewind request reaches the task's delegate
+        /// as `needNewBodyStream`, and only in that case: this method answers it by failing the
+        /// request as `.networkConnectionLost` and cancelling the stalled task. Body-less
+        /// requests are unaffected (libcurl's re-send works for them, and a second reset is
+        /// reported as `.networkConnectionLost` by Foundation itself).
+        func dataFailingLostConnections(for request: URLRequest) async throws -> (Data, URLResponse) {
+            let once = OptoLinkCancellationShield.Once<(Data, URLResponse)>()
+            return try await withCheckedThrowingContinuation { continuation in
+                once.attach(continuation)
+                let task = dataTask(with: request) { data, response, error in
+                    if let error {
+                        once.finish(.failure(error))
+                    } else if let response {
+                        once.finish(.success((data ?? Data(), response)))
+                    } else {
+                        once.finish(.failure(URLError(.badServerResponse)))
+                    }
+                }
+                task.delegate = LostConnectionDelegate { stalled in
+                    once.finish(.failure(URLError(.networkConnectionLost)))
+                    // The delegate runs on the session's queue; `cancel()` syncs onto it, so hop off first.
+                    DispatchQueue.global().async { stalled.cancel() }
+                }
+                task.resume()
+            }
+        }
+    }
+
+    /// Turns libcurl's "rewind the body" request (a reused connection died before any response)
+    /// into a lost-connection failure; see ``URLSession/dataFailingLostConnections(for:)``.
+    final class LostConnectionDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+        private let lost: @Sendable (URLSessionTask) -> Void
+
+        init(lost: @escaping @Sendable (URLSessionTask) -> Void) {
+            self.lost = lost
+        }
+
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask,
+            needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+        ) {
+            // Answer at once: Foundation blocks the session's queue (up to 7 s) until this is called.
+            completionHandler(nil)
+            lost(task)
+        }
+    }
+#endif

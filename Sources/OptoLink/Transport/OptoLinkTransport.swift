@@ -18,6 +18,13 @@ public struct OptoLinkHTTPRequest: Sendable, Equatable {
     /// The request body in bytes, or `nil`.
     public var body: Data?
 
+    /// A request as the SDK builds it (docs/CONTRACT.md §1, "Endpoints").
+    ///
+    /// - Parameters:
+    ///   - method: `GET` or `POST`.
+    ///   - url: the absolute URL.
+    ///   - headers: header name → value.
+    ///   - body: the JSON body in bytes, or `nil`.
     public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
         self.url = url
@@ -36,6 +43,12 @@ public struct OptoLinkHTTPResponse: Sendable, Equatable {
     /// The body in bytes (possibly empty).
     public var body: Data
 
+    /// A response as a transport hands it back.
+    ///
+    /// - Parameters:
+    ///   - status: the HTTP status code, any value (2xx or not).
+    ///   - headers: header name → value.
+    ///   - body: the body in bytes; empty by default.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
@@ -94,6 +107,14 @@ public struct OptoLinkRequestContext: Sendable, Equatable {
     /// The per-attempt deadline the SDK enforces (from `OptoLinkConfig.timeout`).
     public var timeout: Duration
 
+    /// The context of one attempt.
+    ///
+    /// - Parameters:
+    ///   - endpoint: the endpoint the attempt targets.
+    ///   - callId: the public call's id within its instance, from 1.
+    ///   - attempt: 1 for the first attempt, 2 for the first retry, …
+    ///   - instanceLabel: the environment's label (a virtual device id), or `nil`.
+    ///   - timeout: the per-attempt deadline (docs/CONTRACT.md §2, "Timeout per attempt").
     public init(
         endpoint: OptoLinkEndpoint,
         callId: UInt64,
@@ -115,12 +136,30 @@ public struct OptoLinkRequestContext: Sendable, Equatable {
 ///   cancelled). A non-2xx status is a response, not an error. Any other error type is
 ///   treated by the SDK as `URLError(.unknown)`.
 public protocol OptoLinkTransport: Sendable {
+    /// Sends `request` once (never retries: the SDK's retry loop decides that) and returns its response.
+    ///
+    /// - Parameters:
+    ///   - request: method, URL, headers and body, ready to send.
+    ///   - context: which endpoint, call and attempt this is, and its deadline; the SDK cancels
+    ///     the calling task when `context.timeout` passes.
+    /// - Returns: the response, whatever its status.
+    /// - Throws: `URLError` when no response arrived; `URLError(.cancelled)` or
+    ///   `CancellationError` once the calling task is cancelled.
     func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 }
 
 /// Wraps every attempt on its way to the transport (observe, rewrite, short-circuit).
 /// Middlewares are applied in array order: the first one sees the request first.
 public protocol OptoLinkMiddleware: Sendable {
+    /// Handles one attempt: call `next` to pass it on (possibly rewritten), or return a response of its own.
+    ///
+    /// - Parameters:
+    ///   - request: the attempt as the previous middleware passed it.
+    ///   - context: which endpoint, call and attempt this is, and its deadline.
+    ///   - next: the rest of the chain, ending in the transport.
+    /// - Returns: the response the SDK sees.
+    /// - Throws: what `next` throws (a `URLError` when no response arrived), or an error of its own,
+    ///   which the SDK treats as `URLError(.unknown)`.
     func intercept(
         _ request: OptoLinkHTTPRequest,
         context: OptoLinkRequestContext,

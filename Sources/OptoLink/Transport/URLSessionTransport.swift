@@ -11,7 +11,9 @@ import Foundation
 /// sessions do not add throughput). The SDK enforces its own per-attempt deadline on the
 /// injected clock; the request's `timeoutInterval` is only a backstop one second later.
 /// On Linux, requests run behind a cancellation shield, because cancelling a URLSession task
-/// there can deadlock (see `URLSession.optoLinkData(for:)`).
+/// there can deadlock, and a request whose reused connection the server resets before any
+/// answer fails at once as `URLError(.networkConnectionLost)` instead of waiting out the
+/// timeout (see `URLSession.optoLinkData(for:)` and docs/LINUX.md §1).
 ///
 /// - Throws: `URLError` when no HTTP response arrived (refused, reset, timed out,
 ///   cancelled); any other failure is reported as `URLError(.unknown)`. Non-2xx statuses
@@ -46,6 +48,14 @@ public final class URLSessionTransport: OptoLinkTransport {
     /// The process-wide transport ``OptoLinkEnvironment/system`` uses: one ephemeral session.
     public static let shared = URLSessionTransport(configuration: .ephemeral)
 
+    /// Sends `request` through ``session`` once, with a `timeoutInterval` one second past the
+    /// SDK's own deadline (whole seconds, at least 2 s: URLSession truncates fractions on Linux).
+    ///
+    /// - Returns: the status, headers and body of any response, 2xx or not.
+    /// - Throws: `URLError` when no response arrived: `.cannotConnectToHost` (refused),
+    ///   `.networkConnectionLost` (reset or closed before the answer), `.timedOut`, `.cancelled`
+    ///   (the calling task was cancelled); `.badServerResponse` for a non-HTTP response; any other
+    ///   error as `.unknown`.
     public func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {

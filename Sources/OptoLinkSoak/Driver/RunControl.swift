@@ -67,6 +67,15 @@ package final class RunControl: Sendable {
         state.withLock { s in Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace }
     }
 
+    /// Seconds from now (on the run's clock) until ``cutoff``, at least 0; `nil` before ``arm(timeline:window:end:grace:)``.
+    package var secondsUntilCutoff: Double? {
+        state.withLock { s in
+            guard let timeline = s.timeline else { return nil }
+            let cutoff = Swift.min(s.end, s.stoppedAt ?? .infinity) + s.grace
+            return cutoff.isFinite ? Swift.max(0, cutoff - timeline.now()) : nil
+        }
+    }
+
     /// Whether a step may start at run time `t` (the run is not stopped and the window is open).
     package func stepAllowed(at t: Double) -> Bool {
         state.withLock { s in s.reason == nil && t < s.window }

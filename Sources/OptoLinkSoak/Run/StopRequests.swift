@@ -2,20 +2,21 @@ import Foundation
 import Synchronization
 
 /// Counts the stop signals (SIGINT, SIGTERM) a run received and words the message for each:
-/// the first stops new work, a later one only says the run is already stopping and how long
-/// in-flight calls may still take (the profile's `load.grace`).
+/// the first stops new work, a later one only says the run is already stopping. Both say how
+/// long in-flight calls may still take, read from the run's actual cutoff (``RunControl/cutoff``:
+/// the run's end or the stop, whichever came first, plus `load.grace`), not from the signal.
 package final class StopRequests: Sendable {
     private struct State {
         var count = 0
         var grace: Double?
-        var firstAt: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
 
     package init() {}
 
-    /// Records the grace period (seconds) once the profile is known.
+    /// Records the grace period (seconds) once the profile is known; it words a signal that
+    /// arrives before the run's clock starts (the cutoff is then the grace period from the start).
     package func setGrace(_ seconds: Double) {
         state.withLock { $0.grace = seconds }
     }
@@ -23,28 +24,36 @@ package final class StopRequests: Sendable {
     /// Signals received so far.
     package var count: Int { state.withLock { $0.count } }
 
-    /// Records one signal named `name` (`SIGINT`, `SIGTERM`) and returns the line to print.
-    package func record(_ name: String, now: ContinuousClock.Instant = .now) -> String {
+    /// Records one signal named `name` (`SIGINT`, `SIGTERM`) after `control` was stopped, and
+    /// returns the line to print, with the seconds left until `control`'s cutoff on its clock.
+    package func record(_ name: String, control: RunControl) -> String {
+        record(name, secondsLeft: control.secondsUntilCutoff)
+    }
+
+    /// Records one signal named `name`; `secondsLeft` is the time until the run's cutoff
+    /// (`nil` while the run's clock has not started).
+    package func record(_ name: String, secondsLeft: Double?) -> String {
         state.withLock { s in
             s.count += 1
+            let within: String
+            if let secondsLeft {
+                within = Self.seconds(secondsLeft)
+            } else if let grace = s.grace {
+                within = "\(Self.seconds(grace)) (load.grace)"
+            } else {
+                within = "the grace period (load.grace)"
+            }
             if s.count == 1 {
-                s.firstAt = now
-                let grace = s.grace.map { "up to \(Self.seconds($0)) (load.grace)" } ?? "the grace period (load.grace)"
-                return "\(name): stopping new work; in-flight journeys get \(grace), then the report is written…"
+                return "\(name): stopping new work; in-flight calls end within \(within), then the report is written…"
             }
-            guard let grace = s.grace, let first = s.firstAt else {
-                return
-                    "\(name) again: already stopping; in-flight calls end within the grace period, then the report is written"
-            }
-            let elapsed =
-                Double((now - first).components.seconds)
-                + Double((now - first).components.attoseconds) / 1e18
-            return
-                "\(name) again: already stopping; in-flight calls end within \(Self.seconds(Swift.max(0, grace - elapsed))), then the report is written"
+            return "\(name) again: already stopping; in-flight calls end within \(within), then the report is written"
         }
     }
 
+    /// `3 s`, `0.8 s`: whole seconds as such, anything else rounded up to a tenth (never promise
+    /// less time than is left).
     private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
+        let tenths = (Swift.max(0, value) * 10 - 1e-9).rounded(.up) / 10
+        return tenths == tenths.rounded() ? "\(Int(tenths)) s" : String(format: "%.1f s", tenths)
     }
 }
