@@ -91,13 +91,13 @@ import Testing
                         if n % 89 != 0 { row(t + 0.015, "session", deviceId) }
                         call(.session, 1, t + 0.03, ok: true, status: 200, corr: nil)
                     default:
-                        // /match from one of 2 IPs (2/s each), 12 per 10 s window each.
+                        // /match from one of 2 IPs, 8 per 10 s window each.
                         let ip = "10.0.0.\(n % 20 / 10)"
                         var window = windows[ip] ?? (t, 0)
                         if t >= window.start + 10 { window = (t, 0) }
                         window.hits += 1
                         windows[ip] = window
-                        let limited = window.hits > 12
+                        let limited = window.hits > 8
                         let n429 = Int((window.start + 10 - t).rounded(.up))
                         attempts.append(
                             attempt(
@@ -143,8 +143,19 @@ import Testing
 
     static var configuration: VerdictsConfiguration {
         var configuration = VerdictsConfiguration()
-        configuration.limits = ["match": (try? DeclaredLimit(parsing: "12/10s per ip", bucket: "match"))!]
+        configuration.limits = ["match": (try? DeclaredLimit(parsing: "8/10s per ip", bucket: "match"))!]
         return configuration
+    }
+
+    /// ``Verdicts/evaluate(stream:context:)`` that yields now and then: these tests are CPU-bound
+    /// and share the cooperative pool with the end-to-end suites, whose runs must not starve.
+    static func evaluate(_ stream: [RunRecord], context: VerdictContext) async -> VerdictsReport {
+        var passes = VerdictStream(context: context)
+        for (index, record) in stream.enumerated() {
+            passes.consume(record)
+            if index % 256 == 0 { await Task.yield() }
+        }
+        return passes.finish()
     }
 
     static func context(horizon: Double, live: Bool) -> VerdictContext {
@@ -154,10 +165,10 @@ import Testing
     }
 
     @Test("pruning past a 30 s horizon gives the same report as keeping everything, and as the ledger given up front")
-    func streamingEqualsInMemory() throws {
-        let run = SyntheticRun(seconds: 240, perSecond: 20)
-        let kept = Verdicts.evaluate(stream: run.stream, context: Self.context(horizon: .infinity, live: false))
-        let pruned = Verdicts.evaluate(stream: run.stream, context: Self.context(horizon: 30, live: true))
+    func streamingEqualsInMemory() async throws {
+        let run = SyntheticRun(seconds: 120, perSecond: 10)
+        let kept = await Self.evaluate(run.stream, context: Self.context(horizon: .infinity, live: false))
+        let pruned = await Self.evaluate(run.stream, context: Self.context(horizon: 30, live: true))
         let upFront = Verdicts.evaluate(
             VerdictInputs(
                 attempts: run.attempts, calls: run.calls, ledger: run.ledger, attribution: run.attribution,
@@ -172,15 +183,15 @@ import Testing
         let session = try #require(kept.reconciliation.endpoints["session"])
         #expect(session.deliveredOnce > 0 && session.lost > 0)
         let match = try #require(kept.limits.buckets["match"])
-        #expect(match.rejected > 0 && match.windows > 40)
+        #expect(match.rejected > 0 && match.windows > 20)
         #expect(match.enforcedExactly, "\(match)")
         #expect(kept.backoff.exponential.checked > 0)
         #expect(kept.attribution.overall.devices > 0)
     }
 
     @Test("live order with a little reordering (rows of different threads) still gives the same report")
-    func smallReorderingKeepsTheReport() throws {
-        let run = SyntheticRun(seconds: 120, perSecond: 20)
+    func smallReorderingKeepsTheReport() async throws {
+        let run = SyntheticRun(seconds: 120, perSecond: 10)
         var stream = run.stream
         // Swap neighbours every 7 records: the recorder's threads may hand rows of different calls
         // over slightly out of order (a call always follows its own attempts: one thread emits both).
@@ -196,26 +207,26 @@ import Testing
             stream.swapAt(index, index + 1)
             swapped += 1
         }
-        #expect(swapped > 500)
-        let kept = Verdicts.evaluate(stream: run.stream, context: Self.context(horizon: .infinity, live: false))
-        let pruned = Verdicts.evaluate(stream: stream, context: Self.context(horizon: 30, live: true))
+        #expect(swapped > 200)
+        let kept = await Self.evaluate(run.stream, context: Self.context(horizon: .infinity, live: false))
+        let pruned = await Self.evaluate(stream, context: Self.context(horizon: 30, live: true))
         #expect(pruned == kept)
     }
 
     @Test("a server clock 500 s ahead (a remote or virtual clock): rows still wait for their calls, same report")
-    func skewedLedgerClock() throws {
-        let run = SyntheticRun(seconds: 120, perSecond: 20)
+    func skewedLedgerClock() async throws {
+        let run = SyntheticRun(seconds: 120, perSecond: 10)
         // Rows come in the same order as live, but their arrival times read 500 s later.
         let skewed = run.stream.map { record -> RunRecord in
             guard case .ledger(var entry) = record else { return record }
             entry.arrivedAt += 500
             return .ledger(entry)
         }
-        let kept = Verdicts.evaluate(stream: skewed, context: Self.context(horizon: .infinity, live: false))
-        let pruned = Verdicts.evaluate(stream: skewed, context: Self.context(horizon: 30, live: true))
+        let kept = await Self.evaluate(skewed, context: Self.context(horizon: .infinity, live: false))
+        let pruned = await Self.evaluate(skewed, context: Self.context(horizon: 30, live: true))
         // Events join on their correlation id whatever the clock: the same outcomes as unskewed,
         // and no row was given up as unexpected while its call was still to come.
-        let unskewed = Verdicts.evaluate(stream: run.stream, context: Self.context(horizon: 30, live: true))
+        let unskewed = await Self.evaluate(run.stream, context: Self.context(horizon: 30, live: true))
         #expect(pruned.reconciliation.endpoints["events"] == unskewed.reconciliation.endpoints["events"])
         #expect(pruned.reconciliation.endpoints["events"] == kept.reconciliation.endpoints["events"])
         // Session rows join by device and time: every call is judged once, every row counted once
@@ -230,31 +241,32 @@ import Testing
     }
 
     @Test("what the passes hold stays flat: 4× the run length, the same retained state (within 10 %)")
-    func passStateIsBounded() {
+    func passStateIsBounded() async {
         /// The most each pass held, sampled every 500 records.
-        func retained(seconds: Int) -> (limits: Int, reconciliation: Int) {
+        func retained(seconds: Int) async -> (limits: Int, reconciliation: Int) {
             let context = Self.context(horizon: 30, live: true)
             var limits = LimitOracleVerdict.makePass(context)
             var reconciliation = ReconciliationVerdict.makePass(context)
             var most = (limits: 0, reconciliation: 0)
-            for (index, record) in SyntheticRun(seconds: seconds, perSecond: 20).stream.enumerated() {
+            for (index, record) in SyntheticRun(seconds: seconds, perSecond: 10).stream.enumerated() {
                 limits.consume(record)
                 reconciliation.consume(record)
                 if index % 500 == 0 {
                     most = (max(most.limits, limits.retained), max(most.reconciliation, reconciliation.retained))
+                    await Task.yield()
                 }
             }
             return most
         }
-        let short = retained(seconds: 150)
-        let long = retained(seconds: 600)
+        let short = await retained(seconds: 90)
+        let long = await retained(seconds: 360)
         #expect(short.limits > 0 && short.reconciliation > 0)
         #expect(Double(long.limits) <= Double(short.limits) * 1.1 + 10, "\(short) vs \(long)")
         #expect(Double(long.reconciliation) <= Double(short.reconciliation) * 1.1 + 10, "\(short) vs \(long)")
         // Keeping everything (infinite horizon) grows with the run: the comparison can fail.
         var everything = ReconciliationVerdict.makePass(Self.context(horizon: .infinity, live: false))
-        for record in SyntheticRun(seconds: 150, perSecond: 20).stream { everything.consume(record) }
-        #expect(everything.retained > 4 * short.reconciliation)
+        for record in SyntheticRun(seconds: 90, perSecond: 10).stream { everything.consume(record) }
+        #expect(everything.retained > 2 * short.reconciliation)
     }
 
     @Test("a missing retry is settled as soon as the stream passes its due time, not held to the end")
