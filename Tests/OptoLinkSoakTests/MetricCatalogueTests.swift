@@ -151,7 +151,7 @@ struct MetricCatalogueTests {
             switch record {
             case .attempt(let attempt): seen.insert(attempt.callId)
             case .call(let call): #expect(seen.contains(call.callId))
-            case .attribution: break
+            case .attribution, .ledger: break
             }
         }
     }

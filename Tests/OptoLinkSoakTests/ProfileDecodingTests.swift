@@ -159,7 +159,7 @@ struct ProfileDecodingTests {
             ),
             (
                 #"{"limts": {}}"#,
-                "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"
+                "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds, deviceIdleSeconds)"
             ),
             (
                 #"{"limits": {"evnts": {}}}"#,

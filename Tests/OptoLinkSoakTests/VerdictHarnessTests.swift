@@ -304,7 +304,7 @@ final class VerdictRun: Sendable {
         }
         let report = Verdicts.evaluate(
             VerdictInputs(
-                attempts: attempts, calls: calls, ledger: backend.ledger(), attribution: recorder.attribution,
+                attempts: attempts, calls: calls, ledger: backend.ledger(),
                 configuration: expect, maxRetries: maxRetries, runStartEpoch: recorder.timeline.originEpoch))
         return (report, report.metrics(), attempts)
     }

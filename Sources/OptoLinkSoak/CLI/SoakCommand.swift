@@ -18,6 +18,8 @@ package enum SoakCommand: Sendable, Equatable {
         package var port: Int?
         package var configPath: String?
         package var trustForwardedFor = false
+        /// `--ledger-file PATH`: stream the ledger there as JSON lines instead of holding it in memory.
+        package var ledgerFilePath: String?
         package init() {}
     }
 

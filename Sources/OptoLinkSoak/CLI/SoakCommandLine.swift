@@ -51,7 +51,10 @@ package enum SoakCommandLine {
           --out DIR            report directory (default Reports/<profile>-<timestamp>/); a
                                directory that already holds a report is refused
           --force              write into an --out directory that already holds a report
-          --ledger FILE        server ledger exported from the real backend (JSON array)
+          --ledger FILE        server ledger exported from the real backend (a JSON array, or JSON
+                               lines: one entry per line, read as a stream)
+          --ledger-file PATH   embedded emulator: stream its ledger there as JSON lines (default
+                               ledger.jsonl in the report directory); never held in memory
           --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
                                is the package's own client (http:// only: an https:// base URL runs
                                on URLSession and says so); urlsession is the path iOS apps take on
@@ -100,6 +103,8 @@ package enum SoakCommandLine {
           --config FILE          StagingConfiguration JSON (port, limits, windows, faults, fixtures;
                                  see Profiles/staging/README.md); unknown keys are errors
           --trust-forwarded-for  take the client IP from X-Forwarded-For
+          --ledger-file PATH     stream the ledger to PATH as JSON lines (one entry per line)
+                                 instead of keeping it in memory; GET /__admin/ledger pages it
           -h, --help             this help
         """
 
@@ -271,6 +276,7 @@ package enum SoakCommandLine {
             case "--out": options.outDirectory = try value()
             case "--force": options.force = true
             case "--ledger": options.ledgerPath = try value()
+            case "--ledger-file": options.ledgerFilePath = try value()
             case "--no-progress": options.progress = false
             case "--threshold": options.extraThresholds.append(try value())
             case "--no-thresholds": options.noThresholds = true
@@ -322,6 +328,10 @@ package enum SoakCommandLine {
             throw SoakUsageError(
                 message: "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)")
         }
+        if options.baseURL != nil && options.ledgerFilePath != nil {
+            throw SoakUsageError(
+                message: "--ledger-file: only with the embedded emulator (a remote backend's ledger: --ledger FILE)")
+        }
         if options.baseURL == nil && options.ledgerPath != nil {
             throw SoakUsageError(
                 message: "--ledger: only with --base-url (the embedded emulator's ledger is read directly)")
@@ -357,6 +367,7 @@ package enum SoakCommandLine {
             case "--host": options.host = try value()
             case "--config": options.configPath = try value()
             case "--trust-forwarded-for": options.trustForwardedFor = true
+            case "--ledger-file": options.ledgerFilePath = try value()
             default: return false
             }
             return true

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkStaging
 import Synchronization
 
 /// Records every HTTP attempt and public call of a run: streams rows to `attempts.csv` and
@@ -7,7 +8,8 @@ import Synchronization
 ///
 /// One recorder per run, shared by every virtual device (it is also the recording
 /// middleware, see `SoakRecorder+Middleware.swift`). Memory stays bounded: rows go to disk,
-/// only calls still open are kept, histograms have a fixed size.
+/// only calls still open are kept, histograms have a fixed size, and the verdicts run live
+/// (``VerdictStream``) as each row is recorded, each pass keeping only what its horizon needs.
 package final class SoakRecorder: Sendable {
     struct CallKey: Hashable {
         var label: String
@@ -81,10 +83,14 @@ package final class SoakRecorder: Sendable {
         var firstLaunches = 0
         var clickedFirstLaunches = 0
         var deferredByMethod: [String: Int] = [:]
-        var attribution: [AttributionRecord] = []
         var deviceIds: [String: String] = [:]
-        /// `<device>#<launch>` → the SDK `deviceId` of that launch.
+        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
         var launchDeviceIds: [String: String] = [:]
+        /// Open calls per label, and labels whose launch is over (their `deviceId` goes with their last call).
+        var openPerLabel: [String: Int] = [:]
+        var endedLaunches = Set<String>()
+        /// Every attribution record (only when ``keepsMergeInputs``: a shard's manifest needs them).
+        var attribution: [AttributionRecord] = []
         var clicks = 0
         var clicksByStatus: [String: Int] = [:]
         var clipboardPlaced = 0
@@ -108,6 +114,13 @@ package final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
+    /// The verdicts' passes, fed live in the order rows are recorded.
+    let verdicts: Mutex<VerdictStream>
+    /// Whether the recorder keeps what `merge` needs from a shard (every attribution record, every
+    /// launch's `deviceId`): O(launches) memory, so only a shard run (`--shard`) asks for it.
+    let keepsMergeInputs: Bool
+    /// Explanations for `summary.json`'s notes, gathered live.
+    let notes = Mutex(SummaryNotes.Builder())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
     package let outage: OutagePlan?
 
@@ -120,10 +133,17 @@ package final class SoakRecorder: Sendable {
     /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
     ///   work is recorded as `cancelled_by_run` (other cancellations, e.g. a relaunch disposing
     ///   the previous instance, as `cancelled`).
+    /// - Parameter verdictContext: what the live verdict passes know besides the records (its
+    ///   `runStartEpoch` is set to the timeline's origin).
     package init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
-        control: RunControl? = nil, outage: OutagePlan? = nil
+        control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext(),
+        keepsMergeInputs: Bool = false
     ) throws {
+        self.keepsMergeInputs = keepsMergeInputs
+        var context = verdictContext
+        context.runStartEpoch = timeline.originEpoch
+        verdicts = Mutex(VerdictStream(context: context))
         self.timeline = timeline
         self.outage = outage
         self.control = control
@@ -147,6 +167,7 @@ package final class SoakRecorder: Sendable {
                 s.openCalls[key] = OpenCall(
                     device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
                     start: actualStart, end: actualStart)
+                s.openPerLabel[label, default: 0] += 1
             }
             s.openCalls[key]?.attempts += 1
             s.openCalls[key]?.inFlight += 1
@@ -162,6 +183,8 @@ package final class SoakRecorder: Sendable {
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
         attemptsCSV.append(record.csvFields)
+        verdicts.withLock { $0.consume(.attempt(record)) }
+        notes.withLock { $0.consume(.attempt(record)) }
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
@@ -201,9 +224,27 @@ package final class SoakRecorder: Sendable {
             call.lastErrorKind = record.errorKind
             if call.correlationId == nil { call.correlationId = record.correlationId }
             s.openCalls[key] = call
-            return call.closeRequested && call.inFlight == 0 ? Self.close(key, in: &s) : nil
+            return call.closeRequested && call.inFlight == 0 ? self.close(key, in: &s) : nil
         }
-        if let finished { callsCSV.append(finished.csvFields) }
+        if let finished { emit(finished) }
+    }
+
+    /// Writes a closed call's row and hands it to the live verdicts and notes.
+    private func emit(_ call: CallRecord) {
+        callsCSV.append(call.csvFields)
+        verdicts.withLock { $0.consume(.call(call)) }
+        notes.withLock { $0.consume(.call(call)) }
+    }
+
+    /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
+    /// (embedded emulator) or at the end (a remote backend's ledger file).
+    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
+        verdicts.withLock { $0.consume(.ledger(entry)) }
+    }
+
+    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
+    package func finishVerdicts() -> VerdictsReport {
+        verdicts.withLock { $0.finish() }
     }
 
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
@@ -216,6 +257,7 @@ package final class SoakRecorder: Sendable {
     package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
         let finished: [CallRecord] = state.withLock { s in
+            if callIds == nil { s.endedLaunches.insert(label) }
             let keys =
                 callIds.map { $0.map { CallKey(label: label, callId: $0) } }
                 ?? s.openCalls.keys.filter { $0.label == label }
@@ -232,11 +274,12 @@ package final class SoakRecorder: Sendable {
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
-                if s.openCalls[key]?.inFlight == 0, let record = Self.close(key, in: &s) { done.append(record) }
+                if s.openCalls[key]?.inFlight == 0, let record = self.close(key, in: &s) { done.append(record) }
             }
+            if callIds == nil { self.forgetLaunchIfDone(label, in: &s) }
             return done
         }
-        for record in finished { callsCSV.append(record.csvFields) }
+        for record in finished { emit(record) }
     }
 
     /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
@@ -251,15 +294,22 @@ package final class SoakRecorder: Sendable {
                     call.end = Swift.max(call.end, now)
                     s.openCalls[key] = call
                 }
-                return Self.close(key, in: &s)
+                return self.close(key, in: &s)
             }
         }
-        for record in finished { callsCSV.append(record.csvFields) }
+        for record in finished { emit(record) }
         attemptsCSV.close()
         callsCSV.close()
     }
 
-    private static func close(_ key: CallKey, in s: inout State) -> CallRecord? {
+    /// Drops what a launch's label keeps once the launch is over and its last call closed.
+    private func forgetLaunchIfDone(_ label: String, in s: inout State) {
+        guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
+        s.endedLaunches.remove(label)
+        if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: label) }
+    }
+
+    private func close(_ key: CallKey, in s: inout State) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
         let derived: CallOutcome =
             switch call.lastStatus {
@@ -272,7 +322,10 @@ package final class SoakRecorder: Sendable {
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
-            deviceId: s.launchDeviceIds[key.label])
+            deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
+        s.openPerLabel[key.label, default: 1] -= 1
+        if s.openPerLabel[key.label] == 0 { s.openPerLabel.removeValue(forKey: key.label) }
+        forgetLaunchIfDone(key.label, in: &s)
         inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
             stats.calls += 1
             stats.callOutcomes[record.outcome, default: 0] += 1
@@ -358,8 +411,9 @@ package final class SoakRecorder: Sendable {
             s.firstLaunches += 1
             if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
             s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
-            s.attribution.append(record)
+            if keepsMergeInputs { s.attribution.append(record) }
         }
+        verdicts.withLock { $0.consume(.attribution(record)) }
     }
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
@@ -371,14 +425,14 @@ package final class SoakRecorder: Sendable {
         }
     }
 
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used.
+    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
     package var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
+
+    /// Every attribution record so far (empty unless the recorder ``keepsMergeInputs``).
+    package var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
     package var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
-
-    /// Every attribution record so far.
-    package var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 }
 
 /// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is

@@ -1,4 +1,5 @@
 import Foundation
+import OptoLinkStaging
 
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
@@ -20,6 +21,9 @@ public struct SoakSummary: Sendable, Codable {
     package var opens: OpenSummary
     /// Resident memory of the soak process over time.
     package var rss: [RSSSample]
+    /// What `rss` measures: with the embedded emulator the driver and the emulator share one
+    /// process, so `bytes` is both, and each sample's `emulator` counts what the emulator holds.
+    package var rssScope: String? = nil
     /// Per interval of `intervalSeconds`: what started and what came back (the knee of a ramp).
     package var timeline: [Interval] = []
     package var intervalSeconds: Double = 1
@@ -97,6 +101,9 @@ public struct SoakSummary: Sendable, Codable {
         /// A merged report: whether the records were streamed in time order from the shards'
         /// CSVs (`true`), or sorted in memory because a shard's rows were too far out of order.
         package var streamed: Bool?
+        /// A merged report: the reorder window the streamed records needed, seconds (rows of a
+        /// shard lag behind each other by up to this much in its CSVs).
+        package var reorderWindowSeconds: Double?
 
         package init(count: Int, index: Int? = nil) {
             self.count = count
@@ -274,12 +281,18 @@ public struct SoakSummary: Sendable, Codable {
         /// Mean and max of `end − intended_start` of those attempts, seconds.
         package var meanLatencyFromIntended: Double
         package var maxLatencyFromIntended: Double
+        /// Resident bytes of the soak process at the interval's last RSS sample (absent when
+        /// no sample fell in it).
+        package var rssBytes: Int? = nil
     }
 
     package struct RSSSample: Sendable, Codable, Equatable {
         /// Seconds since run start.
         package var t: Double
+        /// Resident bytes of the soak process (`VmRSS`).
         package var bytes: Int
+        /// With the embedded emulator: what it held at that moment (absent otherwise).
+        package var emulator: StagingRetained? = nil
     }
 
     package struct ServerSummary: Sendable, Codable {

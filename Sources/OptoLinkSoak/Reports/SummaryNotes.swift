@@ -34,7 +34,7 @@ package enum SummaryNotes {
                 if attempt.endpoint == .events && attempt.status == 404 { events404.insert(attempt.device) }
             case .call(let call):
                 if call.finalStatus == 429 { ended[call.endpoint, default: 0] += 1 }
-            case .attribution:
+            case .attribution, .ledger:
                 break
             }
         }

@@ -40,12 +40,24 @@ package struct EmbeddedBackend: SoakBackend {
 
     package func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
 
+    @Sendable package func retained() -> StagingRetained? { server.backend.retained() }
+
+    /// Streams the emulator's ledger to `file` and hands each entry to `sink` as it is stored.
+    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+        try server.backend.streamLedger(to: file)
+        server.backend.observeLedger(sink)
+        return true
+    }
+
     package func counters() async -> JSONValue? {
         guard let data = try? JSONEncoder().encode(server.counters()) else { return nil }
         return try? JSONDecoder().decode(JSONValue.self, from: data)
     }
 
-    package func stop() async { await server.stop() }
+    package func stop() async {
+        await server.stop()
+        server.backend.flushLedger()
+    }
 
     /// Counts the profile's outage windows from the run's start.
     package func runStarted(atEpoch epoch: Double) { server.startOutageWindows(at: epoch) }

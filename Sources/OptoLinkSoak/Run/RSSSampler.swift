@@ -1,3 +1,4 @@
+import OptoLinkStaging
 import Synchronization
 
 /// Samples the process's resident memory every `every` seconds (bounded: at most 2,000
@@ -11,10 +12,13 @@ final class RSSSampler: Sendable {
 
     let timeline: RunTimeline
     private let state: Mutex<State>
+    /// What the embedded emulator holds, sampled with each RSS reading (`nil`: no emulator).
+    let emulator: (@Sendable () -> StagingRetained?)?
 
-    init(timeline: RunTimeline, every seconds: Double) {
+    init(timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> StagingRetained?)? = nil) {
         self.timeline = timeline
         self.state = Mutex(State(interval: seconds))
+        self.emulator = emulator
     }
 
     var samples: [SoakSummary.RSSSample] { state.withLock { $0.samples } }
@@ -23,12 +27,27 @@ final class RSSSampler: Sendable {
         guard let bytes = ProcessMemory.residentBytes() else { return }
         let t = timeline.now()
         state.withLock { s in
-            s.samples.append(.init(t: t, bytes: bytes))
+            s.samples.append(.init(t: t, bytes: bytes, emulator: emulator?()))
             if s.samples.count > 2000 {
                 s.samples = s.samples.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
                 s.interval *= 2
             }
         }
+    }
+
+    /// RSS growth in MiB per hour: the least-squares slope of `bytes` over `t` for the samples of
+    /// the second half of the run (the first half is warm-up); `nil` with fewer than 3 of them.
+    static func growthMiBPerHour(_ samples: [SoakSummary.RSSSample]) -> Double? {
+        guard let end = samples.map(\.t).max() else { return nil }
+        let late = samples.filter { $0.t >= end / 2 }
+        guard late.count >= 3 else { return nil }
+        let n = Double(late.count)
+        let meanT = late.reduce(0) { $0 + $1.t } / n
+        let meanB = late.reduce(0) { $0 + Double($1.bytes) } / n
+        let sxx = late.reduce(0) { $0 + ($1.t - meanT) * ($1.t - meanT) }
+        guard sxx > 0 else { return nil }
+        let sxy = late.reduce(0) { $0 + ($1.t - meanT) * (Double($1.bytes) - meanB) }
+        return sxy / sxx * 3600 / 1_048_576
     }
 
     /// Samples until cancelled (one sample at start, one at the end).

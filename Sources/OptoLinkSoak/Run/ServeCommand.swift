@@ -13,6 +13,15 @@ enum ServeCommand {
             return 2
         }
         let server = StagingServer(configuration: configuration)
+        if let path = options.ledgerFilePath {
+            do {
+                try server.backend.streamLedger(to: URL(fileURLWithPath: path))
+            } catch {
+                FileHandle.standardError.write(
+                    Data("error: serve: --ledger-file \(path): cannot create (\(error.localizedDescription))\n".utf8))
+                return 2
+            }
+        }
         do {
             try await server.start()
         } catch let error as HTTPServerError {
@@ -38,9 +47,21 @@ enum ServeCommand {
             ["optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)"]
             + server.summary().dropFirst().map { "  " + $0 }
         FileHandle.standardOutput.write(Data((banner.joined(separator: "\n") + "\n").utf8))
+        // A ledger file reaches the disk at least once a second, so a reader tailing it stays current.
+        let flusher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                server.backend.flushLedger()
+            }
+        }
         for await _ in stream {}
+        flusher.cancel()
         trap.cancel()
         await server.stop()
+        if let failure = server.backend.flushLedger() {
+            FileHandle.standardError.write(Data("error: serve: --ledger-file: \(failure)\n".utf8))
+            return 2
+        }
         return 0
     }
 

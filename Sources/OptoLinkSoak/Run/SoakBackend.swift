@@ -20,10 +20,33 @@ package protocol SoakBackend: Sendable {
     /// Tells the backend the run's second 0 (seconds since 1970): the embedded emulator counts its
     /// outage windows from it. A remote backend cannot be told; it does nothing.
     func runStarted(atEpoch epoch: Double)
+    /// Follows the ledger live: streams it to `file` (JSON lines) instead of memory and hands
+    /// every entry to `sink` as the server stores it. Returns `false` when the backend cannot
+    /// (a remote one: its ledger is read at the end, see ``readLedger(_:)``).
+    /// - Throws: when `file` cannot be created.
+    func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool
+    /// Hands every ledger entry to `body` in file order without holding them all; returns how
+    /// many, or `nil` when the backend has no ledger.
+    /// - Throws: ``SoakProfileError`` when the ledger cannot be read.
+    func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int?
+    /// What an in-process emulator holds right now; `nil` for a remote backend.
+    @Sendable func retained() -> StagingRetained?
 }
 
 extension SoakBackend {
     package func runStarted(atEpoch epoch: Double) {}
+
+    @Sendable package func retained() -> StagingRetained? { nil }
+
+    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+        false
+    }
+
+    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+        guard let entries = try await ledger() else { return nil }
+        entries.forEach(body)
+        return entries.count
+    }
 }
 
 /// A real staging backend at a URL; its ledger comes from `--ledger FILE` if given.
@@ -46,11 +69,38 @@ package struct RemoteBackend: SoakBackend {
     package func counters() async -> JSONValue? { nil }
     package func stop() async {}
 
-    /// Reads a `--ledger` file: a JSON array of `StagingLedgerEntry`.
+    /// Streams a `--ledger` file: JSON lines are read line by line; a JSON array is decoded whole.
+    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+        guard let ledgerFile else { return nil }
+        if let problem = PathProblem.readingFile(ledgerFile.path, as: "ledger") {
+            throw SoakProfileError(message: "--ledger \(problem)")
+        }
+        guard try Self.isJSONLines(ledgerFile) else {
+            let entries = try Self.readLedger(ledgerFile)
+            entries.forEach(body)
+            return entries.count
+        }
+        return try LedgerLines.read(ledgerFile, label: "--ledger", body)
+    }
+
+    /// Whether the file's first non-blank byte opens an object (JSON lines) rather than an array.
+    static func isJSONLines(_ url: URL) throws -> Bool {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        let head = try handle.read(upToCount: 4096) ?? Data()
+        return head.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
+    }
+
+    /// Reads a `--ledger` file whole: a JSON array of `StagingLedgerEntry`, or JSON lines.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
     package static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
         if let problem = PathProblem.readingFile(url.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
+        }
+        if (try? isJSONLines(url)) == true {
+            var entries: [StagingLedgerEntry] = []
+            _ = try LedgerLines.read(url, label: "--ledger") { entries.append($0) }
+            return entries
         }
         do {
             return try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))

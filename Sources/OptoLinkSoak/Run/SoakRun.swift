@@ -153,15 +153,36 @@ public struct SoakRun: Sendable {
             timeline = RunTimeline(clock: clock)
         }
         let recorder: SoakRecorder
+        // The embedded emulator's ledger goes to a file as it grows and reaches the live verdicts
+        // through this relay (set once the recorder exists; entries before that are not this run's).
+        let relay = LedgerRelay()
+        let ledgerLive: Bool
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let span = profile.load.effectiveDuration + profile.load.grace
-            recorder = try SoakRecorder(
-                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
-                control: control, outage: OutagePlan.of(profile))
         } catch {
             return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
         }
+        let ledgerFile =
+            options.ledgerFilePath.map { URL(fileURLWithPath: $0) }
+            ?? directory.appendingPathComponent("ledger.jsonl")
+        do {
+            ledgerLive = try backend.followLedger(file: ledgerFile, sink: relay.forward)
+        } catch {
+            return fail("--ledger-file \(ledgerFile.path): cannot create (\(error.localizedDescription))")
+        }
+        do {
+            let span = profile.load.effectiveDuration + profile.load.grace
+            let context = VerdictContext(
+                configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledgerStreamed: true,
+                ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
+            recorder = try SoakRecorder(
+                directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
+                control: control, outage: OutagePlan.of(profile), verdictContext: context,
+                keepsMergeInputs: options.shard != nil)
+        } catch {
+            return fail("--out \(directory.path): cannot write the report (\(error.localizedDescription))")
+        }
+        relay.connect(recorder)
         // Outage windows count from the run's start, not from the emulator's.
         backend.runStarted(atEpoch: timeline.originEpoch)
         let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
@@ -213,7 +234,8 @@ public struct SoakRun: Sendable {
         )
 
         let monitor = RunMonitor(thresholds: profile.expect.thresholds)
-        let rss = RSSSampler(timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300))
+        let rss = RSSSampler(
+            timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300), emulator: backend.retained)
         let stopReason: StopReason = await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if options.progress {
@@ -274,7 +296,7 @@ public struct SoakRun: Sendable {
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
             scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind,
-            lateSeconds: lateSeconds)
+            lateSeconds: lateSeconds, ledger: ledgerLive ? .live(relay) : .atEnd)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -283,15 +305,30 @@ public struct SoakRun: Sendable {
     private func finishReport(
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
-        monitorMessage: String?, transport: SoakTransportKind, lateSeconds: Double
+        monitorMessage: String?, transport: SoakTransportKind, lateSeconds: Double,
+        ledger ledgerSource: LedgerSource
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
         let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
         let interrupted = signal != nil
-        var ledger: [StagingLedgerEntry]? = nil
+        // The ledger reaches the verdicts live (embedded emulator) or now, streamed from the backend.
+        var ledgerEntries: Int? = nil
         var ledgerError: String? = nil
-        do { ledger = try await backend.ledger() } catch { ledgerError = "\(error)" }
+        switch ledgerSource {
+        case .live(let relay):
+            ledgerEntries = relay.count
+        case .atEnd:
+            do { ledgerEntries = try await backend.readLedger { recorder.ledgerRecorded($0) } } catch {
+                ledgerError = "\(error)"
+            }
+        }
+        var verdicts = recorder.finishVerdicts()
+        if ledgerEntries == nil {
+            verdicts = VerdictsReport(
+                results: verdicts.results + [ReconciliationVerdict.notAvailable],
+                ignoredAttempts: verdicts.ignoredAttempts)
+        }
         let counters = await backend.counters()
         let parts = recorder.summaryParts(activeSeconds: activeSeconds)
         var journeys = parts.journeys
@@ -309,7 +346,8 @@ public struct SoakRun: Sendable {
                 transport: transport.rawValue),
             journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
             clicks: parts.clicks, opens: parts.opens, rss: rss,
-            server: ledger == nil && counters == nil ? nil : .init(counters: counters, ledgerEntries: ledger?.count),
+            server: ledgerEntries == nil && counters == nil
+                ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
         if let shard = options.shard {
@@ -320,6 +358,11 @@ public struct SoakRun: Sendable {
         }
         summary.timeline = recorder.intervalSummary(activeSeconds: activeSeconds)
         summary.intervalSeconds = recorder.interval
+        Self.placeRSS(rss, in: &summary.timeline, interval: recorder.interval)
+        summary.rssScope =
+            backend.kind == "embedded"
+            ? "one process: the driver and the embedded emulator; rss[].emulator counts what the emulator holds"
+            : "the driver only (the backend is remote)"
         let attemptsURL = directory.appendingPathComponent("attempts.csv")
         let callsURL = directory.appendingPathComponent("calls.csv")
         // The report is only worth its verdicts if every row reached the disk and reads back whole.
@@ -327,21 +370,22 @@ public struct SoakRun: Sendable {
         for writer in [recorder.attemptsCSV, recorder.callsCSV] {
             if let failure = writer.failure { ioProblems.append("\(writer.url.path): \(failure)") }
         }
-        var attempts: [AttemptRecord] = []
-        var calls: [CallRecord] = []
-        do {
-            attempts = try ReportCSVReader.attempts(attemptsURL)
-            calls = try ReportCSVReader.calls(callsURL)
-        } catch {
-            ioProblems.append("\(error)")
+        // The verdicts ran live; the CSVs are read back only for the HTML report's charts, and only
+        // while small enough (a long run's report keeps its memory flat and goes without them).
+        var attempts: [AttemptRecord]? = nil
+        let attemptsSize = (try? FileManager.default.attributesOfItem(atPath: attemptsURL.path)[.size] as? Int) ?? nil
+        if let attemptsSize, attemptsSize <= Self.chartAttemptsLimitBytes {
+            do { attempts = try ReportCSVReader.attempts(attemptsURL) } catch { ioProblems.append("\(error)") }
         }
-        let verdicts = Verdicts.evaluate(
-            VerdictInputs(
-                attempts: attempts, calls: calls, ledger: ledger, attribution: recorder.attribution,
-                configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
-                runStartEpoch: recorder.timeline.originEpoch, deviceIds: recorder.deviceIds,
-                launchDeviceIds: recorder.launchDeviceIds))
-        summary.notes = SummaryNotes.build(attempts: attempts, calls: calls)
+        for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
+            ioProblems.append("\(url.path): missing")
+        }
+        summary.notes = recorder.notes.withLock { $0.notes() }
+        if attempts == nil, attemptsSize != nil {
+            summary.notes.append(
+                "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "
+                    + "from it (latency over time, back-off, limit windows) are left out to keep memory flat")
+        }
         RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
         if stopReason == .thresholdAborted, let monitorMessage {
             summary.thresholds.insert(
@@ -403,6 +447,30 @@ public struct SoakRun: Sendable {
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
 
+    /// Puts each interval's last RSS sample on its timeline row.
+    static func placeRSS(
+        _ samples: [SoakSummary.RSSSample], in timeline: inout [SoakSummary.Interval], interval: Double
+    ) {
+        guard interval > 0 else { return }
+        for sample in samples {
+            let slot = Int(sample.t / interval)
+            if timeline.indices.contains(slot) { timeline[slot].rssBytes = sample.bytes }
+        }
+    }
+
+    /// Largest `attempts.csv` read back for the HTML report's charts (bytes).
+    static let chartAttemptsLimitBytes = 32 * 1_048_576
+
+    /// The verdicts' horizon for `profile` (see ``VerdictContext/horizonSeconds``).
+    static func horizon(for profile: SoakProfile) -> Double {
+        var windows = profile.expect.limits.values.map(\.windowSeconds)
+        if let limits = (try? EmbeddedBackend.configuration(for: profile))?.limits {
+            windows += StagingBucketClass.allCases.map { limits.rule(for: $0).windowSeconds }
+        }
+        return VerdictContext.horizon(
+            timeout: profile.sdk.timeout, maxRetries: profile.sdk.maxRetries, longestWindow: windows.max() ?? 60)
+    }
+
     /// Why `shard` cannot run with these options and this profile, or `nil`.
     static func shardProblem(_ shard: SoakShard, options: SoakRunOptions, profile: SoakProfile) -> String? {
         guard options.baseURL != nil else {
@@ -453,6 +521,33 @@ private final class LastSample: Sendable {
         value.withLock { v in
             defer { v = (requests, time) }
             return v
+        }
+    }
+}
+
+/// Where the run's ledger comes from: live through a relay, or read from the backend at the end.
+enum LedgerSource {
+    case live(LedgerRelay)
+    case atEnd
+}
+
+/// Hands the embedded emulator's ledger entries to the run's recorder as the server stores them.
+final class LedgerRelay: Sendable {
+    private let recorder = Mutex<SoakRecorder?>(nil)
+    private let entries = Mutex(0)
+
+    /// Starts relaying to `recorder` (entries stored before are not this run's and are dropped).
+    func connect(_ target: SoakRecorder) { recorder.withLock { $0 = target } }
+
+    /// Entries relayed so far.
+    var count: Int { entries.withLock { $0 } }
+
+    /// The sink given to ``SoakBackend/followLedger(file:sink:)``.
+    var forward: @Sendable (StagingLedgerEntry) -> Void {
+        { [self] entry in
+            guard let target = recorder.withLock({ $0 }) else { return }
+            entries.withLock { $0 += 1 }
+            target.ledgerRecorded(entry)
         }
     }
 }

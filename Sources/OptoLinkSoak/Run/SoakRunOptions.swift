@@ -23,6 +23,9 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var outDirectory: String?
     /// A ledger file exported from the real backend (JSON array of `StagingLedgerEntry`).
     public var ledgerPath: String?
+    /// `--ledger-file PATH`: where the embedded emulator streams its ledger (JSON lines); default
+    /// `ledger.jsonl` in the report directory.
+    public var ledgerFilePath: String?
     /// Print the progress line.
     public var progress = true
     /// `--threshold EXPR` (repeatable): expressions added to the profile's `expect.thresholds`.

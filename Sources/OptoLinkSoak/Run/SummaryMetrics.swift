@@ -46,6 +46,7 @@ package enum SummaryMetrics {
             MetricPattern("opens", "outage", ["cache_on", "cache_off"], ["cached_share", "raw_share"], unit: .ratio),
             MetricPattern("opens", "outage", "time_to_link", statistics, unit: .seconds),
             MetricPattern("rss", "max_bytes", unit: .bytes),
+            MetricPattern("rss", "growth_mb_per_hour", unit: .megabytesPerHour),
         ]
     }
 
@@ -58,6 +59,9 @@ package enum SummaryMetrics {
         if s.deferredMatch.firstLaunches == 0 { result["deferred"] = "no first launch ran the deferred match" }
         if s.clicks.count == 0 { result["clicks"] = "no click step ran" }
         if s.opens.count == 0 { result["opens"] = "no open step ran" }
+        if RSSSampler.growthMiBPerHour(s.rss) == nil {
+            result["rss.growth_mb_per_hour"] = "fewer than 3 RSS samples in the second half of the run"
+        }
         for endpoint in OptoLinkEndpoint.allCases where (s.endpoints[endpoint.rawValue]?.attempts ?? 0) == 0 {
             result[endpoint.rawValue] = "no \(endpoint.rawValue) request was made"
         }
@@ -194,6 +198,7 @@ package enum SummaryMetrics {
         m["clicks.errors"] = Double(s.clicks.byStatus.filter { $0.key != "200" }.values.reduce(0, +))
         m.merge(openMetrics(s.opens)) { _, new in new }
         m["rss.max_bytes"] = Double(s.rss.map(\.bytes).max() ?? 0)
+        if let growth = RSSSampler.growthMiBPerHour(s.rss) { m["rss.growth_mb_per_hour"] = growth }
         return m
     }
 }

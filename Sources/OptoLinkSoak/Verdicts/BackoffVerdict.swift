@@ -110,7 +110,8 @@ package struct BackoffVerdict: Verdict {
         var withoutN = 0
         var early = WorstList<Offender>()
         var late = WorstList<Offender>()
-        var excesses: [Double] = []
+        var excesses = DistributionSketch()
+        var excessBars = BackoffVerdict.histogram([])
 
         init(configuration: VerdictsConfiguration) {
             self.configuration = configuration
@@ -129,8 +130,8 @@ package struct BackoffVerdict: Verdict {
                 rateLimited: rateLimited,
                 exponential: exponential,
                 rateLimitedWithoutN: withoutN,
-                excess: Distribution(excesses),
-                excessHistogram: BackoffVerdict.histogram(excesses),
+                excess: excesses.distribution,
+                excessHistogram: excessBars,
                 worstEarly: early.sorted,
                 worstLate: late.sorted)
         }
@@ -152,6 +153,7 @@ package struct BackoffVerdict: Verdict {
                 let gap = next.actualStart - previous.end
                 let excess = gap - expected
                 excesses.append(excess)
+                BackoffVerdict.count(excess, in: &excessBars)
                 let offender = Offender(
                     device: key.device, launch: key.launch, callId: key.callId, endpoint: previous.endpoint,
                     attempt: next.attempt, cause: cause, gapSeconds: gap, expectedSeconds: expected)
@@ -169,6 +171,14 @@ package struct BackoffVerdict: Verdict {
                 }
                 if cause == .rateLimited { rateLimited = counts } else { exponential = counts }
             }
+        }
+    }
+
+    /// Adds one excess (seconds) to the bar whose range holds it.
+    static func count(_ value: Double, in bars: inout [Bar]) {
+        for index in bars.indices
+        where value >= (bars[index].lowerSeconds ?? -.infinity) && value < (bars[index].upperSeconds ?? .infinity) {
+            bars[index].count += 1
         }
     }
 

@@ -46,7 +46,7 @@ struct CallGroups {
             let key = CallKey(call)
             guard let attempts = open.removeValue(forKey: key) else { return nil }
             return Closed(key: key, attempts: Self.sorted(attempts), call: call)
-        case .attribution:
+        case .attribution, .ledger:
             return nil
         }
     }

@@ -30,3 +30,44 @@ package struct Distribution: Sendable, Codable, Equatable {
         }
     }
 }
+
+/// Values for a ``Distribution`` in bounded memory: exact up to `capacity` values; past that,
+/// every other (sorted) value is dropped and each kept one stands for twice as many, so
+/// percentiles become nearest-rank over the thinned sample (min, max and count stay exact).
+struct DistributionSketch {
+    private(set) var values: [Double] = []
+    /// Values seen (finite ones).
+    private(set) var count = 0
+    /// How many seen values each kept one stands for (a power of two).
+    private(set) var weight = 1
+    private var low = Double.infinity
+    private var high = -Double.infinity
+    let capacity: Int
+
+    init(capacity: Int = 65_536) { self.capacity = max(16, capacity) }
+
+    mutating func append(_ value: Double) {
+        guard value.isFinite else { return }
+        count += 1
+        low = Swift.min(low, value)
+        high = Swift.max(high, value)
+        // With weight w, one value in w is kept (the count decides which, so the thinning is deterministic).
+        guard (count - 1) % weight == 0 else { return }
+        values.append(value)
+        if values.count > capacity {
+            values.sort()
+            values = values.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+            weight *= 2
+        }
+    }
+
+    /// The distribution: exact while nothing was thinned.
+    var distribution: Distribution {
+        var result = Distribution(values)
+        guard weight > 1, count > 0 else { return result }
+        result.count = count
+        result.min = low
+        result.max = high
+        return result
+    }
+}

@@ -130,7 +130,9 @@ package struct LimitOracleVerdict: Verdict {
         ]
     }
 
-    package static func makePass(_ context: VerdictContext) -> Pass { Pass(configuration: context.configuration) }
+    package static func makePass(_ context: VerdictContext) -> Pass {
+        Pass(configuration: context.configuration, horizonSeconds: context.horizonSeconds)
+    }
 
     package var notExercised: [String: String] {
         var result: [String: String] = [:]
@@ -146,52 +148,116 @@ package struct LimitOracleVerdict: Verdict {
 
     /// Collects each declared bucket's hits per bucket key (compact: times, status, `N`), then
     /// replays the windows at the end.
+    /// Replays each key's hits as the stream goes: a window (fixed) or a hit (sliding) is judged
+    /// once every hit that could share it is known, then the hits nobody needs any more are
+    /// dropped. Every hit starting before the watermark (latest attempt end minus the horizon,
+    /// ``VerdictContext/horizonSeconds``: no attempt lasts longer) is known.
     package struct Pass: VerdictPass {
+        /// One key's hits still needed, sorted by start.
+        struct KeyState {
+            var hits: [LimitReplay.Hit] = []
+            /// Sliding window: whether each hit of `hits` is judged already.
+            var judged: [Bool] = []
+            var fixed = LimitReplay.FixedWindowState()
+        }
+
         let configuration: VerdictsConfiguration
+        let horizon: Double
         var buckets: [(name: String, declared: DeclaredLimit, endpoints: [OptoLinkEndpoint])] = []
         var errors: [String] = []
-        /// Bucket index → bucket key → hits.
-        var hits: [[String: [LimitReplay.Hit]]] = []
+        var replays: [LimitReplay] = []
+        /// Bucket index → bucket key → what is still open.
+        var keys: [[String: KeyState]] = []
+        /// The latest attempt end seen (run seconds) and when the replays last ran.
+        var latestEnd = -Double.infinity
+        var lastReplay = -Double.infinity
 
-        init(configuration: VerdictsConfiguration) {
+        init(configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity) {
             self.configuration = configuration
+            horizon = horizonSeconds
             for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
                 do {
-                    buckets.append((name, declared, try LimitBucket.endpoints(of: name)))
+                    let endpoints = try LimitBucket.endpoints(of: name)
+                    buckets.append((name, declared, endpoints))
+                    var replay = LimitReplay(
+                        declared: declared,
+                        tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
+                        maxExamples: max(0, configuration.worstOffenderCount))
+                    replay.bucket = Bucket(declared: declared, endpoints: endpoints)
+                    replays.append(replay)
                 } catch {
                     errors.append(String(describing: error))
                 }
             }
-            hits = Array(repeating: [:], count: buckets.count)
+            keys = Array(repeating: [:], count: buckets.count)
         }
+
+        /// Hits held across every bucket and key (bounded by the horizon and the rate).
+        var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
 
         package mutating func consume(_ record: RunRecord) {
             guard case .attempt(let attempt) = record else { return }
             for (index, bucket) in buckets.enumerated() where bucket.endpoints.contains(attempt.endpoint) {
                 let key = bucket.declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
-                hits[index][key, default: []].append(LimitReplay.Hit(attempt))
+                let hit = LimitReplay.Hit(attempt)
+                replays[index].tally([hit])
+                inPlace(&keys[index][key, default: KeyState()]) { state in
+                    // Hits come by end; keep them sorted by start (a late one is rare and near the end).
+                    var position = state.hits.count
+                    while position > 0, Self.before(hit, state.hits[position - 1]) { position -= 1 }
+                    state.hits.insert(hit, at: position)
+                    state.judged.insert(false, at: position)
+                }
+            }
+            if attempt.end.isFinite { latestEnd = max(latestEnd, attempt.end) }
+            if horizon.isFinite, latestEnd - lastReplay >= max(1, horizon / 8) {
+                lastReplay = latestEnd
+                replay(watermark: latestEnd - horizon)
+            }
+        }
+
+        /// Start order of hits (then end).
+        static func before(_ a: LimitReplay.Hit, _ b: LimitReplay.Hit) -> Bool { (a.start, a.end) < (b.start, b.end) }
+
+        /// Replays every key as far as `watermark` allows and drops the hits no longer needed.
+        private mutating func replay(watermark: Double) {
+            for index in buckets.indices {
+                let ttl = buckets[index].declared.windowSeconds
+                let tolerance = replays[index].tolerance
+                for key in keys[index].keys.sorted() {
+                    guard var state = keys[index].removeValue(forKey: key) else { continue }
+                    switch configuration.algorithm {
+                    case .fixedWindow:
+                        replays[index].fixedWindow(&state.hits, key: key, state: &state.fixed, watermark: watermark)
+                        state.judged = Array(repeating: false, count: state.hits.count)
+                    case .slidingWindow:
+                        let judged = state.judged
+                        let hits = state.hits
+                        replays[index].slidingWindow(hits, key: key) { !judged[$0] && hits[$0].end < watermark }
+                        for position in state.hits.indices where hits[position].end < watermark {
+                            state.judged[position] = true
+                        }
+                        // A judged hit is still needed while an unjudged one (or one to come) may
+                        // share its window.
+                        let openFrom = zip(hits, state.judged).filter { !$0.1 }.map(\.0.start).min() ?? watermark
+                        let needed = min(openFrom, watermark) - ttl - tolerance
+                        let keep = zip(hits, state.judged).map { !$0.1 || $0.0.end >= needed }
+                        state.hits = zip(hits, keep).filter(\.1).map(\.0)
+                        state.judged = zip(state.judged, keep).filter(\.1).map(\.0)
+                    }
+                    // The key stays known (for the key count) even with nothing left to replay.
+                    keys[index][key] = state
+                }
             }
         }
 
         package mutating func finish() -> LimitOracleVerdict {
+            replay(watermark: .infinity)
             var result: [String: Bucket] = [:]
             for (index, bucket) in buckets.enumerated() {
-                let declared = bucket.declared
-                var replay = LimitReplay(
-                    declared: declared,
-                    tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
-                    maxExamples: max(0, configuration.worstOffenderCount))
-                let byKey = hits[index]
-                replay.bucket = Bucket(declared: declared, endpoints: bucket.endpoints)
-                replay.bucket.keys = byKey.count
-                for key in byKey.keys.sorted() {
-                    let keyHits = byKey[key, default: []].sorted { ($0.start, $0.end) < ($1.start, $1.end) }
-                    switch configuration.algorithm {
-                    case .fixedWindow: replay.fixedWindow(keyHits, key: key)
-                    case .slidingWindow: replay.slidingWindow(keyHits, key: key)
-                    }
-                }
-                result[bucket.name] = replay.bucket
+                var finished = replays[index].finishedBucket()
+                finished.keys = keys[index].count
+                result[bucket.name] = finished
             }
             return LimitOracleVerdict(algorithm: configuration.algorithm, buckets: result, errors: errors)
         }
@@ -218,3 +284,7 @@ package struct LimitOracleVerdict: Verdict {
         metrics["limits.declaration_errors"] = Double(errors.count)
     }
 }
+
+/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript).
+@inline(__always)
+private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

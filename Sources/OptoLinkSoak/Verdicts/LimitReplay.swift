@@ -29,10 +29,23 @@ struct LimitReplay {
         var isUncertain: Bool { status.map { (500..<600).contains($0) } ?? true }
     }
 
+    /// Where a fixed-window replay of one key stands between two calls of
+    /// ``fixedWindow(_:key:state:watermark:)``: what the next window carries over.
+    struct FixedWindowState {
+        /// When the next window opened at the earliest (`nil`: at its first hit).
+        var openLow: Double?
+        var moved: [Hit] = []
+        var floating: [Hit] = []
+    }
+
     let declared: DeclaredLimit
     let tolerance: Double
     let maxExamples: Int
     var bucket: LimitOracleVerdict.Bucket
+    /// Findings kept for the report: the first ones of each key in replay order, keys in name
+    /// order, at most `maxExamples` (trimmed as they come, so bounded).
+    private var examples: [(key: String, sequence: Int, finding: LimitOracleVerdict.Finding)] = []
+    private var exampleSequence = 0
 
     init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int) {
         self.declared = declared
@@ -41,7 +54,7 @@ struct LimitReplay {
         bucket = LimitOracleVerdict.Bucket(declared: declared, endpoints: [])
     }
 
-    private mutating func tally(_ hits: [Hit]) {
+    mutating func tally(_ hits: [Hit]) {
         for hit in hits {
             if hit.isRejected {
                 bucket.rejected += 1
@@ -54,11 +67,29 @@ struct LimitReplay {
     }
 
     private mutating func finding(_ kind: LimitFinding, _ hit: Hit, key: String, _ detail: String) {
-        guard bucket.examples.count < maxExamples else { return }
-        bucket.examples.append(
-            .init(
-                kind: kind, key: key, device: hit.device, callId: hit.callId, attempt: hit.attempt, at: hit.start,
-                detail: detail))
+        guard maxExamples > 0 else { return }
+        exampleSequence += 1
+        examples.append(
+            (
+                key, exampleSequence,
+                .init(
+                    kind: kind, key: key, device: hit.device, callId: hit.callId, attempt: hit.attempt, at: hit.start,
+                    detail: detail)
+            ))
+        if examples.count > 2 * maxExamples + 64 { trimExamples() }
+    }
+
+    private mutating func trimExamples() {
+        examples.sort { ($0.key, $0.sequence) < ($1.key, $1.sequence) }
+        if examples.count > maxExamples { examples.removeLast(examples.count - maxExamples) }
+    }
+
+    /// The bucket with its kept examples.
+    mutating func finishedBucket() -> LimitOracleVerdict.Bucket {
+        trimExamples()
+        var result = bucket
+        result.examples = examples.map(\.finding)
+        return result
     }
 
     /// Checks a 429's `N` against the admissible seconds left in its window (`least`…`most`,
@@ -88,12 +119,28 @@ struct LimitReplay {
     /// excuse 429s there but never count as certain.
     mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
+        var remaining = hits
+        var state = FixedWindowState()
+        fixedWindow(&remaining, key: key, state: &state, watermark: .infinity)
+    }
+
+    /// Replays the windows of one key as far as the hits known so far decide them: `hits` are
+    /// the key's hits not yet replayed, sorted by start, and every hit starting before
+    /// `watermark` (run seconds) is among them. Replayed hits are removed from `hits`; what the
+    /// next window carries over stays in `state`. With `watermark` infinite it replays to the end.
+    /// Hits are tallied by the caller as they arrive.
+    mutating func fixedWindow(_ hits: inout [Hit], key: String, state: inout FixedWindowState, watermark: Double) {
         let ttl = declared.windowSeconds
         let limit = declared.limit
         var index = 0  // next hit (in start order) certainly after the previous window closed
-        var openLow = hits.first?.start ?? 0
-        var moved: [Hit] = []  // edge passes certainly in a later window than the one they straddled
-        var floating: [Hit] = []  // edge passes and uncertain hits of earlier windows, maybe counted later
+        var openLow = state.openLow ?? hits.first?.start ?? 0
+        var moved = state.moved  // edge passes certainly in a later window than the one they straddled
+        var floating = state.floating  // edge passes and uncertain hits of earlier windows, maybe counted later
+        defer {
+            hits.removeFirst(index)
+            state.moved = moved
+            state.floating = floating
+        }
         while index < hits.count || !moved.isEmpty {
             // The window opened no later than its first certainly counted hit (an uncertain hit
             // may never have reached the limiter).
@@ -102,6 +149,12 @@ struct LimitReplay {
             while scan < hits.count, hits[scan].start <= openHigh {
                 if !hits[scan].isUncertain { openHigh = min(openHigh, hits[scan].end) }
                 scan += 1
+            }
+            // Hits still to come start at or after the watermark: the window is decided only when
+            // every hit that could fall in it or straddle its close is known.
+            guard watermark == .infinity || openHigh + ttl + tolerance < watermark else {
+                state.openLow = openLow
+                return
             }
             openLow = min(openLow, openHigh)
             let closeLow = openLow + ttl
@@ -162,6 +215,9 @@ struct LimitReplay {
             // The next window opens after this one closed, so never before `closeLow`.
             let nextStarts = (floating + moved).map(\.start) + (next < hits.count ? [hits[next].start] : [])
             openLow = max(closeLow, nextStarts.min() ?? closeLow)
+            // With nothing carried over and no next hit known yet, the next window opens at the
+            // first hit still to come (which starts after this one closed).
+            state.openLow = nextStarts.isEmpty && watermark != .infinity ? nil : openLow
             index = next
         }
     }
@@ -190,6 +246,12 @@ struct LimitReplay {
     /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
     mutating func slidingWindow(_ hits: [Hit], key: String) {
         tally(hits)
+        slidingWindow(hits, key: key) { _ in true }
+    }
+
+    /// Judges the hits at the positions `judge` picks, against every hit in `hits` (which must
+    /// hold every hit that may share a window with them). Hits are tallied by the caller.
+    mutating func slidingWindow(_ hits: [Hit], key: String, judge: (Int) -> Bool) {
         let ttl = declared.windowSeconds
         let limit = declared.limit
         let counted = hits.filter { !$0.isRejected }  // passed or uncertain
@@ -214,7 +276,7 @@ struct LimitReplay {
             definiteByHit[position] =
                 insertedCount - inserted.prefixSum(Self.count(of: acceptedStarts, below: windowOpen))
         }
-        for (position, hit) in hits.enumerated() {
+        for (position, hit) in hits.enumerated() where judge(position) {
             let own = hit.isRejected ? 0 : 1
             // May have arrived before `hit` (or at the same instant) and after its window opened.
             let possible =

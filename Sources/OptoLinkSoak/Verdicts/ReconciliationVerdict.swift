@@ -105,9 +105,12 @@ package struct ReconciliationVerdict: Verdict {
         return result
     }
 
-    /// Judges each event call as it comes (its ledger rows are known by correlation id); keeps
-    /// the other writes' time spans per device and endpoint until the end, then shares the
-    /// ledger rows out among them.
+    /// Joins calls with ledger rows as both stream by. With a finite horizon
+    /// (``VerdictContext/horizonSeconds``), a call is judged once the stream is a horizon past
+    /// its end (every row it could own has arrived by then), and rows that old no call still
+    /// open can claim are judged too; then both are forgotten. With an infinite horizon (rows
+    /// known up front, or coming only after every call) everything waits for ``finish()``.
+    /// Both give the same counts as long as no call lasts longer than the horizon.
     package struct Pass: VerdictPass {
         /// One non-event write as the join needs it.
         struct Write {
@@ -117,20 +120,48 @@ package struct ReconciliationVerdict: Verdict {
             var rows = 0
         }
 
+        /// An event call waiting for the rows of its correlation id.
+        struct EventCall {
+            var corr: String
+            var end: Double
+            var ok: Bool
+        }
+
+        /// Ledger rows of one correlation id not yet claimed, and when the latest of them reached
+        /// the pass in the calls' stream time (run seconds; see ``Pass/take(_:)-entry``).
+        struct StoredRows {
+            var count = 0
+            var latest = -Double.infinity
+        }
+
         let context: VerdictContext
+        let horizon: Double
+        let earliest: Double
         var ignored = 0
         var endpoints: [String: EndpointCounts] = [:]
-        /// Correlation id → ledger rows of this run's events.
-        var stored: [String: Int] = [:]
+        /// Correlation id → ledger rows of events no judged call has claimed yet.
+        var stored: [String: StoredRows] = [:]
         var runIds = Set<String>()
-        var sent = Set<String>()
+        /// Event calls not judged yet, in arrival order, and their correlation ids.
+        var pendingEvents: [EventCall] = []
+        var pendingHead = 0
+        var pendingCorr: [String: Int] = [:]
         var uncorrelated = 0
         /// Virtual device → `deviceId`, learnt from event rows (fallback for records without one).
         var learnt: [String: String] = [:]
-        /// Non-event ledger rows of this run: (endpoint, deviceId) → arrival times in run seconds.
-        var rows: [WriteGroup: [Double]] = [:]
+        /// Non-event ledger rows not shared out yet: group → (arrival in run seconds, when the row
+        /// reached the pass in the calls' stream time).
+        var rows: [WriteGroup: [(time: Double, seen: Double)]] = [:]
+        /// Non-event calls not judged yet, per group.
         var writes: [WriteGroup: [Write]] = [:]
-        var knownDeviceIds = Set<String>()
+        /// `deviceId`s of calls seen, with the latest call end (pruned a horizon after it).
+        var knownDeviceIds: [String: Double] = [:]
+        var joins: [OptoLinkEndpoint: Set<String>] = [:]
+        /// The latest stream time of the calls and attempts seen (run seconds). Ledger rows do not
+        /// move it: the server's clock may be skewed (a remote ledger) or not the run's (a test's
+        /// virtual clock), so a row waits a horizon of the *calls'* time before it is judged.
+        var now = -Double.infinity
+        var lastPrune = -Double.infinity
 
         /// Calls of one endpoint from one SDK `deviceId` (`nil`: unknown, compared as one group).
         struct WriteGroup: Hashable {
@@ -140,45 +171,70 @@ package struct ReconciliationVerdict: Verdict {
 
         init(context: VerdictContext) {
             self.context = context
-            guard let ledger = context.ledger else { return }
+            // Rows known up front cannot be matched to calls that come later, so they keep everything.
+            horizon = context.ledger == nil && context.ledgerLive ? context.horizonSeconds : .infinity
             let margin = max(1, context.configuration.edgeToleranceSeconds)
-            let earliest = context.runStartEpoch > 0 ? context.runStartEpoch - margin : -Double.infinity
-            knownDeviceIds = Set(context.launchDeviceIds.values).union(context.deviceIds.values)
-            for entry in ledger {
-                guard let endpoint = OptoLinkEndpoint(rawValue: entry.endpoint) else {
-                    ignored += 1
-                    continue
-                }
-                if endpoint == .events {
-                    guard let raw = entry.properties?["opl_corr"], let corr = CorrelationId(raw) else {
-                        ignored += 1
-                        continue
-                    }
-                    stored[raw, default: 0] += 1
-                    if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
-                } else if entry.arrivedAt >= earliest {
-                    rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []]
-                        .append(entry.arrivedAt - context.runStartEpoch)
-                } else {
-                    ignored += 1
-                }
-            }
+            earliest = context.runStartEpoch > 0 ? context.runStartEpoch - margin : -Double.infinity
+            for (_, id) in context.launchDeviceIds { knownDeviceIds[id] = .infinity }
+            for (_, id) in context.deviceIds { knownDeviceIds[id] = .infinity }
+            for entry in context.ledger ?? [] { take(entry) }
+        }
+
+        /// How many calls and rows the pass holds (bounded by the horizon; for tests and the soak bench).
+        var retained: Int {
+            pendingEvents.count - pendingHead + stored.count + rows.values.reduce(0) { $0 + $1.count }
+                + writes.values.reduce(0) { $0 + $1.count }
         }
 
         package mutating func consume(_ record: RunRecord) {
-            guard context.ledger != nil, case .call(let call) = record,
-                ReconciliationVerdict.writeEndpoints.contains(call.endpoint)
-            else { return }
+            guard context.ledgerAvailable else { return }
+            switch record {
+            case .ledger(let entry):
+                take(entry)
+            case .call(let call):
+                advance(to: call.end)
+                guard ReconciliationVerdict.writeEndpoints.contains(call.endpoint) else { return }
+                take(call)
+            case .attempt(let attempt):
+                advance(to: attempt.end)
+            case .attribution:
+                return
+            }
+        }
+
+        private mutating func take(_ entry: StagingLedgerEntry) {
+            guard let endpoint = OptoLinkEndpoint(rawValue: entry.endpoint) else {
+                ignored += 1
+                return
+            }
+            let time = entry.arrivedAt - context.runStartEpoch
+            let seen = now.isFinite ? now : time
+            if endpoint == .events {
+                guard let raw = entry.properties?["opl_corr"], let corr = CorrelationId(raw) else {
+                    ignored += 1
+                    return
+                }
+                inPlace(&stored[raw, default: StoredRows()]) { rows in
+                    rows.count += 1
+                    rows.latest = max(rows.latest, seen)
+                }
+                if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
+            } else if entry.arrivedAt >= earliest {
+                rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []].append((time, seen))
+            } else {
+                ignored += 1
+            }
+        }
+
+        private mutating func take(_ call: CallRecord) {
             if call.endpoint == .events {
                 guard let corr = call.correlationId else {
                     uncorrelated += 1
                     return
                 }
                 if let parsed = CorrelationId(corr) { runIds.insert(parsed.runId) }
-                sent.insert(corr)
-                var counts = endpoints[call.endpoint.rawValue] ?? EndpointCounts()
-                counts.record(ok: call.outcome.isSuccess, stored: stored[corr] ?? 0)
-                endpoints[call.endpoint.rawValue] = counts
+                pendingEvents.append(EventCall(corr: corr, end: call.end, ok: call.outcome.isSuccess))
+                pendingCorr[corr, default: 0] += 1
                 return
             }
             let deviceId =
@@ -186,38 +242,73 @@ package struct ReconciliationVerdict: Verdict {
                 ?? context.deviceIds[call.device]
             writes[WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: []]
                 .append(Write(start: call.start, end: call.end, ok: call.outcome.isSuccess))
-            if let deviceId { knownDeviceIds.insert(deviceId) }
+            if let deviceId { knownDeviceIds[deviceId] = max(knownDeviceIds[deviceId] ?? -.infinity, call.end) }
         }
 
-        package mutating func finish() -> ReconciliationVerdict {
-            guard context.ledger != nil else { return .notAvailable }
-            // Events: rows of this run's correlation prefix that no call sent.
+        /// Moves stream time on; every horizon/8 of it, judges and drops what is a horizon old.
+        private mutating func advance(to time: Double) {
+            guard time.isFinite, time > now else { return }
+            now = time
+            guard horizon.isFinite, now - lastPrune >= max(1, horizon / 8) else { return }
+            lastPrune = now
+            settle(before: now - horizon)
+        }
+
+        /// Judges event calls that ended before `cutoff`, shares out rows older than `cutoff`, and
+        /// judges the writes that ended before it.
+        private mutating func settle(before cutoff: Double) {
             var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
-            events.joinedBy = "correlation_id"
-            for (corr, count) in stored {
-                guard let parsed = CorrelationId(corr), runIds.contains(parsed.runId) else {
-                    ignored += count
-                    continue
-                }
-                if !sent.contains(corr) { events.unexpected += count }
+            while pendingHead < pendingEvents.count, pendingEvents[pendingHead].end < cutoff {
+                let call = pendingEvents[pendingHead]
+                pendingHead += 1
+                let claimed = stored.removeValue(forKey: call.corr)?.count ?? 0
+                events.record(ok: call.ok, stored: claimed)
+                pendingCorr[call.corr, default: 1] -= 1
+                if pendingCorr[call.corr] == 0 { pendingCorr.removeValue(forKey: call.corr) }
+            }
+            if pendingHead > 1024, pendingHead * 2 > pendingEvents.count {
+                pendingEvents.removeFirst(pendingHead)
+                pendingHead = 0
+            }
+            // Rows no pending call claims, a horizon old: another run's, or a write no call made.
+            for (corr, rows) in stored where rows.latest < cutoff && pendingCorr[corr] == nil {
+                stored.removeValue(forKey: corr)
+                countUnclaimed(corr: corr, rows: rows.count, into: &events)
             }
             endpoints[OptoLinkEndpoint.events.rawValue] = events
+            if cutoff.isFinite { knownDeviceIds = knownDeviceIds.filter { $0.value >= cutoff - horizon } }
+            shareOut(rowsBefore: cutoff, writesBefore: cutoff)
+        }
 
-            // Other writes: rows of unknown devices form the one `nil` group.
-            var grouped: [WriteGroup: [Double]] = [:]
-            let knownIds = knownDeviceIds.union(learnt.values)
-            for (group, times) in rows {
-                let key =
-                    knownIds.contains(group.deviceId ?? "")
-                    ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
-                grouped[key, default: []] += times
+        private mutating func countUnclaimed(corr: String, rows: Int, into events: inout EndpointCounts) {
+            guard let parsed = CorrelationId(corr), runIds.contains(parsed.runId) else {
+                ignored += rows
+                return
             }
-            var joins: [OptoLinkEndpoint: Set<String>] = [:]
+            events.unexpected += rows
+        }
+
+        /// Shares non-event rows seen before `rowsBefore` (calls' stream time) among their group's open calls, then
+        /// judges the calls that ended before `writesBefore`.
+        private mutating func shareOut(rowsBefore: Double, writesBefore: Double) {
+            // Rows of unknown devices form the one `nil` group.
+            let knownIds = Set(knownDeviceIds.keys).union(learnt.values)
+            var due: [WriteGroup: [Double]] = [:]
+            for (group, held) in rows {
+                let old = held.filter { $0.seen < rowsBefore }
+                guard !old.isEmpty else { continue }
+                let rest = held.filter { !($0.seen < rowsBefore) }
+                if rest.isEmpty { rows.removeValue(forKey: group) } else { rows[group] = rest }
+                let key =
+                    knownIds.contains(group.deviceId ?? "") || writes[group] != nil
+                    ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
+                due[key, default: []] += old.map(\.time)
+            }
             for endpoint in ReconciliationVerdict.writeEndpoints where endpoint != .events {
                 endpoints[endpoint.rawValue] = endpoints[endpoint.rawValue] ?? EndpointCounts()
             }
-            for group in Set(grouped.keys).union(writes.keys) {
-                let times = grouped[group] ?? []
+            for group in Set(due.keys).union(writes.keys) {
+                let times = due[group] ?? []
                 var calls = writes[group] ?? []
                 var counts = endpoints[group.endpoint.rawValue] ?? EndpointCounts()
                 if calls.isEmpty {
@@ -225,10 +316,20 @@ package struct ReconciliationVerdict: Verdict {
                 } else {
                     joins[group.endpoint, default: []].insert(group.deviceId == nil ? "endpoint_total" : "device")
                     Self.share(times, among: &calls)
-                    for call in calls { counts.record(ok: call.ok, stored: call.rows) }
+                    for call in calls where call.end < writesBefore { counts.record(ok: call.ok, stored: call.rows) }
+                    let open = calls.filter { !($0.end < writesBefore) }
+                    if open.isEmpty { writes.removeValue(forKey: group) } else { writes[group] = open }
                 }
                 endpoints[group.endpoint.rawValue] = counts
             }
+        }
+
+        package mutating func finish() -> ReconciliationVerdict {
+            guard context.ledgerAvailable else { return .notAvailable }
+            settle(before: .infinity)
+            var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
+            events.joinedBy = "correlation_id"
+            endpoints[OptoLinkEndpoint.events.rawValue] = events
             for (endpoint, how) in joins {
                 endpoints[endpoint.rawValue]?.joinedBy = ["device", "endpoint_total"].filter(how.contains)
                     .joined(separator: "+")
@@ -311,3 +412,7 @@ struct CorrelationId: Equatable {
         runId = parts[0..<(parts.count - 2)].joined(separator: ":")
     }
 }
+
+/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript).
+@inline(__always)
+private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

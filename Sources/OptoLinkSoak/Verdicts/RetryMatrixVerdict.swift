@@ -98,6 +98,15 @@ package struct RetryMatrixVerdict: Verdict {
 
         package mutating func consume(_ record: RunRecord) {
             if let closed = groups.consume(record) { audit(closed) }
+            // A missing retry whose due time the stream has passed is a violation whatever comes
+            // later (the run's end is later still), so it need not wait for the end.
+            if missing.count >= 64, let earliest = missing.lazy.map(\.due).min(), groups.lastEnd > earliest {
+                let runEnd = groups.lastEnd
+                for candidate in missing where candidate.due < runEnd {
+                    count(candidate.violation, order: candidate.order)
+                }
+                missing.removeAll { $0.due < runEnd }
+            }
         }
 
         package mutating func finish() -> RetryMatrixVerdict {

@@ -83,6 +83,7 @@ extension Thresholds {
         case .count: what = "a count (write a plain number)"
         case .bytes: what = "a size in bytes (write a plain number)"
         case .perSecond: what = "a rate per second (write a plain number)"
+        case .megabytesPerHour: what = "a growth in MiB per hour (write a plain number)"
         }
         let kind = written == "%" ? "a percentage" : "a duration unit"
         return "\(metric) is \(what): \(kind) ('\(text)') does not apply to it"

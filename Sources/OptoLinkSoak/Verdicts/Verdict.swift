@@ -56,6 +56,10 @@ package enum RunRecord: Sendable, Equatable {
     case call(CallRecord)
     /// One first launch's deferred-match result (no time order).
     case attribution(AttributionRecord)
+    /// One row of the server's ledger; its stream time is its arrival (`arrivedAt` minus the
+    /// run's start). Rows may come live, in time order with the rest, or all at the end (a
+    /// remote backend's `--ledger FILE`); see ``VerdictContext/horizonSeconds``.
+    case ledger(StagingLedgerEntry)
 }
 
 /// What a pass may know besides the records: the profile's `expect` section, the SDK's retry
@@ -64,8 +68,20 @@ package struct VerdictContext: Sendable {
     package var configuration: VerdictsConfiguration
     /// The SDK's `maxRetries` (docs/CONTRACT.md §2: default 2, so at most 3 attempts per call).
     package var maxRetries: Int
-    /// The server's ledger of accepted writes, or `nil` when none is available.
+    /// The server's ledger of accepted writes known before the pass starts, or `nil`.
     package var ledger: [StagingLedgerEntry]?
+    /// Whether ledger rows come in the stream as ``RunRecord/ledger(_:)`` records (the ledger
+    /// is then available even when ``ledger`` is `nil`).
+    package var ledgerStreamed: Bool
+    /// Whether streamed ledger rows come live, in time order with the calls (the embedded
+    /// emulator); otherwise they may all come at the end and reconciliation keeps every call.
+    package var ledgerLive: Bool
+    /// How long, in seconds of stream time, a pass keeps what a later record could still change:
+    /// the longest a call (all its attempts and back-offs) or an attempt can last, plus margin.
+    /// State older than this is judged and dropped, so memory depends on this horizon and the
+    /// rate, not on the run's length. `infinity` (the default) keeps everything to the end,
+    /// which a stream needs when its ledger rows come only after every call.
+    package var horizonSeconds: Double
     /// The run's start, seconds since the Unix epoch.
     package var runStartEpoch: Double
     /// Virtual device → SDK `deviceId` of its latest install (see ``VerdictInputs/deviceIds``).
@@ -76,14 +92,40 @@ package struct VerdictContext: Sendable {
     package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,
         ledger: [StagingLedgerEntry]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
-        launchDeviceIds: [String: String] = [:]
+        launchDeviceIds: [String: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
+        horizonSeconds: Double = .infinity
     ) {
+        self.ledgerLive = ledgerLive
         self.configuration = configuration
         self.maxRetries = maxRetries
         self.ledger = ledger
+        self.ledgerStreamed = ledgerStreamed
+        self.horizonSeconds = horizonSeconds.isNaN ? .infinity : max(0, horizonSeconds)
         self.runStartEpoch = runStartEpoch
         self.deviceIds = deviceIds
         self.launchDeviceIds = launchDeviceIds
+    }
+
+    /// A horizon for a run of `profile`: the longest a call can take (every attempt timing out,
+    /// the longest back-off or `Retry-After` between them) plus a minute of margin, at least 2 minutes.
+    static func horizon(timeout: Double, maxRetries: Int, longestWindow: Double) -> Double {
+        let attempts = Double(max(0, maxRetries) + 1)
+        return max(120, attempts * (max(0, timeout) + 5) + Double(max(0, maxRetries)) * max(60, longestWindow) + 60)
+    }
+
+    /// Whether the run has a ledger to reconcile against.
+    package var ledgerAvailable: Bool { ledger != nil || ledgerStreamed }
+}
+
+extension RunRecord {
+    /// The record's stream time in run seconds (`nil` for attribution records, which have none).
+    func streamTime(runStartEpoch: Double) -> Double? {
+        switch self {
+        case .attempt(let attempt): attempt.end
+        case .call(let call): call.end
+        case .attribution: nil
+        case .ledger(let entry): entry.arrivedAt - runStartEpoch
+        }
     }
 }
 
@@ -138,6 +180,8 @@ package struct MetricPattern: Sendable, CustomStringConvertible {
         case bytes
         /// Per second (`http.requests_per_second`): a plain number.
         case perSecond = "per_second"
+        /// MiB per hour (`rss.growth_mb_per_hour`): a plain number.
+        case megabytesPerHour = "mb_per_hour"
     }
 
     package var segments: [Segment]

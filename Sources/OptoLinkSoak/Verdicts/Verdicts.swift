@@ -30,11 +30,9 @@ package enum Verdicts {
     /// Evaluates every registered verdict in one pass over `stream` (attempts and calls in time
     /// order, as ``timeOrdered(attempts:calls:attribution:)`` gives them or a reader of the CSVs).
     package static func evaluate(stream: some Sequence<RunRecord>, context: VerdictContext) -> VerdictsReport {
-        var passes = registry.map { ErasedPass($0, context: context) }
-        for record in stream {
-            for index in passes.indices { passes[index].consume(record) }
-        }
-        return VerdictsReport(results: passes.map { $0.finish() })
+        var passes = VerdictStream(context: context)
+        for record in stream { passes.consume(record) }
+        return passes.finish()
     }
 
     /// Runs one verdict's pass over records held in memory (tests, and each verdict's
@@ -76,6 +74,34 @@ package enum Verdicts {
     /// Every metric pattern the registered verdicts can emit.
     static var metricPatterns: [MetricPattern] {
         registry.flatMap { $0.metricPatterns } + [MetricPattern("verdicts", "ignored_attempts")]
+    }
+}
+
+/// Every registered verdict's pass, fed one record at a time: the one code path behind a run's
+/// live verdicts (the recorder feeds it as rows are recorded), ``Verdicts/evaluate(stream:context:)``
+/// and any reader that merges records by time.
+///
+/// Memory depends on the passes' horizon (``VerdictContext/horizonSeconds``) and the rate, not on
+/// how many records went through. Not thread-safe: the owner serialises calls (the recorder
+/// holds it under a mutex).
+package struct VerdictStream {
+    private var passes: [ErasedPass]
+    /// Records consumed so far.
+    package private(set) var consumed = 0
+
+    package init(context: VerdictContext) {
+        passes = Verdicts.registry.map { ErasedPass($0, context: context) }
+    }
+
+    /// Feeds one record to every pass.
+    package mutating func consume(_ record: RunRecord) {
+        consumed += 1
+        for index in passes.indices { passes[index].consume(record) }
+    }
+
+    /// Judges what is still open and returns every verdict (call once).
+    package func finish() -> VerdictsReport {
+        VerdictsReport(results: passes.map { $0.finish() })
     }
 }
 

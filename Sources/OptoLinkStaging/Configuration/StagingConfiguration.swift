@@ -24,13 +24,18 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     public var match: StagingMatchSettings
     /// How long a rotated-out CLIENT key keeps working, in seconds (default 24 h).
     public var rotationGraceSeconds: Double
+    /// Seconds after its last request a device is forgotten (default 1 h), so a long run's
+    /// registry stays bounded; a forgotten device is registered again by its next session
+    /// check-in or match, like a new install.
+    public var deviceIdleSeconds: Double
 
     /// A configuration; every argument defaults to the built-in value (loopback, port 0, contract limits, no faults).
     public init(
         host: String = "127.0.0.1", port: Int = 0, trustForwardedFor: Bool = false, limits: StagingLimits = .init(),
         faults: StagingFaults = .none, fixtures: StagingFixtures = .default, match: StagingMatchSettings = .init(),
-        rotationGraceSeconds: Double = 86_400
+        rotationGraceSeconds: Double = 86_400, deviceIdleSeconds: Double = 3_600
     ) {
+        self.deviceIdleSeconds = deviceIdleSeconds
         self.host = host
         self.port = port
         self.trustForwardedFor = trustForwardedFor
@@ -42,7 +47,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds
+        case host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds, deviceIdleSeconds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -57,6 +62,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
         match = try c.decodeIfPresent(StagingMatchSettings.self, forKey: .match) ?? d.match
         rotationGraceSeconds =
             try c.decodeIfPresent(Double.self, forKey: .rotationGraceSeconds) ?? d.rotationGraceSeconds
+        deviceIdleSeconds = try c.decodeIfPresent(Double.self, forKey: .deviceIdleSeconds) ?? d.deviceIdleSeconds
     }
 
     /// Reads and validates a configuration JSON file.
@@ -123,6 +129,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
             }
         }
         if rotationGraceSeconds < 0 { problems.append("rotationGraceSeconds must not be negative") }
+        if !(deviceIdleSeconds > 0) { problems.append("deviceIdleSeconds must be positive") }
         return problems
     }
 }

@@ -2,6 +2,10 @@ import Synchronization
 
 /// Enforces ``StagingLimits`` per bucket (class + IP or key) and keeps per-window counters
 /// of accepted and rejected hits for the ledger's counters.
+///
+/// Bounded: a key idle for two windows (no hit since two windows after its last window opened,
+/// and for the sliding log every logged hit out of the window) is evicted; its totals stay in one "evicted keys" row per
+/// bucket class, so the counters still add up. Sweeps run at most once per shortest window.
 final class RateLimiter: Sendable {
     private struct BucketKey: Hashable {
         var bucket: StagingBucketClass
@@ -19,12 +23,31 @@ final class RateLimiter: Sendable {
         var windows: [StagingWindowCounter]
     }
 
+    /// Totals of the keys evicted from one bucket class.
+    private struct Retired {
+        var keys = 0
+        var accepted = 0
+        var rejected = 0
+        /// The evicted keys' windows, latest ``maxRetiredWindows`` only (oldest dropped first).
+        var windows: [StagingWindowCounter] = []
+    }
+
     private struct State {
         var limits: StagingLimits
         var buckets: [BucketKey: BucketState] = [:]
+        var retired: [StagingBucketClass: Retired] = [:]
+        var lastSweep = -Double.infinity
     }
 
+    /// Whole windows a key must stay idle (no hit since its last window opened) to be evicted.
+    static let idleWindows = 2.0
+
+    /// The key of the counters row that sums a bucket class's evicted keys.
+    static let evictedKey = "(evicted keys)"
+
     static let maxWindows = 256
+    /// Windows of evicted keys kept per bucket class for the counters (about 24 bytes each).
+    static let maxRetiredWindows = 65_536
     private let state: Mutex<State>
 
     init(limits: StagingLimits) { state = Mutex(State(limits: limits)) }
@@ -33,6 +56,7 @@ final class RateLimiter: Sendable {
     func hit(_ bucket: StagingBucketClass, key: String, now: Double) -> RateLimitDecision {
         state.withLock { state in
             guard state.limits.enabled else { return .allowed }
+            defer { Self.sweepIfDue(&state, now: now) }
             let rule = state.limits.rule(for: bucket)
             let algorithm = state.limits.algorithm
             let id = BucketKey(bucket: bucket, key: key)
@@ -80,18 +104,65 @@ final class RateLimiter: Sendable {
     func limits() -> StagingLimits { state.withLock { $0.limits } }
 
     /// Forgets every bucket and its counters.
-    func reset() { state.withLock { $0.buckets.removeAll() } }
+    func reset() {
+        state.withLock {
+            $0.buckets.removeAll()
+            $0.retired.removeAll()
+        }
+    }
+
+    /// Keys currently held (evicted ones not counted).
+    var keyCount: Int { state.withLock { $0.buckets.count } }
+
+    /// Evicts every key idle past its window at `now` (epoch seconds).
+    func sweep(now: Double) { state.withLock { Self.sweep(&$0, now: now) } }
+
+    private static func sweepIfDue(_ state: inout State, now: Double) {
+        let shortest = StagingBucketClass.allCases.map { state.limits.rule(for: $0).windowSeconds }.min() ?? 60
+        guard now - state.lastSweep >= max(1, shortest) else { return }
+        sweep(&state, now: now)
+    }
+
+    private static func sweep(_ state: inout State, now: Double) {
+        state.lastSweep = now
+        let limits = state.limits
+        for (id, b) in state.buckets {
+            let window = limits.rule(for: id.bucket).windowSeconds
+            guard now >= b.windowStart + Self.idleWindows * window, (b.log.last ?? -Double.infinity) <= now - window
+            else { continue }
+            state.buckets.removeValue(forKey: id)
+            var retired = state.retired[id.bucket] ?? Retired()
+            retired.keys += 1
+            retired.accepted += b.windows.reduce(0) { $0 + $1.accepted }
+            retired.rejected += b.windows.reduce(0) { $0 + $1.rejected }
+            retired.windows += b.windows
+            if retired.windows.count > 2 * maxRetiredWindows {
+                retired.windows.removeFirst(retired.windows.count - maxRetiredWindows)
+            }
+            state.retired[id.bucket] = retired
+        }
+    }
 
     /// Per-bucket counters, sorted by bucket class then key; `mask` renders a key for output.
+    /// Evicted keys of a class appear as one row with key ``evictedKey``: their totals and
+    /// their latest windows (not in time order across keys).
     func snapshot(mask: (StagingBucketClass, String) -> String) -> [StagingBucketCounters] {
-        let copy = state.withLock { state in (state.limits, state.buckets) }
-        return copy.1.map { id, b in
+        let copy = state.withLock { state in (state.limits, state.buckets, state.retired) }
+        let live = copy.1.map { id, b in
             let rule = copy.0.rule(for: id.bucket)
             return StagingBucketCounters(
                 bucket: id.bucket, key: mask(id.bucket, id.key), limit: rule.limit, windowSeconds: rule.windowSeconds,
                 accepted: b.windows.reduce(0) { $0 + $1.accepted }, rejected: b.windows.reduce(0) { $0 + $1.rejected },
                 windows: b.windows)
-        }.sorted { ($0.bucket.rawValue, $0.key) < ($1.bucket.rawValue, $1.key) }
+        }
+        let evicted = copy.2.map { bucket, retired in
+            let rule = copy.0.rule(for: bucket)
+            return StagingBucketCounters(
+                bucket: bucket, key: Self.evictedKey, limit: rule.limit, windowSeconds: rule.windowSeconds,
+                accepted: retired.accepted, rejected: retired.rejected,
+                windows: Array(retired.windows.suffix(Self.maxRetiredWindows)))
+        }
+        return (live + evicted).sorted { ($0.bucket.rawValue, $0.key) < ($1.bucket.rawValue, $1.key) }
     }
 
     /// Whole seconds until `remaining` elapses, rounded up, never below 1.

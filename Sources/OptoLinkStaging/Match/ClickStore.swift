@@ -8,6 +8,7 @@ final class ClickStore: Sendable {
         /// Tokens per IP in click order (may hold consumed or expired tokens until swept).
         var byIP: [String: [String]] = [:]
         var insertsSinceSweep = 0
+        var lastSweep = -Double.infinity
     }
 
     private let state: Mutex<State>
@@ -19,14 +20,25 @@ final class ClickStore: Sendable {
             state.byToken[click.token] = click
             state.byIP[click.ip, default: []].append(click.token)
             state.insertsSinceSweep += 1
-            if state.insertsSinceSweep >= 4096 {
+            // Clicks expire at their TTL: swept every 4,096 clicks and at least once per TTL/4 of clock time.
+            let ttl = state.settings.clickTTLSeconds
+            if state.insertsSinceSweep >= 4096 || click.clickedAt - state.lastSweep >= max(1, ttl / 4) {
                 state.insertsSinceSweep = 0
+                state.lastSweep = click.clickedAt
                 Self.sweep(&state, now: click.clickedAt)
             }
         }
     }
 
     var count: Int { state.withLock { $0.byToken.count } }
+
+    /// Drops every click older than its TTL at `now` (epoch seconds).
+    func sweep(now: Double) {
+        state.withLock { state in
+            state.lastSweep = now
+            Self.sweep(&state, now: now)
+        }
+    }
 
     func reset() {
         state.withLock {

@@ -1,3 +1,4 @@
+import Foundation
 import OptoLinkHTTP
 
 /// The emulator's routes as one synchronous ``HTTPHandler``: the wire contract of docs/CONTRACT.md §1,
@@ -33,7 +34,7 @@ public final class StagingBackend: Sendable {
             configuration.fixtures, startedAt: now, rotationGraceSeconds: configuration.rotationGraceSeconds)
         limiter = RateLimiter(limits: configuration.limits)
         clicks = ClickStore(settings: configuration.match)
-        devices = DeviceRegistry()
+        devices = DeviceRegistry(idleSeconds: configuration.deviceIdleSeconds)
         ledgerStore = StagingLedger()
         faults = FaultInjector(configuration.faults, origin: now)
         tokens = TokenGenerator(seed: configuration.faults.seed ^ UInt64(bitPattern: Int64(now * 1000)))
@@ -71,6 +72,32 @@ public final class StagingBackend: Sendable {
     /// Ledger entries with `sequence > since`, at most `limit` (for incremental reads of long runs).
     public func ledger(since: Int, limit: Int = .max) -> [StagingLedgerEntry] {
         ledgerStore.entries(since: since, limit: limit)
+    }
+
+    /// Streams the ledger to a JSON-lines file (one ``StagingLedgerEntry`` per line) instead of
+    /// keeping it in memory; the file is created or truncated, entries so far are moved there.
+    /// Pages (``ledger(since:limit:)``) are then read back from the file.
+    /// - Throws: when the file cannot be created.
+    public func streamLedger(to url: URL) throws { try ledgerStore.streamToFile(url) }
+
+    /// Calls `observer` with every ledger entry stored from now on (on the request's thread,
+    /// right after it is stored), so an in-process reader follows the ledger live.
+    public func observeLedger(_ observer: @escaping @Sendable (StagingLedgerEntry) -> Void) {
+        ledgerStore.observe(observer)
+    }
+
+    /// What the emulator holds right now (ledger, clicks, devices, limiter keys).
+    public func retained() -> StagingRetained {
+        StagingRetained(
+            ledgerInMemory: ledgerStore.inMemory, ledgerTotal: ledgerStore.count, clicks: clicks.count,
+            devices: devices.count, limiterKeys: limiter.keyCount)
+    }
+
+    /// Writes buffered ledger lines to the ledger file; returns why writing failed, if it did.
+    @discardableResult
+    public func flushLedger() -> String? {
+        ledgerStore.flush()
+        return ledgerStore.fileFailure
     }
 
     /// Requests per endpoint by status and per-bucket window counters.

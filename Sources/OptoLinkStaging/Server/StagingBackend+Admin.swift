@@ -3,7 +3,8 @@ import OptoLinkHTTP
 
 extension StagingBackend {
     /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of
-    /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default),
+    /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default; `after` is
+    /// accepted for `since`; page a long run's ledger with `since` = the last sequence read),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
     /// `GET /__admin/health`. Never rate limited, never faulted.
@@ -11,7 +12,9 @@ extension StagingBackend {
         switch route {
         case .ledger:
             let query = context.request.query
-            let since = PercentDecoding.queryValue(query, "since").flatMap { Int($0) } ?? 0
+            let since =
+                (PercentDecoding.queryValue(query, "since") ?? PercentDecoding.queryValue(query, "after"))
+                .flatMap { Int($0) } ?? 0
             let limit = PercentDecoding.queryValue(query, "limit").flatMap { Int($0) } ?? Int.max
             return encoded(ledger(since: since, limit: limit), context)
         case .counters: return encoded(counters(), context)

@@ -55,7 +55,7 @@ import Testing
     @Test(arguments: [
         (
             #"{"limts": {}}"#,
-            "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds)"
+            "x.json: limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds, deviceIdleSeconds)"
         ),
         (
             #"{"limits": {"evnts": {"limit": 1, "windowSeconds": 1}}}"#,
@@ -151,6 +151,7 @@ import Testing
         #expect(configuration.match == StagingMatchSettings())
         #expect(configuration.faults.endpoints["events"]?.count == 3)
         #expect(configuration.trustForwardedFor)
+        #expect(configuration.deviceIdleSeconds == StagingConfiguration().deviceIdleSeconds)
     }
 }
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The memory check of issue 12 in real time: the same profile (default Profiles/soak-10m.json)
+# for 30 s and for 120 s, each in a fresh release process; the longer run's peak RSS must stay
+# within 10 % of the shorter one's. Peak = the largest RSS sample in summary.json (driver and
+# embedded emulator share the process). Exit 1 when it does not. Not in `swift test`: it takes
+# about 5 minutes (each run also waits out the profile's grace for calls in flight).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile="${1:-Profiles/soak-10m.json}"
+ulimit -n 65536 2>/dev/null || ulimit -n 20000 2>/dev/null || true
+swift build -c release --product optolink-soak
+peaks=()
+for seconds in 30 120; do
+    out="Reports/soak-memory-${seconds}s"
+    rm -rf "$out"
+    .build/release/optolink-soak run "$profile" --duration "$seconds" --out "$out" --no-progress >/dev/null 2>&1 || true
+    peaks+=("$(python3 -c 'import json,sys; print(max(r["bytes"] for r in json.load(open(sys.argv[1]))["rss"]))' \
+        "$out/summary.json")")
+done
+python3 - "${peaks[0]}" "${peaks[1]}" <<'PY'
+import sys
+short, long = int(sys.argv[1]), int(sys.argv[2])
+ratio = long / short
+print(f"peak RSS: 30 s run {short / 1048576:.1f} MiB, 120 s run {long / 1048576:.1f} MiB, ratio {ratio:.3f} (limit 1.10)")
+sys.exit(0 if ratio <= 1.10 else 1)
+PY

@@ -1,0 +1,53 @@
+import Foundation
+import OptoLinkStaging
+
+/// Reads a ledger in JSON lines (one ``StagingLedgerEntry`` object per line, the emulator's
+/// `--ledger-file` format) as a stream: one line in memory at a time, plus a 1 MiB read buffer.
+enum LedgerLines {
+    /// Hands each entry to `body` in file order; returns how many. Blank lines are skipped.
+    /// - Throws: ``SoakProfileError`` naming `label`, the file and the line that does not decode.
+    static func read(_ url: URL, label: String, _ body: (StagingLedgerEntry) -> Void) throws -> Int {
+        let handle: FileHandle
+        do {
+            handle = try FileHandle(forReadingFrom: url)
+        } catch {
+            throw SoakProfileError(message: "\(label) \(url.path): cannot read (\(error.localizedDescription))")
+        }
+        defer { try? handle.close() }
+        let decoder = JSONDecoder()
+        var pending = Data()
+        var line = 0
+        var count = 0
+        func take(_ bytes: Data) throws {
+            line += 1
+            guard bytes.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { return }
+            do {
+                body(try decoder.decode(StagingLedgerEntry.self, from: bytes))
+                count += 1
+            } catch let error as DecodingError {
+                throw SoakProfileError(
+                    message: "\(label) \(url.lastPathComponent) line \(line): \(error.readableDescription)")
+            } catch {
+                throw SoakProfileError(message: "\(label) \(url.lastPathComponent) line \(line): \(error)")
+            }
+        }
+        while true {
+            let chunk: Data
+            do {
+                chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+            } catch {
+                throw SoakProfileError(message: "\(label) \(url.path): cannot read (\(error.localizedDescription))")
+            }
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            var start = pending.startIndex
+            while let newline = pending[start...].firstIndex(of: 0x0A) {
+                try take(pending[start..<newline])
+                start = pending.index(after: newline)
+            }
+            pending = Data(pending[start...])
+        }
+        if !pending.isEmpty { try take(pending) }
+        return count
+    }
+}

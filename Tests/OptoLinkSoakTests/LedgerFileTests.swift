@@ -1,0 +1,72 @@
+import Foundation
+import OptoLinkStaging
+import Testing
+
+@testable import OptoLinkSoak
+
+/// `--ledger-file` on `run` and `serve`, and a remote `--ledger` in JSON lines read as a stream (issue 12).
+@Suite struct LedgerFileTests {
+    static func entry(_ sequence: Int) -> StagingLedgerEntry {
+        StagingLedgerEntry(
+            sequence: sequence, arrivedAt: 1_790_000_000 + Double(sequence), endpoint: "events", deviceId: "device-1",
+            apiKeySuffix: "client", eventName: "e", properties: ["opl_corr": "r:d:\(sequence)"])
+    }
+
+    static func write(_ text: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).jsonl")
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    @Test("--ledger-file parses on run (embedded only) and serve")
+    func flags() throws {
+        guard case .run(let run) = try SoakCommandLine.parse(["run", "p.json", "--ledger-file", "/tmp/l.jsonl"]) else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(run.ledgerFilePath == "/tmp/l.jsonl")
+        guard case .serve(let serve) = try SoakCommandLine.parse(["serve", "--ledger-file", "/tmp/s.jsonl"]) else {
+            Issue.record("not serve")
+            return
+        }
+        #expect(serve.ledgerFilePath == "/tmp/s.jsonl")
+        #expect(
+            throws: SoakUsageError(
+                message: "--ledger-file: only with the embedded emulator (a remote backend's ledger: --ledger FILE)")
+        ) {
+            try SoakCommandLine.parse(["run", "p.json", "--base-url", "http://127.0.0.1:1", "--ledger-file", "x"])
+        }
+    }
+
+    @Test("a remote --ledger in JSON lines streams entry by entry, blank lines skipped; an array still reads")
+    func remoteJSONLines() async throws {
+        let encoder = JSONEncoder()
+        let lines = try (1...2_000).map { String(decoding: try encoder.encode(Self.entry($0)), as: UTF8.self) }
+        let url = try Self.write(lines.joined(separator: "\n") + "\n\n")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var seen: [Int] = []
+        let count = try await RemoteBackend(baseURL: URL(fileURLWithPath: "/"), ledgerFile: url).readLedger {
+            seen.append($0.sequence)
+        }
+        #expect(count == 2_000)
+        #expect(seen == Array(1...2_000))
+        #expect(try RemoteBackend.readLedger(url).count == 2_000)
+        let array = try Self.write(String(decoding: try encoder.encode([Self.entry(1), Self.entry(2)]), as: UTF8.self))
+        defer { try? FileManager.default.removeItem(at: array) }
+        let fromArray = try await RemoteBackend(baseURL: URL(fileURLWithPath: "/"), ledgerFile: array).readLedger { _ in
+        }
+        #expect(fromArray == 2)
+    }
+
+    @Test("a bad line in a JSON-lines ledger names the file and the line")
+    func badLine() async throws {
+        let good = String(decoding: try JSONEncoder().encode(Self.entry(1)), as: UTF8.self)
+        let url = try Self.write(good + "\n" + #"{"sequence": "x"}"# + "\n")
+        defer { try? FileManager.default.removeItem(at: url) }
+        await #expect {
+            _ = try await RemoteBackend(baseURL: URL(fileURLWithPath: "/"), ledgerFile: url).readLedger { _ in }
+        } throws: { error in
+            "\(error)".contains("\(url.lastPathComponent) line 2")
+        }
+    }
+}
