@@ -273,6 +273,33 @@ struct ProfileAllProblemsTests {
         }
     }
 
+    @Test("every problem of the expect section: each limit, each threshold, the algorithm")
+    func everyProblemOfExpect() throws {
+        let json = #"""
+            {"name": "expect", "devices": {"count": 1},
+             "journeys": [{"name": "a", "steps": [{"kind": "firstLaunch"}]}],
+             "load": {"model": "closed", "iterations": 1},
+             "expect": {"limits": {"match": "10/2s per pi", "events": "40/2 fortnights per key", "data": "5/1s per ip"},
+                        "thresholds": ["backoff.early == 0", {"threshold": "http.429 < 5", "delayAbortEval": "5 parsecs"},
+                                       "match.call_latncy.p95 < 250ms"],
+                        "algorithm": "token_bucket"}}
+            """#
+        do {
+            _ = try SoakProfile.decode(Data(json.utf8))
+            Issue.record("the profile was accepted")
+        } catch let error as SoakProfileError {
+            let expected = [
+                "expect.limits.match: '10/2s per pi'", "expect.limits.events: '40/2 fortnights per key'",
+                "expect.thresholds[1].delayAbortEval", "expect.thresholds[2]: unknown metric",
+                "expect.algorithm: algorithm 'token_bucket'",
+            ]
+            for prefix in expected {
+                #expect(error.problems.contains { $0.hasPrefix(prefix) }, "\(prefix): \(error.problems)")
+            }
+            #expect(error.problems.count == expected.count, "\(error.problems)")
+        }
+    }
+
     @Test("a single problem keeps its one-line message")
     func oneProblemOneLine() throws {
         let json =
