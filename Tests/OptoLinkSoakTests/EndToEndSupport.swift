@@ -51,14 +51,7 @@ final class EndToEndRun: Sendable {
         run.wrapTransport = { ClockHoldingTransport(inner: $0, clock: clock) }
         run.makeBackend = { [self] profile, _ in
             let origin = VirtualEpoch(clock: clock)
-            let server = StagingServer(
-                configuration: try EmbeddedBackend.configuration(for: profile), clock: StagingClock { origin.now })
-            do {
-                try await server.start()
-            } catch {
-                throw SoakProfileError(message: "backend: the embedded emulator did not start (\(error))")
-            }
-            let started = EmbeddedBackend(server: server)
+            let started = try await EmbeddedBackend.start(profile, clock: StagingClock { origin.now })
             backend.withLock { $0 = started }
             return VirtualTimeBackend(inner: started, origin: origin)
         }

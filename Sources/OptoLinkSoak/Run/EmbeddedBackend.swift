@@ -26,10 +26,10 @@ package struct EmbeddedBackend: SoakBackend {
         return configuration
     }
 
-    /// Starts the emulator for `profile`.
+    /// Starts the emulator for `profile`, its windows and limits on `clock` (tests pass a virtual one).
     /// - Throws: ``SoakProfileError`` for a bad `backend` section or when the server cannot bind.
-    package static func start(_ profile: SoakProfile) async throws -> EmbeddedBackend {
-        let server = StagingServer(configuration: try configuration(for: profile))
+    package static func start(_ profile: SoakProfile, clock: StagingClock = .system) async throws -> EmbeddedBackend {
+        let server = StagingServer(configuration: try configuration(for: profile), clock: clock)
         do {
             try await server.start()
         } catch {
