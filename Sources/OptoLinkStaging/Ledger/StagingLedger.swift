@@ -30,8 +30,16 @@ final class StagingLedger: Sendable {
         var file: FileSink?
     }
 
+    /// The observer, boxed: a function stored directly in a `Mutex` is reabstracted on every
+    /// `withLock` round trip, and the thunks nest until calling it overflows the stack (seen after
+    /// ~87,000 entries); a class reference goes in and out unchanged.
+    private final class Observer: Sendable {
+        let body: @Sendable (StagingLedgerEntry) -> Void
+        init(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) { self.body = body }
+    }
+
     private let state = Mutex(State())
-    private let observer = Mutex<(@Sendable (StagingLedgerEntry) -> Void)?>(nil)
+    private let observer = Mutex<Observer?>(nil)
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -57,12 +65,14 @@ final class StagingLedger: Sendable {
             }
             return entry
         }
-        observer.withLock { $0 }?(entry)
+        observer.withLock { $0 }?.body(entry)
         return entry.sequence
     }
 
     /// Calls `body` with every entry from now on, right after it is stored (outside the lock).
-    func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) { observer.withLock { $0 = body } }
+    func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) {
+        observer.withLock { $0 = Observer(body) }
+    }
 
     /// Sends the ledger to a JSON-lines file at `url` from now on (created or truncated); entries
     /// already held are written first and dropped from memory.

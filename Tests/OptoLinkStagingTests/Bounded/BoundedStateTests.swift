@@ -200,4 +200,17 @@ import Testing
         for index in 0..<4 { _ = try h.session("device-\(index)") }
         #expect(seen.withLock { $0 } == [1, 2, 3, 4])
     }
+
+    @Test(
+        "the observer survives 200,000 entries (a function kept in a Mutex nested a thunk per entry and overflowed the stack)"
+    )
+    func ledgerObserverOverALongRun() {
+        let ledger = StagingLedger()
+        let count = Mutex(0)
+        ledger.observe { _ in count.withLock { $0 += 1 } }
+        for _ in 0..<200_000 {
+            ledger.append(arrivedAt: 0, endpoint: .session, deviceId: "device-1", apiKey: "opl_sdk_test_acme_client")
+        }
+        #expect(count.withLock { $0 } == 200_000)
+    }
 }
