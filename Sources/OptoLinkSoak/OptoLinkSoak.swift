@@ -56,6 +56,11 @@ public enum OptoLinkSoak {
                 }
             }
             defer { for trap in traps { trap.cancel() } }
+            if let shard = options.shard {
+                // `run --processes` waits for this line before it passes a stop on: from here on a
+                // SIGINT/SIGTERM stops the shard gracefully instead of killing it.
+                FileHandle.standardError.write(Data("shard \(shard): started (pid \(getpid()))\n".utf8))
+            }
             if options.processes != nil {
                 // The shards run in child processes; a signal here is passed on to each of them.
                 let result = await ProcessesRun(options: options, control: control).execute()

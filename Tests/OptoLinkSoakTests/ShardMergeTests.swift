@@ -102,11 +102,16 @@ struct ShardMergeTests {
         #expect(refused.error?.contains("missing shards 1/4, 3/4") == true)
         #expect(refused.error?.contains("--allow-partial") == true)
 
-        let (partial, _) = fixture.merge([a, c], allowPartial: true)
+        // A shard that started but never wrote its report: its directory has no shard.json.
+        let unfinished = fixture.root.appendingPathComponent("b")
+        try FileManager.default.createDirectory(at: unfinished, withIntermediateDirectories: true)
+        #expect(fixture.merge([a, unfinished.path, c]).0.error?.contains("not a shard's report") == true)
+        let (partial, _) = fixture.merge([a, unfinished.path, c], allowPartial: true)
         let summary = try #require(partial.summary)
         #expect(summary.run.shards?.merged == [0, 2])
         #expect(summary.run.shards?.missing == [1, 3])
         #expect(summary.notes.first?.hasPrefix("PARTIAL: shards 1/4, 3/4 missing") == true)
+        #expect(summary.notes.contains { $0.hasPrefix(unfinished.path) && $0.contains("left out") })
         let directory = try #require(partial.directory)
         let text = try String(contentsOf: directory.appendingPathComponent("summary.txt"), encoding: .utf8)
         #expect(text.contains("PARTIAL"))
@@ -283,38 +288,48 @@ struct ShardMergeTests {
         #expect(result.summary?.run.shards?.merged == [0, 1, 2])
     }
 
-    @Test("a shard whose rows are further out of order than the reorder window is sorted in memory, same verdicts")
-    func outOfOrderRowsFallBackToSorting() throws {
+    @Test("rows further out of order than the reorder window widen it; past its bound they are sorted; same verdicts")
+    func outOfOrderRows() throws {
         let fixture = try ShardFixture()
         defer { fixture.remove() }
         let profile = try ShardFixture.profile(limits: #"{"match": "3/2s per ip"}"#)
         let (attempts, calls) = Self.richRun()
-        // The calls file in reverse: every call row far behind the attempts read alongside it.
-        let directory = try fixture.write(
-            "s0", shard: .whole, profile: profile, attempts: attempts, calls: calls.reversed())
-        let shard = try ShardManifest.load(URL(fileURLWithPath: directory))
-        let plan = MergeCommand.Plan(shards: [(URL(fileURLWithPath: directory), shard)], count: 1, missing: [])
-        let context = VerdictContext(configuration: profile.expect, maxRetries: 2, runStartEpoch: 1_000)
-        let evaluated = try MergeCommand.evaluate(plan, shifts: [0], attribution: [], context: context, window: 0.5)
-        let fellBack = !evaluated.streamed
-        #expect(fellBack)
-        let reason = evaluated.fallbackReason ?? ""
-        #expect(reason.contains(directory) && reason.contains("ends more than 0.500000 s before"))
         let whole = Verdicts.evaluate(
             VerdictInputs(
                 attempts: attempts, calls: calls, ledger: nil, configuration: profile.expect, runStartEpoch: 1_000))
-        let sortedReport = evaluated.report
+        let context = VerdictContext(configuration: profile.expect, maxRetries: 2, runStartEpoch: 1_000)
+        // The calls file in reverse: the first call rows read lie ~3.8 s after the last ones.
+        let reversed = try fixture.write(
+            "reversed", shard: .whole, profile: profile, attempts: attempts, calls: calls.reversed())
+        let manifest = try ShardManifest.load(URL(fileURLWithPath: reversed))
+        let plan = MergeCommand.Plan(shards: [(URL(fileURLWithPath: reversed), manifest)], count: 1, missing: [])
+
+        let sorted = try MergeCommand.evaluate(
+            plan, shifts: [0], attribution: [], context: context, window: 0.5, maxWindow: 1)
+        let fellBack = !sorted.streamed
+        #expect(fellBack)
+        let reason = sorted.fallbackReason ?? ""
+        #expect(reason.contains(reversed) && reason.contains("beyond the 1.000000 s reorder window"))
+        let sortedReport = sorted.report
         #expect(sortedReport == whole)
-        // The same rows in write order (each call after its attempts, a retry up to ~1.1 s behind
-        // the next device's rows) stream within a 2 s window.
+
+        let widened = try MergeCommand.evaluate(plan, shifts: [0], attribution: [], context: context, window: 0.5)
+        let streamed = widened.streamed
+        let window = widened.window ?? 0
+        #expect(streamed && window > 3.5)
+        let widenedReport = widened.report
+        #expect(widenedReport == whole)
+
+        // The same rows in write order (each call after its attempts; a retried match ends ~1.1 s
+        // after the next device's rows) stream within a 2 s window as they are.
         let inOrderDirectory = try fixture.write(
-            "s1", shard: .whole, profile: profile, attempts: attempts, calls: calls)
+            "in-order", shard: .whole, profile: profile, attempts: attempts, calls: calls)
         let inOrder = try MergeCommand.evaluate(
-            MergeCommand.Plan(shards: [(URL(fileURLWithPath: inOrderDirectory), shard)], count: 1, missing: []),
+            MergeCommand.Plan(shards: [(URL(fileURLWithPath: inOrderDirectory), manifest)], count: 1, missing: []),
             shifts: [0], attribution: [], context: context, window: 2)
-        let streamed = inOrder.streamed
-        #expect(streamed)
-        let streamedReport = inOrder.report
-        #expect(streamedReport == whole)
+        let inOrderWindow = inOrder.window
+        #expect(inOrderWindow == 2)
+        let inOrderReport = inOrder.report
+        #expect(inOrderReport == whole)
     }
 }

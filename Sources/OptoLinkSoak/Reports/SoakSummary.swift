@@ -101,6 +101,9 @@ public struct SoakSummary: Sendable, Codable {
         /// A merged report: whether the records were streamed in time order from the shards'
         /// CSVs (`true`), or sorted in memory because a shard's rows were too far out of order.
         package var streamed: Bool?
+        /// A merged report: the reorder window the streamed records needed, seconds (rows of a
+        /// shard lag behind each other by up to this much in its CSVs).
+        package var reorderWindowSeconds: Double?
 
         package init(count: Int, index: Int? = nil) {
             self.count = count

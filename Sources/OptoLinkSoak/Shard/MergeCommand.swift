@@ -61,10 +61,13 @@ package enum MergeCommand {
         }
     }
 
-    /// Rows the reorder buffer of each shard holds back, in seconds of run time.
+    /// How far back in run time each shard's reorder buffer holds rows at first, in seconds;
+    /// a shard whose rows lag further (a session call closed at its launch's end) makes the
+    /// merge read again with a window twice that lag, up to ``maxReorderWindowSeconds``.
     static let reorderWindowSeconds = 10.0
+    static let maxReorderWindowSeconds = 900.0
     /// Most attempts kept in memory for the HTML report's per-attempt charts.
-    static let htmlAttemptLimit = 2_000_000
+    static let htmlAttemptLimit = 1_000_000
 
     /// Merges and writes the report; never throws (problems become exit code 2).
     package static func run(
@@ -83,13 +86,26 @@ package enum MergeCommand {
                     + "overwrite it")
         }
         var shards: [(url: URL, manifest: ShardManifest)] = []
+        var skipped: [String] = []
         for path in options.directories {
             let url = URL(fileURLWithPath: path, isDirectory: true)
+            var isDirectory: ObjCBool = false
+            let manifestPath = url.appendingPathComponent(ShardManifest.fileName).path
+            if options.allowPartial, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                isDirectory.boolValue, !FileManager.default.fileExists(atPath: manifestPath)
+            {
+                // A shard that started but never finished its report (killed, out of memory).
+                skipped.append(path)
+                continue
+            }
             do {
                 shards.append((url, try ShardManifest.load(url)))
             } catch {
                 return fail("\(error)")
             }
+        }
+        guard !shards.isEmpty else {
+            return fail("merge: none of the directories holds a finished shard's report (\(ShardManifest.fileName))")
         }
         let plan: Plan
         do {
@@ -106,6 +122,10 @@ package enum MergeCommand {
             }
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
+        var extras = extras
+        extras.notes += skipped.map {
+            "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out"
+        }
         return merge(plan, ledger: ledger, extras: extras, out: outURL, junitPath: options.junitPath, log: log)
     }
 
@@ -204,6 +224,7 @@ package enum MergeCommand {
         sharding.missing = plan.missing
         sharding.startAt = first.startAt
         sharding.streamed = evaluated.streamed
+        sharding.reorderWindowSeconds = evaluated.window
         var run = SoakSummary.RunMetadata(
             runId: runIds.joined(separator: "+"), profile: profile.name, profilePath: nil,
             soakVersion: OptoLinkSoak.version, startedAt: formatter.string(from: Date(timeIntervalSince1970: start)),
@@ -254,6 +275,12 @@ package enum MergeCommand {
                     + "were moved onto the earliest start, and limit windows across shards are only as exact as "
                     + "the machines' clocks")
         }
+        for manifest in manifests
+        where manifest.interrupted || [.deadline, .misconfigured].contains(manifest.stopReason) {
+            notes.append(
+                "shard \(manifest.shard) stopped early (\(manifest.stopReason.rawValue)): the merged report covers "
+                    + "the part of its plan it ran")
+        }
         for manifest in manifests where manifest.lateSeconds > summary.journeys.lateThresholdSeconds {
             notes.append(
                 "shard \(manifest.shard) started \(formatSeconds(manifest.lateSeconds)) s after --start-at "
@@ -301,14 +328,42 @@ package enum MergeCommand {
         var attempts: [AttemptRecord]?
         var streamed: Bool
         var fallbackReason: String?
+        /// The reorder window the stream needed, seconds (`nil` when sorted in memory).
+        var window: Double?
     }
 
     /// Runs every verdict over the union of the shards' records: streamed from the CSVs in time
-    /// order, or — when a shard's rows are too far out of order — read whole and sorted.
+    /// order with a reorder window that widens to fit the rows' lag, or — past `maxWindow` —
+    /// read whole and sorted. Every way gives the same records in the same order.
     /// - Throws: ``ReportIOError`` when a shard's CSV cannot be read or has a malformed row.
     static func evaluate(
         _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext,
-        window: Double = reorderWindowSeconds
+        window: Double = reorderWindowSeconds, maxWindow: Double = maxReorderWindowSeconds
+    ) throws -> Evaluated {
+        var window = window
+        while true {
+            do {
+                var evaluated = try evaluateStreaming(
+                    plan, shifts: shifts, attribution: attribution, context: context, window: window)
+                evaluated.window = window
+                return evaluated
+            } catch let violation as StreamOrderViolation {
+                let wider = Swift.max(window * 2, violation.lag * 2)
+                guard wider <= maxWindow else {
+                    return try evaluateSorted(
+                        plan, shifts: shifts, attribution: attribution, context: context,
+                        reason: "\(violation.path) row \(violation.row) ends \(formatSeconds(violation.lag)) s before "
+                            + "rows written ahead of it, beyond the \(formatSeconds(maxWindow)) s reorder window")
+                }
+                window = wider
+            }
+        }
+    }
+
+    /// One streamed pass with a reorder window of `window` seconds.
+    /// - Throws: ``StreamOrderViolation`` when a row lags further; ``ReportIOError``.
+    private static func evaluateStreaming(
+        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, window: Double
     ) throws -> Evaluated {
         var streams: [ShardRecordStream] = []
         for (position, shard) in plan.shards.enumerated() {
@@ -319,44 +374,44 @@ package enum MergeCommand {
         let tap = MergedRecordTap(attemptLimit: htmlAttemptLimit)
         var report = Verdicts.evaluate(
             stream: MergedRecordSequence(streams: streams, attribution: attribution, tap: tap), context: context)
-        switch tap.error {
-        case nil:
-            report.ignoredAttempts = tap.ignoredAttempts
-            return Evaluated(report: report, notes: tap.notes.notes(), attempts: tap.attempts, streamed: true)
-        case let violation as StreamOrderViolation:
-            // Same order as the stream, so the same verdicts; only the memory differs.
-            var attempts: [AttemptRecord] = []
-            var calls: [CallRecord] = []
-            for (position, shard) in plan.shards.enumerated() {
-                let shift = shifts[position]
-                attempts += try ReportCSVReader.attempts(shard.url.appendingPathComponent("attempts.csv")).map {
-                    var a = $0
-                    a.intendedStart += shift
-                    a.actualStart += shift
-                    a.end += shift
-                    return a
-                }
-                calls += try ReportCSVReader.calls(shard.url.appendingPathComponent("calls.csv")).map {
-                    var c = $0
-                    c.intendedStart += shift
-                    c.start += shift
-                    c.end += shift
-                    return c
-                }
+        if let error = tap.error { throw error }
+        report.ignoredAttempts = tap.ignoredAttempts
+        return Evaluated(report: report, notes: tap.notes.notes(), attempts: tap.attempts, streamed: true)
+    }
+
+    /// Every shard's rows read whole, moved by their shifts and sorted (the stream's order, so
+    /// the same verdicts; only the memory differs).
+    private static func evaluateSorted(
+        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, reason: String
+    ) throws -> Evaluated {
+        var attempts: [AttemptRecord] = []
+        var calls: [CallRecord] = []
+        for (position, shard) in plan.shards.enumerated() {
+            let shift = shifts[position]
+            attempts += try ReportCSVReader.attempts(shard.url.appendingPathComponent("attempts.csv")).map {
+                var a = $0
+                a.intendedStart += shift
+                a.actualStart += shift
+                a.end += shift
+                return a
             }
-            let inputs = VerdictInputs(
-                attempts: attempts, calls: calls, ledger: context.ledger, attribution: attribution,
-                configuration: context.configuration, maxRetries: context.maxRetries,
-                runStartEpoch: context.runStartEpoch, deviceIds: context.deviceIds,
-                launchDeviceIds: context.launchDeviceIds)
-            return Evaluated(
-                report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
-                attempts: attempts.count <= htmlAttemptLimit ? attempts : nil, streamed: false,
-                fallbackReason: "\(violation.path) row \(violation.row) ends more than \(formatSeconds(window)) s "
-                    + "before rows written ahead of it")
-        case let error?:
-            throw error
+            calls += try ReportCSVReader.calls(shard.url.appendingPathComponent("calls.csv")).map {
+                var c = $0
+                c.intendedStart += shift
+                c.start += shift
+                c.end += shift
+                return c
+            }
         }
+        let inputs = VerdictInputs(
+            attempts: attempts, calls: calls, ledger: context.ledger, attribution: attribution,
+            configuration: context.configuration, maxRetries: context.maxRetries,
+            runStartEpoch: context.runStartEpoch, deviceIds: context.deviceIds,
+            launchDeviceIds: context.launchDeviceIds)
+        return Evaluated(
+            report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
+            attempts: attempts.count <= htmlAttemptLimit ? attempts : nil, streamed: false,
+            fallbackReason: reason)
     }
 
     /// The stop reason of the whole: a signal, cut or abort in any shard outranks a natural end.

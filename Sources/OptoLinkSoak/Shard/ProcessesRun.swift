@@ -131,13 +131,16 @@ package struct ProcessesRun: Sendable {
             }
         }
         guard !present.isEmpty else {
-            return fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+            var result = fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+            if let signal { result.exitCode = signal == .terminated ? 143 : 130 }
+            return result
         }
         var merge = MergeOptions(directories: present)
         merge.outDirectory = out.path
         merge.allowPartial = true
         merge.force = true
         merge.junitPath = options.junitPath
+        merge.ledgerPath = options.ledgerPath
         let result = MergeCommand.run(merge, extras: extras, log: log)
         var code = result.exitCode
         let failedShard = outcomes.contains { $0.status != 0 && $0.status != 1 }
@@ -211,17 +214,34 @@ package struct ProcessesRun: Sendable {
                 continuation.resume(returning: 2)
                 return
             }
+            // Passes the run's stop on to the child until it has exited: at once, then every
+            // second (a child still starting up may not have set up its handler yet; a repeat only
+            // prints "already stopping"). A dispatch timer, not a task, so it fires even when the
+            // cooperative pool is busy.
             let pid = process.processIdentifier
-            // Passes the run's stop on to the child (once), until it has exited.
-            Task.detached {
-                while !exited.isSet {
-                    if let reason = control.stopReason, reason.isSignal {
-                        if !exited.isSet { kill(pid, reason == .terminated ? SIGTERM : SIGINT) }
-                        return
-                    }
-                    try? await Task.sleep(for: .milliseconds(200))
+            let spawned = DispatchTime.now()
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            let lastSent = Mutex<DispatchTime?>(nil)
+            timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+            timer.setEventHandler {
+                guard !exited.isSet else {
+                    timer.cancel()
+                    return
                 }
+                guard let reason = control.stopReason, reason.isSignal else { return }
+                // The child announces itself once its handlers are set; before that a signal would
+                // kill it instead of stopping it (unless it inherited the signal ignored, as from
+                // the CLI). Give up waiting for the line after 10 s.
+                let announced = ((try? FileManager.default.attributesOfItem(atPath: log.path))?[.size] as? Int ?? 0) > 0
+                guard announced || DispatchTime.now() >= spawned + .seconds(10) else { return }
+                let due = lastSent.withLock { last -> Bool in
+                    guard last.map({ DispatchTime.now() >= $0 + .seconds(1) }) ?? true else { return false }
+                    last = .now()
+                    return true
+                }
+                if due { kill(pid, reason == .terminated ? SIGTERM : SIGINT) }
             }
+            timer.resume()
         }
     }
 

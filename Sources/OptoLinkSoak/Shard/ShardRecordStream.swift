@@ -20,6 +20,8 @@ struct StreamKey: Comparable {
 struct StreamOrderViolation: Error {
     var path: String
     var row: Int
+    /// Seconds the row's time lies before the record already handed on.
+    var lag: Double
 }
 
 /// A binary min-heap (the package has no collections dependency).
@@ -181,7 +183,9 @@ struct ShardRecordStream {
     }
 
     private mutating func push(_ key: StreamKey, _ record: RunRecord, _ path: String, _ row: Int) throws {
-        if let lastEmitted, key < lastEmitted { throw StreamOrderViolation(path: path, row: row + 1) }
+        if let lastEmitted, key < lastEmitted {
+            throw StreamOrderViolation(path: path, row: row + 1, lag: lastEmitted.time - key.time)
+        }
         heap.push(Pending(key: key, record: record))
         peakBuffered = Swift.max(peakBuffered, heap.count)
     }
