@@ -15,6 +15,10 @@ package struct MergeOptions: Sendable, Equatable {
     package var ledgerPath: String?
     /// Also write the thresholds and verdicts as JUnit XML there.
     package var junitPath: String?
+    /// `--threshold EXPR` (repeatable): thresholds added to the profile's for the merged judgement.
+    package var extraThresholds: [String] = []
+    /// `--no-thresholds`: judge without the profile's own thresholds (`--threshold` ones still apply).
+    package var noThresholds = false
 
     package init(directories: [String]) { self.directories = directories }
 }
@@ -54,6 +58,10 @@ package enum MergeCommand {
         /// The backend kind to report (`embedded` when `run --processes` hosted the emulator;
         /// default: what the shards saw).
         package var backendKind: String?
+        /// Thresholds added to the profile's (`merge --threshold`), and whether the profile's own
+        /// are dropped (`--no-thresholds`).
+        var thresholds: [ThresholdSpec] = []
+        var noThresholds = false
         package init(ledger: [StagingLedgerEntry]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
             self.ledger = ledger
             self.counters = counters
@@ -79,6 +87,11 @@ package enum MergeCommand {
         }
         guard let out = options.outDirectory else { return fail("merge: --out DIR is required") }
         guard !options.directories.isEmpty else { return fail("merge: needs at least one shard report directory") }
+        for expression in options.extraThresholds {
+            if let problem = Thresholds.problem(in: expression) {
+                return fail("--threshold '\(expression)': \(problem)")
+            }
+        }
         if let problem = PathProblem.creatingDirectory(out) { return fail("--out \(problem)") }
         if !options.force, let file = PathProblem.existingReport(in: out) {
             return fail(
@@ -123,6 +136,8 @@ package enum MergeCommand {
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
         var extras = extras
+        extras.thresholds = options.extraThresholds.map(ThresholdSpec.init)
+        extras.noThresholds = options.noThresholds
         extras.notes += skipped.map {
             "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out"
         }
@@ -182,7 +197,8 @@ package enum MergeCommand {
     ) -> Result {
         let manifests = plan.shards.map(\.manifest)
         let first = manifests[0]
-        let profile = first.profile
+        var profile = first.profile
+        profile.expect.thresholds = (extras.noThresholds ? [] : profile.expect.thresholds) + extras.thresholds
         let start = manifests.map(\.startEpoch).min() ?? first.startEpoch
         let shifts = manifests.map { $0.startEpoch - start }
         var tally = RecorderTally(interval: first.tally.interval, lateThreshold: first.tally.lateThreshold)
