@@ -74,8 +74,18 @@ package enum MergeCommand {
     /// merge read again with a window twice that lag, up to ``maxReorderWindowSeconds``.
     static let reorderWindowSeconds = 10.0
     static let maxReorderWindowSeconds = 900.0
-    /// Most attempts kept in memory for the HTML report's per-attempt charts.
-    static let htmlAttemptLimit = 1_000_000
+    /// The shards' `attempts.csv` bytes up to which the merged `report.html` gets its
+    /// per-attempt charts (the rows are then kept in memory), as `run` does for one file.
+    static var chartAttemptsLimitBytes: Int { SoakRun.chartAttemptsLimitBytes }
+
+    /// How many attempts to keep for the charts: all when the shards' files are small enough, else none.
+    static func chartAttemptLimit(_ plan: Plan) -> Int {
+        let bytes = plan.shards.reduce(0) { total, shard in
+            let path = shard.url.appendingPathComponent("attempts.csv").path
+            return total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        }
+        return bytes <= chartAttemptsLimitBytes ? Int.max : 0
+    }
 
     /// Merges and writes the report; never throws (problems become exit code 2).
     package static func run(
@@ -304,7 +314,9 @@ package enum MergeCommand {
         }
         if evaluated.attempts == nil {
             notes.append(
-                "report.html: more than \(htmlAttemptLimit) attempts, so the per-attempt charts are left out")
+                "report.html: the shards' attempts.csv files are over \(chartAttemptsLimitBytes / 1_048_576) MB "
+                    + "together, so the charts read from them (latency over time, back-off, limit windows) are left "
+                    + "out to keep memory flat")
         }
         let ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
         summary.notes = notes + evaluated.notes + ioProblems.map { "report I/O failed: \($0)" }
@@ -387,7 +399,7 @@ package enum MergeCommand {
                 try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window)
             )
         }
-        let tap = MergedRecordTap(attemptLimit: htmlAttemptLimit)
+        let tap = MergedRecordTap(attemptLimit: chartAttemptLimit(plan))
         var report = Verdicts.evaluate(
             stream: MergedRecordSequence(streams: streams, attribution: attribution, tap: tap), context: context)
         if let error = tap.error { throw error }
@@ -426,7 +438,7 @@ package enum MergeCommand {
             launchDeviceIds: context.launchDeviceIds)
         return Evaluated(
             report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
-            attempts: attempts.count <= htmlAttemptLimit ? attempts : nil, streamed: false,
+            attempts: chartAttemptLimit(plan) > 0 ? attempts : nil, streamed: false,
             fallbackReason: reason)
     }
 
