@@ -96,101 +96,103 @@ final class TrickleServer: Sendable {
     }
 }
 
-/// The hard stop through the whole tool (URLSession, sockets, the real clock): whatever the
-/// backend does, a run ends within `duration + grace` plus teardown, and every cut call is
-/// counted. Exact numbers are in `DriverDeadlineTests` (virtual time); here the bound allows
-/// for a loaded machine: required ≤ duration + grace + 1 s, asserted ≤ + 3 s.
-@Suite(.serialized, .timeLimit(.minutes(2)))
-struct HardStopEndToEndTests {
-    static func profile(duration: Double, grace: Double, timeout: Double = 10) -> String {
-        """
-        {"name": "hard-stop", "seed": 3, "devices": {"count": \(Int(duration))},
-         "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}]}],
-         "load": {"model": "open", "startRate": 1, "stages": [{"duration": \(duration), "target": 1}],
-                  "duration": \(duration), "grace": \(grace)},
-         "sdk": {"timeout": \(timeout), "maxRetries": 2}}
-        """
-    }
-
-    /// Runs `profile` against `baseURL`; returns the result and the run's wall-clock time.
-    static func run(_ e2e: EndToEndRun, baseURL: URL) async -> (SoakRunResult, Double) {
-        var run = e2e.makeRun { $0.baseURL = baseURL }
-        run.makeBackend = { _, options in RemoteBackend(baseURL: options.baseURL ?? baseURL, ledgerFile: nil) }
-        let started = ContinuousClock.now
-        let result = await run.execute()
-        return (result, RunTimeline.seconds(ContinuousClock.now - started))
-    }
-
-    /// What every cut run must show: the deadline ended it, every journey (one per device, one
-    /// a second) is unfinished, every /match call is counted as cancelled by the run, and no
-    /// attempt started at or after the cutoff.
-    static func expectCut(
-        _ e2e: EndToEndRun, _ result: SoakRunResult, cutoff: Double, elapsed: Double, journeys: Int
-    ) throws {
-        #expect(elapsed < cutoff + 3, "the run took \(elapsed) s for a \(cutoff) s bound")
-        let summary = try #require(result.summary, "\(e2e.log)")
-        #expect(summary.run.stopReason == .deadline)
-        // Wall-clock bounds get CI-noise margin (suites run in parallel on 2 cores); the exact
-        // `duration + grace` cut is asserted in virtual time by DriverDeadlineTests, and the
-        // precise checks here are that no attempt started at or after the cutoff.
-        #expect(summary.run.durationSeconds < cutoff + 3, "\(summary.run.durationSeconds)")
-        #expect(summary.journeys.unfinished == journeys && summary.journeys.completed == 0)
-        let attempts = try e2e.attempts()
-        #expect(attempts.allSatisfy { $0.actualStart < cutoff }, "\(attempts.map(\.actualStart))")
-        let matches = try e2e.calls().filter { $0.endpoint == .match }
-        #expect(matches.count == journeys && matches.allSatisfy { $0.outcome == .cancelledByRun })
-        #expect(summary.metrics["match.calls.cancelled_by_run"] == Double(journeys))
-        #expect(summary.metrics["http.errors"] == 0)
-    }
-
-    @Test(
-        "429 'Retry after N seconds.' on every call (N = 20, 60), duration 1, grace 3: the run ends by 4 s + teardown",
-        arguments: [20, 60])
-    func rateLimitedBackend(retryAfter: Int) async throws {
-        let e2e = try EndToEndRun(profile: Self.profile(duration: 1, grace: 3))
-        let body = Array(
-            #"{"statusCode":429,"message":"Rate limit exceeded. Retry after \#(retryAfter) seconds."}"#.utf8)
-        let configuration = HTTPServer.Configuration(
-            host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
-        try await withHTTPServer(
-            configuration,
-            handler: { request, _ in
-                request.path.hasPrefix("/.well-known")
-                    ? .respond(HTTPResponse(status: 404)) : .respond(HTTPResponse(status: 429, body: body))
-            }
-        ) { server in
-            let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
-            try Self.expectCut(e2e, result, cutoff: 4, elapsed: elapsed, journeys: 1)
-            #expect(try e2e.attempts().map(\.status) == [429], "the retry \(retryAfter) s later is cut")
+extension WholeRuns {
+    /// The hard stop through the whole tool (URLSession, sockets, the real clock): whatever the
+    /// backend does, a run ends within `duration + grace` plus teardown, and every cut call is
+    /// counted. Exact numbers are in `DriverDeadlineTests` (virtual time); here the bound allows
+    /// for a loaded machine: required ≤ duration + grace + 1 s, asserted ≤ + 3 s.
+    @Suite(.serialized, .timeLimit(.minutes(2)))
+    struct HardStopEndToEndTests {
+        static func profile(duration: Double, grace: Double, timeout: Double = 10) -> String {
+            """
+            {"name": "hard-stop", "seed": 3, "devices": {"count": \(Int(duration))},
+             "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}]}],
+             "load": {"model": "open", "startRate": 1, "stages": [{"duration": \(duration), "target": 1}],
+                      "duration": \(duration), "grace": \(grace)},
+             "sdk": {"timeout": \(timeout), "maxRetries": 2}}
+            """
         }
-    }
 
-    @Test("a backend that never answers, duration 2, grace 3 (timeout 10 s): the run ends by 5 s + teardown")
-    func silentBackend() async throws {
-        let e2e = try EndToEndRun(profile: Self.profile(duration: 2, grace: 3))
-        let configuration = HTTPServer.Configuration(
-            host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
-        try await withHTTPServer(
-            configuration,
-            handler: { request, _ in
-                request.path.hasPrefix("/.well-known")
-                    ? .respond(HTTPResponse(status: 404))
-                    : .respondAfter(HTTPResponse(status: 201), delay: .seconds(600))
+        /// Runs `profile` against `baseURL`; returns the result and the run's wall-clock time.
+        static func run(_ e2e: EndToEndRun, baseURL: URL) async -> (SoakRunResult, Double) {
+            var run = e2e.makeRun { $0.baseURL = baseURL }
+            run.makeBackend = { _, options in RemoteBackend(baseURL: options.baseURL ?? baseURL, ledgerFile: nil) }
+            let started = ContinuousClock.now
+            let result = await run.execute()
+            return (result, RunTimeline.seconds(ContinuousClock.now - started))
+        }
+
+        /// What every cut run must show: the deadline ended it, every journey (one per device, one
+        /// a second) is unfinished, every /match call is counted as cancelled by the run, and no
+        /// attempt started at or after the cutoff.
+        static func expectCut(
+            _ e2e: EndToEndRun, _ result: SoakRunResult, cutoff: Double, elapsed: Double, journeys: Int
+        ) throws {
+            #expect(elapsed < cutoff + 3, "the run took \(elapsed) s for a \(cutoff) s bound")
+            let summary = try #require(result.summary, "\(e2e.log)")
+            #expect(summary.run.stopReason == .deadline)
+            // Wall-clock bounds get CI-noise margin (suites run in parallel on 2 cores); the exact
+            // `duration + grace` cut is asserted in virtual time by DriverDeadlineTests, and the
+            // precise checks here are that no attempt started at or after the cutoff.
+            #expect(summary.run.durationSeconds < cutoff + 3, "\(summary.run.durationSeconds)")
+            #expect(summary.journeys.unfinished == journeys && summary.journeys.completed == 0)
+            let attempts = try e2e.attempts()
+            #expect(attempts.allSatisfy { $0.actualStart < cutoff }, "\(attempts.map(\.actualStart))")
+            let matches = try e2e.calls().filter { $0.endpoint == .match }
+            #expect(matches.count == journeys && matches.allSatisfy { $0.outcome == .cancelledByRun })
+            #expect(summary.metrics["match.calls.cancelled_by_run"] == Double(journeys))
+            #expect(summary.metrics["http.errors"] == 0)
+        }
+
+        @Test(
+            "429 'Retry after N seconds.' on every call (N = 20, 60), duration 1, grace 3: the run ends by 4 s + teardown",
+            arguments: [20, 60])
+        func rateLimitedBackend(retryAfter: Int) async throws {
+            let e2e = try EndToEndRun(profile: Self.profile(duration: 1, grace: 3))
+            let body = Array(
+                #"{"statusCode":429,"message":"Rate limit exceeded. Retry after \#(retryAfter) seconds."}"#.utf8)
+            let configuration = HTTPServer.Configuration(
+                host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
+            try await withHTTPServer(
+                configuration,
+                handler: { request, _ in
+                    request.path.hasPrefix("/.well-known")
+                        ? .respond(HTTPResponse(status: 404)) : .respond(HTTPResponse(status: 429, body: body))
+                }
+            ) { server in
+                let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+                try Self.expectCut(e2e, result, cutoff: 4, elapsed: elapsed, journeys: 1)
+                #expect(try e2e.attempts().map(\.status) == [429], "the retry \(retryAfter) s later is cut")
             }
-        ) { server in
+        }
+
+        @Test("a backend that never answers, duration 2, grace 3 (timeout 10 s): the run ends by 5 s + teardown")
+        func silentBackend() async throws {
+            let e2e = try EndToEndRun(profile: Self.profile(duration: 2, grace: 3))
+            let configuration = HTTPServer.Configuration(
+                host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
+            try await withHTTPServer(
+                configuration,
+                handler: { request, _ in
+                    request.path.hasPrefix("/.well-known")
+                        ? .respond(HTTPResponse(status: 404))
+                        : .respondAfter(HTTPResponse(status: 201), delay: .seconds(600))
+                }
+            ) { server in
+                let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+                try Self.expectCut(e2e, result, cutoff: 5, elapsed: elapsed, journeys: 2)
+                #expect(try e2e.attempts().map(\.errorKind) == [.cancelledByRun, .cancelledByRun])
+            }
+        }
+
+        @Test("a backend that trickles its body, duration 2, grace 3 (timeout 10 s): the run ends by 5 s + teardown")
+        func tricklingBackend() async throws {
+            let e2e = try EndToEndRun(profile: Self.profile(duration: 2, grace: 3))
+            let server = try TrickleServer()
+            defer { server.stop() }
             let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
             try Self.expectCut(e2e, result, cutoff: 5, elapsed: elapsed, journeys: 2)
             #expect(try e2e.attempts().map(\.errorKind) == [.cancelledByRun, .cancelledByRun])
         }
-    }
-
-    @Test("a backend that trickles its body, duration 2, grace 3 (timeout 10 s): the run ends by 5 s + teardown")
-    func tricklingBackend() async throws {
-        let e2e = try EndToEndRun(profile: Self.profile(duration: 2, grace: 3))
-        let server = try TrickleServer()
-        defer { server.stop() }
-        let (result, elapsed) = await Self.run(e2e, baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
-        try Self.expectCut(e2e, result, cutoff: 5, elapsed: elapsed, journeys: 2)
-        #expect(try e2e.attempts().map(\.errorKind) == [.cancelledByRun, .cancelledByRun])
     }
 }

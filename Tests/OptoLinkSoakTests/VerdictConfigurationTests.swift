@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"limits": {"match": "30/60s per pi"}}"#, "expect.limits.match"),
+        (#"{"limits": {"match": "30/60s per pi"}}"#, "limits.match"),
         (#"{"limits": {"uploads": "30/60s per ip"}}"#, "unknown bucket 'uploads'"),
         (#"{"algorithm": "token_bucket"}"#, "fixed_window"),
         (#"{"backoffToleranceSeconds": -1}"#, "backoffToleranceSeconds"),

@@ -74,13 +74,14 @@ extension JourneyStep: Codable {
         let allowed = Self.allowedKeys(kind)
         let present = try decoder.container(keyedBy: AnyCodingKey.self).allKeys
         for key in present.sorted(by: { $0.stringValue < $1.stringValue }) where !allowed.contains(key.stringValue) {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: decoder.codingPath + [key],
-                    debugDescription:
-                        "unknown field for a \"\(kind)\" step (expected one of \(allowed.sorted().joined(separator: ", ")))"
-                )
-            )
+            try c.reportOrThrow(
+                DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [key],
+                        debugDescription:
+                            "unknown field for a \"\(kind)\" step (expected one of \(allowed.sorted().joined(separator: ", ")))"
+                    )
+                ))
         }
         switch kind {
         case "click":

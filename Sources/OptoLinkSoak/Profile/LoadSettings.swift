@@ -70,44 +70,53 @@ package struct LoadSettings: Sendable, Equatable, Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let modelText = try c.decodeField(String.self, forKey: .model)
-        guard let model = Model(rawValue: modelText) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .model, in: c,
-                debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"
-            )
+        let model = Model(rawValue: modelText) ?? .open
+        if Model(rawValue: modelText) == nil, !modelText.isEmpty {
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(
+                    forKey: .model, in: c,
+                    debugDescription: "unknown load model \"\(modelText)\" (expected one of open, closed)"))
         }
         self.model = model
         startRate = try c.decodeChecked(Double.self, forKey: .startRate, default: 0, "must be 0…100000 journeys/s") {
             (0...100_000).contains($0)
         }
-        stages = try c.decodeFieldIfPresent([Stage].self, forKey: .stages) ?? []
+        let issuesBeforeStages = ProfileIssues.current?.all.count
+        stages = c.contains(.stages) ? try c.decodeEach(Stage.self, forKey: .stages) : []
+        let stagesDecoded = ProfileIssues.current?.all.count == issuesBeforeStages
         concurrency = try c.decodeFieldIfPresent(Int.self, forKey: .concurrency)
         if let concurrency, !(1...1_000_000).contains(concurrency) {
-            throw DecodingError.dataCorruptedError(forKey: .concurrency, in: c, debugDescription: "must be 1…1000000")
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(forKey: .concurrency, in: c, debugDescription: "must be 1…1000000"))
         }
         maxInFlight = try c.decodeChecked(Int.self, forKey: .maxInFlight, default: 1000, "must be 1…1000000") {
             (1...1_000_000).contains($0)
         }
         duration = try c.decodeFieldIfPresent(Double.self, forKey: .duration)
         if let duration, !(0.001...604_800).contains(duration) {
-            throw DecodingError.dataCorruptedError(
-                forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds")
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(
+                    forKey: .duration, in: c, debugDescription: "must be 0.001…604800 seconds"))
         }
         iterations = try c.decodeFieldIfPresent(Int.self, forKey: .iterations)
         if let iterations, iterations < 1 {
-            throw DecodingError.dataCorruptedError(forKey: .iterations, in: c, debugDescription: "must be ≥ 1")
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(forKey: .iterations, in: c, debugDescription: "must be ≥ 1"))
         }
         grace = try c.decodeChecked(Double.self, forKey: .grace, default: 15, "must be 0…600 seconds") {
             (0...600).contains($0)
         }
-        if model == .open && stages.isEmpty {
-            throw DecodingError.dataCorruptedError(
-                forKey: .stages, in: c, debugDescription: "the open model needs at least one stage")
+        // Checks across fields, unless a field they read already failed (its stand-in would mislead).
+        if model == .open && stages.isEmpty && stagesDecoded {
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(
+                    forKey: .stages, in: c, debugDescription: "the open model needs at least one stage"))
         }
         if model == .closed && duration == nil && iterations == nil {
-            throw DecodingError.dataCorruptedError(
-                forKey: .duration, in: c,
-                debugDescription: "the closed model needs duration or iterations (a run must stop)")
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(
+                    forKey: .duration, in: c,
+                    debugDescription: "the closed model needs duration or iterations (a run must stop)"))
         }
     }
 
@@ -116,4 +125,9 @@ package struct LoadSettings: Sendable, Equatable, Codable {
         if let duration { return duration }
         return stages.reduce(0) { $0 + $1.duration }
     }
+}
+
+extension LoadSettings: ProfileStandIn {
+    /// What `load` stands for after its problems were recorded (validation goes on with the other sections).
+    static var standIn: LoadSettings { LoadSettings(model: .open, stages: [Stage(duration: 1, target: 0)]) }
 }

@@ -41,22 +41,31 @@ public struct SoakProfile: Sendable, Equatable {
 
     /// Decodes and validates a profile from JSON bytes.
     /// - Throws: ``SoakProfileError`` `"<field path>: <problem>"`.
+    ///   Every problem is found in one pass: the message lists each on its own line, and
+    ///   ``SoakProfileError/problems`` holds them one by one.
     public static func decode(_ data: Data) throws -> SoakProfile {
-        if jsonSyntaxProblem(data) == nil, let duplicate = duplicateKeyProblem(in: data) {
-            throw SoakProfileError(message: duplicate)
-        }
+        if let syntax = jsonSyntaxProblem(data) { throw SoakProfileError(message: "not valid JSON: \(syntax)") }
+        let issues = ProfileIssues()
+        for duplicate in duplicateKeyProblems(in: data) { issues.record(duplicate) }
+        let profile: SoakProfile?
         do {
-            return try JSONDecoder().decode(SoakProfile.self, from: data)
+            profile = try ProfileIssues.$current.withValue(issues) {
+                try JSONDecoder().decode(SoakProfile.self, from: data)
+            }
+        } catch is ProfileIssues.Reported {
+            profile = nil
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                if let syntax = jsonSyntaxProblem(data) { throw SoakProfileError(message: "not valid JSON: \(syntax)") }
-                throw SoakProfileError(
-                    message:
-                        "a number does not fit its field (a fraction where a whole number is expected, or out of range)"
-                )
+                issues.record(
+                    "a number does not fit its field (a fraction where a whole number is expected, or out of range)")
+            } else {
+                issues.record(error)
             }
-            throw SoakProfileError(message: error.readableDescription)
+            profile = nil
         }
+        let problems = issues.all
+        guard let profile, problems.isEmpty else { throw SoakProfileError(problems: problems) }
+        return profile
     }
 }
 
@@ -80,33 +89,44 @@ extension SoakProfile: Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        // Each field is checked even when an earlier one failed (ProfileIssues): one pass, every problem.
         name = try c.decodeRequired(String.self, forKey: .name, "must be 1–64 letters, digits, '-' or '_'") {
             !$0.isEmpty && $0.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
         }
         description = try c.decodeFieldIfPresent(String.self, forKey: .description)
         seed = try c.decodeFieldIfPresent(UInt64.self, forKey: .seed) ?? 1
         devices = try c.decodeField(DevicePopulation.self, forKey: .devices)
-        journeys = try c.decodeRequired([Journey].self, forKey: .journeys, "needs at least one journey") { !$0.isEmpty }
+        let issuesBeforeJourneys = ProfileIssues.current?.all.count
+        journeys = try c.decodeEach(Journey.self, forKey: .journeys)
+        if journeys.isEmpty && ProfileIssues.current?.all.count == issuesBeforeJourneys {
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(
+                    forKey: .journeys, in: c, debugDescription: "needs at least one journey"))
+        }
         load = try c.decodeField(LoadSettings.self, forKey: .load)
         sdk = try c.decodeFieldIfPresent(SDKSettings.self, forKey: .sdk) ?? SDKSettings()
         backend = try c.decodeFieldIfPresent(JSONValue.self, forKey: .backend)
         // The emulator section is checked at load (strictly: typos are `backend.<path>: unknown field`).
-        if let staging = try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend), !staging.problems().isEmpty
+        if let staging = try ProfileIssues.collecting({
+            try c.decodeIfPresent(StagingConfiguration.self, forKey: .backend)
+        }),
+            let staging, !staging.problems().isEmpty
         {
             let problems = staging.problems().joined(separator: "; ")
-            throw DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems)
+            try c.reportOrThrow(DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems))
         }
         expect = try c.decodeFieldIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
         // Thresholds are judged after the run; their syntax and metric names are checked now.
         for (index, threshold) in expect.thresholds.enumerated() {
             guard let problem = Thresholds.problem(in: threshold.expression) else { continue }
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: decoder.codingPath + [
-                        CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
-                        AnyCodingKey(intValue: index),
-                    ],
-                    debugDescription: problem))
+            try c.reportOrThrow(
+                DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [
+                            CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
+                            AnyCodingKey(intValue: index),
+                        ],
+                        debugDescription: problem)))
         }
     }
 }
@@ -195,6 +215,11 @@ package struct DevicePopulation: Sendable, Equatable, Codable {
     }
 }
 
+extension DevicePopulation: ProfileStandIn {
+    /// What `devices` stands for after its problems were recorded.
+    static var standIn: DevicePopulation { DevicePopulation(count: 1) }
+}
+
 func isIPv4(_ text: String) -> Bool {
     let parts = text.split(separator: ".", omittingEmptySubsequences: false)
     return parts.count == 4 && parts.allSatisfy { UInt8($0) != nil }
@@ -220,20 +245,27 @@ package struct Journey: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decodeRequired(String.self, forKey: .name, "must not be empty") { !$0.isEmpty }
         weight = try c.decodeChecked(Double.self, forKey: .weight, default: 1, "must be > 0") { $0 > 0 && $0.isFinite }
-        steps = try c.decodeRequired([JourneyStep].self, forKey: .steps, "needs at least one step") { !$0.isEmpty }
-        var launched = false
+        let issuesBeforeSteps = ProfileIssues.current?.all.count
+        steps = try c.decodeEach(JourneyStep.self, forKey: .steps)
+        if steps.isEmpty && ProfileIssues.current?.all.count == issuesBeforeSteps {
+            try c.reportOrThrow(
+                DecodingError.dataCorruptedError(forKey: .steps, in: c, debugDescription: "needs at least one step"))
+        }
+        var launched = ProfileIssues.current?.all.count != issuesBeforeSteps  // a step failed: no order check
         for (index, step) in steps.enumerated() {
             switch step {
             case .firstLaunch, .relaunch:
                 launched = true
             case .open, .event, .identify, .clearIdentity:
                 guard !launched else { continue }
-                throw DecodingError.dataCorrupted(
-                    .init(
-                        codingPath: decoder.codingPath + [CodingKeys.steps, AnyCodingKey(intValue: index)],
-                        debugDescription: "a \"\(step.kind)\" step needs a firstLaunch or relaunch step before it"
-                    )
-                )
+                try c.reportOrThrow(
+                    DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: decoder.codingPath + [CodingKeys.steps, AnyCodingKey(intValue: index)],
+                            debugDescription: "a \"\(step.kind)\" step needs a firstLaunch or relaunch step before it"
+                        )
+                    ))
+                launched = true  // one such note per journey
             default:
                 break
             }

@@ -1,15 +1,77 @@
 import Foundation
+import Synchronization
 import OptoLinkStaging
 
 /// A coding key built from any string or index (the emulator's, so profiles and emulator
 /// configurations are strict the same way).
 typealias AnyCodingKey = AnyConfigurationKey
 
+/// The problems found while decoding one profile, so validation reports every one in a single
+/// pass instead of stopping at the first (`SoakProfile.decode` installs it for its decoding).
+///
+/// While it is installed, the field helpers below record a field's problem and go on with a
+/// stand-in value (the field's default, `nil`, or an empty or neutral value), so the fields
+/// after it are still checked; a part that cannot go on throws ``Reported``, which the enclosing
+/// field helper swallows. Without it (a part decoded on its own), the first problem is thrown.
+final class ProfileIssues: Sendable {
+    /// Thrown by a part whose problems are already recorded and that has no value to give.
+    struct Reported: Error {}
+
+    @TaskLocal static var current: ProfileIssues?
+
+    private let problems = Mutex<[String]>([])
+
+    /// The problems so far, each `<field path>: <problem>`, in the order found.
+    var all: [String] { problems.withLock { $0 } }
+
+    func record(_ problem: String) {
+        problems.withLock { $0.append(problem) }
+    }
+
+    func record(_ error: DecodingError) {
+        record(error.readableDescription)
+    }
+
+    /// Runs `body`; with issues being collected, a problem it throws is recorded and `nil`
+    /// returned, else the problem is thrown.
+    static func collecting<T>(_ body: () throws -> T) throws -> T? {
+        guard let issues = current else { return try body() }
+        do {
+            return try body()
+        } catch is Reported {
+            return nil
+        } catch let error as DecodingError {
+            issues.record(error)
+            return nil
+        }
+    }
+}
+
+/// A neutral value a field takes after its problem was recorded, so decoding can go on.
+protocol ProfileStandIn {
+    static var standIn: Self { get }
+}
+
+extension String: ProfileStandIn { static var standIn: String { "" } }
+extension Int: ProfileStandIn { static var standIn: Int { 0 } }
+extension UInt64: ProfileStandIn { static var standIn: UInt64 { 0 } }
+extension Double: ProfileStandIn { static var standIn: Double { 0 } }
+extension Bool: ProfileStandIn { static var standIn: Bool { false } }
+extension Array: ProfileStandIn { static var standIn: [Element] { [] } }
+extension Dictionary: ProfileStandIn { static var standIn: [Key: Value] { [:] } }
+extension Optional: ProfileStandIn { static var standIn: Wrapped? { nil } }
+
 extension Decoder {
-    /// Throws a `dataCorrupted` error naming the first key of this object not listed in `Keys`,
-    /// so a typo in a profile (`"rate"` for `"target"`) fails instead of being ignored.
+    /// Refuses every key of this object not listed in `Keys` (`unknown field (expected one of …)`),
+    /// so a typo in a profile (`"rate"` for `"target"`) fails instead of being ignored. With issues
+    /// being collected, each unknown key is recorded and the known ones are still decoded.
     func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws {
-        _ = try strictContainer(keyedBy: Keys.self)
+        let unknown = try unknownKeyErrors(Keys.self)
+        guard let issues = ProfileIssues.current else {
+            if let first = unknown.first { throw first }
+            return
+        }
+        for error in unknown { issues.record(error) }
     }
 }
 
@@ -20,18 +82,28 @@ extension KeyedDecodingContainer {
     ) throws -> T {
         let value = try decodeFieldIfPresent(type, forKey: key) ?? fallback
         guard valid(value) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: problem)
+            try reportOrThrow(DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: problem))
+            return fallback
         }
         return value
+    }
+
+    /// Throws `error`, or records it when issues are being collected (decoding goes on).
+    func reportOrThrow(_ error: DecodingError) throws {
+        guard let issues = ProfileIssues.current else { throw error }
+        issues.record(error)
     }
 
     /// Like ``decodeChecked(_:forKey:default:_:_:)`` for a required field.
     func decodeRequired<T: Decodable>(_ type: T.Type, forKey key: Key, _ problem: String, _ valid: (T) -> Bool) throws
         -> T
     {
-        let value = try decodeField(type, forKey: key)
+        // A value that did not decode is already reported; its stand-in is not checked.
+        guard let value = try decodeCollected(type, forKey: key) else { return try standIn() }
         guard valid(value) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: problem)
+            // The invalid value stands in for itself: the profile is refused anyway.
+            try reportOrThrow(DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: problem))
+            return value
         }
         return value
     }
@@ -41,13 +113,45 @@ extension KeyedDecodingContainer {
     /// `decode(_:forKey:)`, but a number of the wrong kind (`20.5` for a whole number, `-1` for
     /// an unsigned one) becomes a `dataCorrupted` error naming this field. Foundation's decoder
     /// throws an internal error there that the top level reports as "not valid JSON" with no path.
+    ///
+    /// With issues being collected, a problem is recorded and a stand-in returned (``ProfileStandIn``);
+    /// a type without one throws ``ProfileIssues/Reported``.
     func decodeField<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try naming(key) { try decode(type, forKey: key) }
+        try decodeCollected(type, forKey: key) ?? standIn()
     }
 
-    /// `decodeIfPresent(_:forKey:)` with the same field naming as ``decodeField(_:forKey:)``.
+    /// The decoded value, or `nil` once its problem is recorded (issues being collected).
+    private func decodeCollected<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try ProfileIssues.collecting { try naming(key) { try decode(type, forKey: key) } }
+    }
+
+    /// `T`'s stand-in (``ProfileStandIn``), else ``ProfileIssues/Reported``: the part cannot go on.
+    private func standIn<T>() throws -> T {
+        guard let standIn = (T.self as? any ProfileStandIn.Type)?.standIn as? T else { throw ProfileIssues.Reported() }
+        return standIn
+    }
+
+    /// `decodeIfPresent(_:forKey:)` with the same field naming as ``decodeField(_:forKey:)``; with
+    /// issues being collected, a problem is recorded and `nil` returned.
     func decodeFieldIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try naming(key) { try decodeIfPresent(type, forKey: key) }
+        try ProfileIssues.collecting { try naming(key) { try decodeIfPresent(type, forKey: key) } } ?? nil
+    }
+
+    /// Decodes an array element by element: with issues being collected, every element's
+    /// problems are recorded (`journeys[3].steps[1].kind: …`), not only the first one's.
+    func decodeEach<E: Decodable>(_ type: E.Type, forKey key: Key) throws -> [E] {
+        guard ProfileIssues.current != nil, contains(key) else { return try decodeField([E].self, forKey: key) }
+        guard var list = try ProfileIssues.collecting({ try nestedUnkeyedContainer(forKey: key) }) else { return [] }
+        var elements: [E] = []
+        while !list.isAtEnd {
+            if let element = try ProfileIssues.collecting({ try list.decode(E.self) }) {
+                elements.append(element)
+            } else {
+                // A failed element leaves the container where it was: step over it.
+                _ = try list.decode(SkippedValue.self)
+            }
+        }
+        return elements
     }
 
     private func naming<T>(_ key: Key, _ body: () throws -> T) throws -> T {
@@ -96,4 +200,9 @@ func jsonSyntaxProblem(_ data: Data) -> String? {
         let problem = detail[..<marker.lowerBound].replacingOccurrences(of: " around ", with: "")
         return "line \(line), column \(column): \(problem.trimmingCharacters(in: .whitespaces))"
     }
+}
+
+/// Any JSON value, read and dropped (steps over an array element that did not decode).
+private struct SkippedValue: Decodable {
+    init(from decoder: any Decoder) throws {}
 }

@@ -85,6 +85,9 @@ package struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConverti
         let bucket = decoder.codingPath.last?.stringValue ?? "?"
         do {
             try self.init(parsing: text, bucket: bucket)
+        } catch VerdictsConfigurationError.invalidLimit(_, let value, let reason) {
+            // The coding path already names the bucket (`expect.limits.match`).
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(value)': \(reason)")
         } catch let error as VerdictsConfigurationError {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
         }

@@ -26,18 +26,26 @@ extension Decoder {
     package func strictContainer<Keys: CodingKey & CaseIterable>(keyedBy _: Keys.Type) throws
         -> KeyedDecodingContainer<Keys>
     {
+        if let first = try unknownKeyErrors(Keys.self).first { throw first }
+        return try container(keyedBy: Keys.self)
+    }
+
+    /// One `dataCorrupted` error per key of this object that `Keys` does not list, sorted by key.
+    ///
+    /// - Throws: `DecodingError.typeMismatch` when the value is not an object.
+    package func unknownKeyErrors<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws -> [DecodingError] {
         let all = try container(keyedBy: AnyConfigurationKey.self)
         let known = Keys.allCases.map(\.stringValue)
         // Old names stay accepted but are not advertised.
         let listed = Keys.allCases.filter { !(($0 as? any DeprecatedAliasKey)?.isDeprecatedAlias ?? false) }
             .map(\.stringValue)
-        for key in all.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !known.contains(key.stringValue) {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: codingPath + [key],
-                    debugDescription: "unknown field (expected one of \(listed.joined(separator: ", ")))"))
-        }
-        return try container(keyedBy: Keys.self)
+        return all.allKeys.sorted(by: { $0.stringValue < $1.stringValue }).filter { !known.contains($0.stringValue) }
+            .map { key in
+                DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: codingPath + [key],
+                        debugDescription: "unknown field (expected one of \(listed.joined(separator: ", ")))"))
+            }
     }
 
     /// Decodes a string enum, refusing unknown values with the list of allowed ones.
@@ -111,6 +119,12 @@ extension DecodingError {
 /// profiles and emulator configurations are scanned for duplicates first. Keys compare after JSON
 /// unescaping (`"se\u0065d"` is `"seed"`). Assumes `data` is valid JSON (check that first).
 package func duplicateKeyProblem(in data: Data) -> String? {
+    duplicateKeyProblems(in: data).first
+}
+
+/// Every key given twice in one object of `data`, in order of appearance, as
+/// `<path>.<key>: duplicate key (again at line L); …`; empty when there is none.
+package func duplicateKeyProblems(in data: Data) -> [String] {
     struct Frame {
         var isObject: Bool
         var keys: Set<String> = []
@@ -120,6 +134,7 @@ package func duplicateKeyProblem(in data: Data) -> String? {
     }
     let bytes = [UInt8](data)
     var stack: [Frame] = []
+    var problems: [String] = []
     var line = 1
     var i = 0
     func render(_ frames: [Frame], _ key: String) -> String {
@@ -152,7 +167,7 @@ package func duplicateKeyProblem(in data: Data) -> String? {
                 (try? JSONDecoder().decode(String.self, from: literal)) ?? String(decoding: literal, as: UTF8.self)
             if frame.keys.contains(key) {
                 let problem = "duplicate key (again at line \(line)); each key may appear once per object"
-                return "\(render(stack, key)): \(problem)"
+                problems.append("\(render(stack, key)): \(problem)")
             }
             frame.keys.insert(key)
             frame.key = key
@@ -175,5 +190,5 @@ package func duplicateKeyProblem(in data: Data) -> String? {
         }
         i += 1
     }
-    return nil
+    return problems
 }
