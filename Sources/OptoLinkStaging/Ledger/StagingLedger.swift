@@ -31,7 +31,15 @@ final class StagingLedger: Sendable {
     }
 
     private let state = Mutex(State())
-    private let observer = Mutex<(@Sendable (StagingLedgerEntry) -> Void)?>(nil)
+    /// The observer sits in a struct, never as the bare function type of the `Mutex`: a function
+    /// value passed `inout` through the generic `withLock` is re-abstracted on the way in and on
+    /// the write-back, so every read wrapped it in two more thunks. After some 30,000 appends a
+    /// call went that many frames deep and overflowed the stack (a one-hour soak died at 5 min).
+    private struct Observer: Sendable {
+        let body: @Sendable (StagingLedgerEntry) -> Void
+    }
+
+    private let observer = Mutex<Observer?>(nil)
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -57,12 +65,14 @@ final class StagingLedger: Sendable {
             }
             return entry
         }
-        observer.withLock { $0 }?(entry)
+        observer.withLock { $0 }?.body(entry)
         return entry.sequence
     }
 
     /// Calls `body` with every entry from now on, right after it is stored (outside the lock).
-    func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) { observer.withLock { $0 = body } }
+    func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) {
+        observer.withLock { $0 = Observer(body: body) }
+    }
 
     /// Sends the ledger to a JSON-lines file at `url` from now on (created or truncated); entries
     /// already held are written first and dropped from memory.
