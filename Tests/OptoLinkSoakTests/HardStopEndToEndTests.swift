@@ -103,12 +103,15 @@ extension WholeRuns {
     /// for a loaded machine: required ≤ duration + grace + 1 s, asserted ≤ + 3 s.
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct HardStopEndToEndTests {
+        /// One journey per second of `duration`, all planned in its first second (4 a second, from
+        /// 0.125 s) so that a scheduler running late on a loaded machine still starts them inside the
+        /// step window, which the assertions need.
         static func profile(duration: Double, grace: Double, timeout: Double = 10) -> String {
             """
             {"name": "hard-stop", "seed": 3, "devices": {"count": \(Int(duration))},
              "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}]}],
-             "load": {"model": "open", "startRate": 1, "stages": [{"duration": \(duration), "target": 1}],
-                      "duration": \(duration), "grace": \(grace)},
+             "load": {"model": "open", "startRate": 4, "stages": [{"duration": \(duration), "target": 4}],
+                      "iterations": \(Int(duration)), "duration": \(duration), "grace": \(grace)},
              "sdk": {"timeout": \(timeout), "maxRetries": 2}}
             """
         }
@@ -122,8 +125,8 @@ extension WholeRuns {
             return (result, RunTimeline.seconds(ContinuousClock.now - started))
         }
 
-        /// What every cut run must show: the deadline ended it, every journey (one per device, one
-        /// a second) is unfinished, every /match call is counted as cancelled by the run, and no
+        /// What every cut run must show: the deadline ended it, every journey (one per device, all
+        /// in the first second) is unfinished, every /match call is counted as cancelled by the run, and no
         /// attempt started at or after the cutoff.
         static func expectCut(
             _ e2e: EndToEndRun, _ result: SoakRunResult, cutoff: Double, elapsed: Double, journeys: Int

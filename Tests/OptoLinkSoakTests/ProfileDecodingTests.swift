@@ -257,19 +257,44 @@ struct ProfileAllProblemsTests {
              ],
              "load": {"model": "open", "stages": [{"duration": 0, "target": 1}, {"duration": 1, "target": -5}]}}
             """#
-        do {
-            _ = try SoakProfile.decode(Data(json.utf8))
-            Issue.record("the profile was accepted")
-        } catch let error as SoakProfileError {
-            let expected = [
+        Self.expectExactly(
+            [
                 "journeys[0].name: must not be empty", "journeys[1].weight: must be > 0",
                 "journeys[1].steps[1].seconds: must be 0…3600 seconds", "journeys[2].steps[1].colour: unknown field",
                 "load.stages[0].duration: must be 0.001…604800 seconds", "load.stages[1].target: must be 0…100000",
-            ]
+            ], in: json)
+    }
+
+    @Test("every problem of the expect section: each limit, each threshold, the algorithm")
+    func everyProblemOfExpect() throws {
+        let json = #"""
+            {"name": "expect", "devices": {"count": 1},
+             "journeys": [{"name": "a", "steps": [{"kind": "firstLaunch"}]}],
+             "load": {"model": "closed", "iterations": 1},
+             "expect": {"limits": {"match": "10/2s per pi", "events": "40/2 fortnights per key", "data": "5/1s per ip"},
+                        "thresholds": ["backoff.early == 0", {"threshold": "http.429 < 5", "delayAbortEval": "5 parsecs"},
+                                       "match.call_latncy.p95 < 250ms"],
+                        "algorithm": "token_bucket"}}
+            """#
+        Self.expectExactly(
+            [
+                "expect.limits.match: '10/2s per pi'", "expect.limits.events: '40/2 fortnights per key'",
+                "expect.thresholds[1].delayAbortEval", "expect.thresholds[2]: unknown metric",
+                "expect.algorithm: algorithm 'token_bucket'",
+            ], in: json)
+    }
+
+    /// `json` is refused with exactly these problems, each found by the start of its line.
+    static func expectExactly(_ expected: [String], in json: String) {
+        do {
+            _ = try SoakProfile.decode(Data(json.utf8))
+            Issue.record("the profile was accepted")
+        } catch {
+            let problems = (error as? SoakProfileError)?.problems ?? ["\(error)"]
             for prefix in expected {
-                #expect(error.problems.contains { $0.hasPrefix(prefix) }, "\(prefix): \(error.problems)")
+                #expect(problems.contains { $0.hasPrefix(prefix) }, "\(prefix): \(problems)")
             }
-            #expect(error.problems.count == expected.count, "\(error.problems)")
+            #expect(problems.count == expected.count, "\(problems)")
         }
     }
 

@@ -116,8 +116,9 @@ extension SoakProfile: Codable {
             try c.reportOrThrow(DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems))
         }
         expect = try c.decodeFieldIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
-        // Thresholds are judged after the run; their syntax and metric names are checked now.
-        for (index, threshold) in expect.thresholds.enumerated() {
+        // Thresholds are judged after the run; their syntax and metric names are checked now (while a
+        // profile is validated, each threshold checks itself at its own path: ThresholdSpec).
+        for (index, threshold) in expect.thresholds.enumerated() where ProfileIssues.current == nil {
             guard let problem = Thresholds.problem(in: threshold.expression) else { continue }
             try c.reportOrThrow(
                 DecodingError.dataCorrupted(

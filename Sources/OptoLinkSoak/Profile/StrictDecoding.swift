@@ -137,6 +137,22 @@ extension KeyedDecodingContainer {
         try ProfileIssues.collecting { try naming(key) { try decodeIfPresent(type, forKey: key) } } ?? nil
     }
 
+    /// Decodes an object of `name → V` entry by entry: with issues being collected, every entry's
+    /// problem is recorded (`expect.limits.match: …`, `expect.limits.events: …`), and the good ones kept.
+    func decodeEachValue<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> [String: V] {
+        guard ProfileIssues.current != nil, contains(key) else { return try decodeField([String: V].self, forKey: key) }
+        guard
+            let object = try ProfileIssues.collecting({ try nestedContainer(keyedBy: AnyCodingKey.self, forKey: key) })
+        else { return [:] }
+        var values: [String: V] = [:]
+        for name in object.allKeys {
+            if let value = try ProfileIssues.collecting({ try object.decode(V.self, forKey: name) }) {
+                values[name.stringValue] = value
+            }
+        }
+        return values
+    }
+
     /// Decodes an array element by element: with issues being collected, every element's
     /// problems are recorded (`journeys[3].steps[1].kind: …`), not only the first one's.
     func decodeEach<E: Decodable>(_ type: E.Type, forKey key: Key) throws -> [E] {

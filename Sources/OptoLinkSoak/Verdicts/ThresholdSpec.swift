@@ -35,6 +35,7 @@ package struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringL
     package init(from decoder: any Decoder) throws {
         if let text = try? decoder.singleValueContainer().decode(String.self) {
             self.init(text)
+            Self.checkInProfile(text, at: decoder.codingPath)
             return
         }
         try decoder.rejectUnknownKeys(CodingKeys.self)
@@ -53,6 +54,14 @@ package struct ThresholdSpec: Sendable, Equatable, Codable, ExpressibleByStringL
             optional: try c.decodeIfPresent(Bool.self, forKey: .optional) ?? false,
             abortOnFail: try c.decodeIfPresent(Bool.self, forKey: .abortOnFail) ?? false,
             delayAbortEvalSeconds: delay)
+        Self.checkInProfile(expression, at: decoder.codingPath)
+    }
+
+    /// While a profile is validated (``ProfileIssues``), records the expression's syntax or metric
+    /// problem at this threshold's own path, so a list with a broken entry keeps its indices right.
+    private static func checkInProfile(_ expression: String, at path: [any CodingKey]) {
+        guard let issues = ProfileIssues.current, let problem = Thresholds.problem(in: expression) else { return }
+        issues.record(DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: problem)))
     }
 
     package func encode(to encoder: any Encoder) throws {

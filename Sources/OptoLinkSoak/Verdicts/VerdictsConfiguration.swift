@@ -87,37 +87,44 @@ package struct VerdictsConfiguration: Sendable, Codable, Equatable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let defaults = VerdictsConfiguration()
-        thresholds = try c.decodeIfPresent([ThresholdSpec].self, forKey: .thresholds) ?? defaults.thresholds
-        regression = try c.decodeIfPresent([String].self, forKey: .regression) ?? []
+        // Each field and each list entry on its own: in a profile, every problem is reported at once.
+        thresholds =
+            c.contains(.thresholds) ? try c.decodeEach(ThresholdSpec.self, forKey: .thresholds) : defaults.thresholds
+        regression = try c.decodeFieldIfPresent([String].self, forKey: .regression) ?? []
         for (index, rule) in regression.enumerated() {
             do {
                 _ = try RegressionRule(rule)
             } catch {
-                throw DecodingError.dataCorrupted(
-                    .init(
-                        codingPath: decoder.codingPath + [CodingKeys.regression, AnyCodingKey(intValue: index)],
-                        debugDescription: "\(error)"))
+                try c.reportOrThrow(
+                    DecodingError.dataCorrupted(
+                        .init(
+                            codingPath: decoder.codingPath + [CodingKeys.regression, AnyCodingKey(intValue: index)],
+                            debugDescription: "\(error)")))
             }
         }
-        limits = try c.decodeIfPresent([String: DeclaredLimit].self, forKey: .limits) ?? defaults.limits
-        if let raw = try c.decodeIfPresent(String.self, forKey: .algorithm) {
-            guard let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .algorithm, in: c,
-                    debugDescription: "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')"
-                )
+        limits = c.contains(.limits) ? try c.decodeEachValue(DeclaredLimit.self, forKey: .limits) : defaults.limits
+        algorithm = defaults.algorithm
+        if let raw = try c.decodeFieldIfPresent(String.self, forKey: .algorithm) {
+            if let algorithm = WindowAlgorithm(rawValue: raw == "sliding_log" ? "sliding_window" : raw) {
+                self.algorithm = algorithm
+            } else {
+                try c.reportOrThrow(
+                    DecodingError.dataCorruptedError(
+                        forKey: .algorithm, in: c,
+                        debugDescription:
+                            "algorithm '\(raw)' must be 'fixed_window' or 'sliding_window' (or 'sliding_log')"))
             }
-            self.algorithm = algorithm
-        } else {
-            algorithm = defaults.algorithm
         }
         backoffToleranceSeconds =
-            try c.decodeIfPresent(Double.self, forKey: .backoffToleranceSeconds) ?? defaults.backoffToleranceSeconds
+            try c.decodeFieldIfPresent(Double.self, forKey: .backoffToleranceSeconds)
+            ?? defaults.backoffToleranceSeconds
         backoffEarlySlackSeconds =
-            try c.decodeIfPresent(Double.self, forKey: .backoffEarlySlackSeconds) ?? defaults.backoffEarlySlackSeconds
+            try c.decodeFieldIfPresent(Double.self, forKey: .backoffEarlySlackSeconds)
+            ?? defaults.backoffEarlySlackSeconds
         edgeToleranceSeconds =
-            try c.decodeIfPresent(Double.self, forKey: .edgeToleranceSeconds) ?? defaults.edgeToleranceSeconds
-        worstOffenderCount = try c.decodeIfPresent(Int.self, forKey: .worstOffenderCount) ?? defaults.worstOffenderCount
+            try c.decodeFieldIfPresent(Double.self, forKey: .edgeToleranceSeconds) ?? defaults.edgeToleranceSeconds
+        worstOffenderCount =
+            try c.decodeFieldIfPresent(Int.self, forKey: .worstOffenderCount) ?? defaults.worstOffenderCount
         do {
             try validate()
         } catch let error as VerdictsConfigurationError {

@@ -30,15 +30,15 @@ final class StagingLedger: Sendable {
         var file: FileSink?
     }
 
-    /// The observer, boxed: a function stored directly in a `Mutex` is reabstracted on every
-    /// `withLock` round trip, and the thunks nest until calling it overflows the stack (seen after
-    /// ~87,000 entries); a class reference goes in and out unchanged.
-    private final class Observer: Sendable {
+    private let state = Mutex(State())
+    /// The observer sits in a struct, never as the bare function type of the `Mutex`: a function
+    /// value passed `inout` through the generic `withLock` is re-abstracted on the way in and on
+    /// the write-back, so every read wrapped it in two more thunks. After some 30,000 appends a
+    /// call went that many frames deep and overflowed the stack (a one-hour soak died at 5 min).
+    private struct Observer: Sendable {
         let body: @Sendable (StagingLedgerEntry) -> Void
-        init(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) { self.body = body }
     }
 
-    private let state = Mutex(State())
     private let observer = Mutex<Observer?>(nil)
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -71,7 +71,7 @@ final class StagingLedger: Sendable {
 
     /// Calls `body` with every entry from now on, right after it is stored (outside the lock).
     func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) {
-        observer.withLock { $0 = Observer(body) }
+        observer.withLock { $0 = Observer(body: body) }
     }
 
     /// Sends the ledger to a JSON-lines file at `url` from now on (created or truncated); entries

@@ -201,16 +201,21 @@ import Testing
         #expect(seen.withLock { $0 } == [1, 2, 3, 4])
     }
 
-    @Test(
-        "the observer survives 200,000 entries (a function kept in a Mutex nested a thunk per entry and overflowed the stack)"
-    )
-    func ledgerObserverOverALongRun() {
+    @Test("the ledger observer stays one call deep however many entries pass: 150,000 appends, each observed once")
+    func ledgerObserverDoesNotGrowPerEntry() throws {
+        // A closure kept as the bare value of a Mutex gained two thunks per read; at this count
+        // the observer's call went deep enough to overflow a thread's stack (a soak died at 5 min).
         let ledger = StagingLedger()
-        let count = Mutex(0)
-        ledger.observe { _ in count.withLock { $0 += 1 } }
-        for _ in 0..<200_000 {
-            ledger.append(arrivedAt: 0, endpoint: .session, deviceId: "device-1", apiKey: "opl_sdk_test_acme_client")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try ledger.streamToFile(url)
+        let seen = Mutex((count: 0, last: 0))
+        ledger.observe { entry in seen.withLock { $0 = ($0.count + 1, entry.sequence) } }
+        let appends = 150_000
+        for index in 0..<appends {
+            ledger.append(arrivedAt: Double(index), endpoint: .events, deviceId: "d", apiKey: "opl_sdk_abcdef")
         }
-        #expect(count.withLock { $0 } == 200_000)
+        #expect(seen.withLock { $0.count } == appends)
+        #expect(seen.withLock { $0.last } == appends)
     }
 }
