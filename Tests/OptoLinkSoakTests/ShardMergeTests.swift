@@ -46,10 +46,18 @@ struct ShardFixture {
             runId: "r1", shard: shard, planHash: planHash ?? ProfileFingerprint.of(profile), startEpoch: startEpoch,
             startAt: startEpoch, lateSeconds: 0, activeSeconds: 2, scheduled: 1, stopReason: .completed,
             interrupted: false, backend: "remote", baseURL: "http://127.0.0.1:1", transport: "native",
-            profile: profile, tally: tally ?? RecorderTally(interval: 1, lateThreshold: 0.01),
+            profile: profile, tally: tally ?? Self.oneJourney,
             attribution: attribution, deviceIds: [:], launchDeviceIds: [:], rss: [])
         try AtomicFile.writeJSON(manifest, to: directory.appendingPathComponent(ShardManifest.fileName))
         return directory.path
+    }
+
+    /// A tally of one started journey (so "started no journey" is not what fails a merge).
+    static var oneJourney: RecorderTally {
+        var tally = RecorderTally(interval: 1, lateThreshold: 0.01)
+        tally.journeysStarted = 1
+        tally.journeysCompleted = 1
+        return tally
     }
 
     func merge(_ directories: [String], allowPartial: Bool = false) -> (MergeCommand.Result, [String]) {
@@ -220,9 +228,21 @@ struct ShardMergeTests {
         let summary = try #require(result.summary)
         #expect(summary.verdicts?.limits.buckets["match"]?.tooLenient == 1)
         #expect(summary.metrics["limits.match.too_lenient"] == 1)
-        #expect(summary.thresholds.contains { $0.expression == "limits.match.too_lenient == 0" && !$0.passed })
+        #expect(summary.thresholds.map(\.expression) == ["limits.match.too_lenient == 0"])
+        #expect(summary.thresholds.first?.passed == false)
         #expect(result.exitCode == 1)
         #expect(summary.run.shards?.streamed == true)
+
+        // The same shards judged at merge time without the profile's threshold but with another.
+        var options = MergeOptions(directories: directories)
+        options.outDirectory = fixture.root.appendingPathComponent("rejudged").path
+        options.noThresholds = true
+        options.extraThresholds = ["limits.match.too_lenient <= 1"]
+        let rejudged = MergeCommand.run(options) { _ in }
+        #expect(rejudged.exitCode == 0)
+        #expect(rejudged.summary?.thresholds.map(\.expression) == ["limits.match.too_lenient <= 1"])
+        options.extraThresholds = ["limits.match.too_lenient <"]
+        #expect(MergeCommand.run(options) { _ in }.error?.contains("--threshold 'limits.match.too_lenient <'") == true)
     }
 
     /// A varied run: per device one match (some rate limited and retried after Retry-After,

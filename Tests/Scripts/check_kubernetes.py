@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates deploy/kubernetes/ without a cluster.
+"""Validates deploy/kubernetes/ without a cluster (`--run BINARY`: also runs the Jobs' commands locally).
 
 1. Every manifest (deploy/kubernetes/*.yaml and examples/*.yaml) against the Kubernetes API
    schemas of the version deploy/kubernetes/README.md names ("Kubernetes 1.NN"), strictly
@@ -11,6 +11,7 @@
    Dockerfile is multi-stage from the official Swift image to its slim runtime.
 """
 import glob
+import json
 import os
 import re
 import subprocess
@@ -110,5 +111,104 @@ def main():
           f"Indexed Job of {shards['completions']} shards, merge Job, RWX volume, multi-stage Dockerfile")
 
 
+def expand(text, env):
+    """Kubernetes' $(VAR) expansion in command and args."""
+    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), text)
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_jobs(binary, shards=2):
+    """Runs the Jobs' own commands on this machine, no cluster: `serve` stands in for staging,
+    each shard pod's args (with $(VAR) expanded from the ConfigMap, JOB_COMPLETION_INDEX and
+    the Secret) run as processes, then the merge Job's wait script and merge script run under
+    sh. The merged report must exist and the merge must exit 0."""
+    import shutil
+    import time
+    import yaml
+
+    docs = {}
+    for path in glob.glob(os.path.join(DEPLOY, "*.yaml")):
+        for doc in yaml.safe_load_all(open(path, encoding="utf-8")):
+            if doc:
+                docs[(doc["kind"], doc["metadata"]["name"])] = doc
+    port = free_port()
+    reports = tempfile.mkdtemp(prefix="k8s-dry-run-")
+    env = dict(docs[("ConfigMap", "optolink-soak-run")]["data"])
+    env.update({
+        "OPTOLINK_BASE_URL": f"http://127.0.0.1:{port}",
+        "PROFILE": os.path.join(ROOT, "Profiles", "smoke.json"),
+        "SHARDS": str(shards),
+        "RUN_ID": "dry-run",
+        "START_AT": str(int(time.time()) + 4),
+        "OPTOLINK_API_KEY": "opl_sdk_test_acme_client",
+        "WAIT_SECONDS": "120",
+    })
+    # `serve` gets the profile's backend section (its limits), and streams its ledger to a file
+    # the merge then reconciles against, as with a ledger exported from a real backend.
+    config = os.path.join(reports, "staging.json")
+    json.dump(json.load(open(env["PROFILE"], encoding="utf-8")).get("backend", {}), open(config, "w"))
+    ledger = os.path.join(reports, "ledger.jsonl")
+    env["MERGE_FLAGS"] = f"--ledger {ledger} --threshold 'retry.violations == 0'"
+    server = subprocess.Popen(
+        [binary, "serve", "--port", str(port), "--trust-forwarded-for", "--config", config, "--ledger-file", ledger],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                import urllib.request
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except Exception as error:  # any HTTP answer (even 404) means it is up
+                if hasattr(error, "code"):
+                    break
+                time.sleep(0.1)
+        shard_args = docs[("Job", "optolink-soak-shards")]["spec"]["template"]["spec"]["containers"][0]["args"]
+        pods = []
+        for index in range(shards):
+            pod_env = dict(env, JOB_COMPLETION_INDEX=str(index))
+            args = [expand(arg, pod_env).replace("/reports", reports) for arg in shard_args]
+            log = open(os.path.join(reports, f"pod-{index}.log"), "w")
+            pods.append(subprocess.Popen([binary, *args], stdout=log, stderr=subprocess.STDOUT))
+        merge_spec = docs[("Job", "optolink-soak-merge")]["spec"]["template"]["spec"]
+        sh_env = dict(os.environ, **env)
+        wait_script = merge_spec["initContainers"][0]["args"][0].replace("/reports", reports)
+        # Shorter polls than the pod's 15 s, same logic.
+        wait_script = wait_script.replace("sleep 15", "sleep 1")
+        subprocess.run(["/bin/sh", "-c", wait_script], env=sh_env, check=True, timeout=150, capture_output=True)
+        codes = [pod.wait(timeout=60) for pod in pods]
+        if any(code not in (0, 1) for code in codes):
+            fail(f"shard pods exited {codes}; logs in {reports}")
+        merge_script = merge_spec["containers"][0]["args"][0].replace("/reports", reports)
+        merge_script = merge_script.replace("exec optolink-soak", f"exec {binary}")
+        merged = subprocess.run(["/bin/sh", "-c", merge_script], env=sh_env, capture_output=True, text=True,
+                                timeout=120)
+        if merged.returncode != 0:
+            fail(f"the merge Job's command exited {merged.returncode}:\n{merged.stderr[-2000:]}")
+        for name in ["summary.json", "summary.txt", "report.html", "junit.xml"]:
+            if not os.path.exists(os.path.join(reports, "dry-run", "merged", name)):
+                fail(f"the merge Job's command wrote no {name}")
+        summary = json.load(open(os.path.join(reports, "dry-run", "merged", "summary.json")))
+        if summary["run"]["shards"]["merged"] != list(range(shards)):
+            fail(f"merged shards {summary['run']['shards']}")
+        if not any(t["expression"] == "retry.violations == 0" for t in summary["thresholds"]):
+            fail("MERGE_FLAGS' quoted --threshold did not reach the merge")
+        if not summary["verdicts"]["reconciliation"]["available"]:
+            fail("the merge did not reconcile against --ledger from MERGE_FLAGS")
+        print(f"check_kubernetes: the Jobs' commands ran locally ({shards} shard pods against `serve`, "
+              f"then the merge Job's wait and merge): exit 0, {summary['totals']['attempts']} attempts merged")
+        shutil.rmtree(reports, ignore_errors=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 if __name__ == "__main__":
     main()
+    if len(sys.argv) > 2 and sys.argv[1] == "--run":
+        run_jobs(sys.argv[2])

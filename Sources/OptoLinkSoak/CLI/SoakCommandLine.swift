@@ -156,6 +156,9 @@ package enum SoakCommandLine {
           --ledger FILE      server ledger exported from the real backend (JSON array), for
                              the reconciliation verdict
           --junit FILE       also write thresholds and verdicts as JUnit XML to FILE
+          --threshold EXPR   judge this threshold too (repeatable), e.g.
+                             --threshold 'limits.match.too_lenient == 0'
+          --no-thresholds    leave out the profile's thresholds (--threshold ones still apply)
           -h, --help         this help
 
         Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not merge (refused,
@@ -426,6 +429,8 @@ package enum SoakCommandLine {
             case "--force": options.force = true
             case "--ledger": options.ledgerPath = try value()
             case "--junit": options.junitPath = try value()
+            case "--threshold": options.extraThresholds.append(try value())
+            case "--no-thresholds": options.noThresholds = true
             default: return false
             }
             return true

@@ -15,6 +15,10 @@ package struct MergeOptions: Sendable, Equatable {
     package var ledgerPath: String?
     /// Also write the thresholds and verdicts as JUnit XML there.
     package var junitPath: String?
+    /// `--threshold EXPR` (repeatable): thresholds added to the profile's for the merged judgement.
+    package var extraThresholds: [String] = []
+    /// `--no-thresholds`: judge without the profile's own thresholds (`--threshold` ones still apply).
+    package var noThresholds = false
 
     package init(directories: [String]) { self.directories = directories }
 }
@@ -54,6 +58,10 @@ package enum MergeCommand {
         /// The backend kind to report (`embedded` when `run --processes` hosted the emulator;
         /// default: what the shards saw).
         package var backendKind: String?
+        /// Thresholds added to the profile's (`merge --threshold`), and whether the profile's own
+        /// are dropped (`--no-thresholds`).
+        var thresholds: [ThresholdSpec] = []
+        var noThresholds = false
         package init(ledger: [StagingLedgerEntry]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
             self.ledger = ledger
             self.counters = counters
@@ -66,8 +74,18 @@ package enum MergeCommand {
     /// merge read again with a window twice that lag, up to ``maxReorderWindowSeconds``.
     static let reorderWindowSeconds = 10.0
     static let maxReorderWindowSeconds = 900.0
-    /// Most attempts kept in memory for the HTML report's per-attempt charts.
-    static let htmlAttemptLimit = 1_000_000
+    /// The shards' `attempts.csv` bytes up to which the merged `report.html` gets its
+    /// per-attempt charts (the rows are then kept in memory), as `run` does for one file.
+    static var chartAttemptsLimitBytes: Int { SoakRun.chartAttemptsLimitBytes }
+
+    /// How many attempts to keep for the charts: all when the shards' files are small enough, else none.
+    static func chartAttemptLimit(_ plan: Plan) -> Int {
+        let bytes = plan.shards.reduce(0) { total, shard in
+            let path = shard.url.appendingPathComponent("attempts.csv").path
+            return total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+        }
+        return bytes <= chartAttemptsLimitBytes ? Int.max : 0
+    }
 
     /// Merges and writes the report; never throws (problems become exit code 2).
     package static func run(
@@ -79,6 +97,11 @@ package enum MergeCommand {
         }
         guard let out = options.outDirectory else { return fail("merge: --out DIR is required") }
         guard !options.directories.isEmpty else { return fail("merge: needs at least one shard report directory") }
+        for expression in options.extraThresholds {
+            if let problem = Thresholds.problem(in: expression) {
+                return fail("--threshold '\(expression)': \(problem)")
+            }
+        }
         if let problem = PathProblem.creatingDirectory(out) { return fail("--out \(problem)") }
         if !options.force, let file = PathProblem.existingReport(in: out) {
             return fail(
@@ -123,6 +146,8 @@ package enum MergeCommand {
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
         var extras = extras
+        extras.thresholds = options.extraThresholds.map(ThresholdSpec.init)
+        extras.noThresholds = options.noThresholds
         extras.notes += skipped.map {
             "\($0): no \(ShardManifest.fileName) (the shard did not finish its report); left out"
         }
@@ -182,7 +207,8 @@ package enum MergeCommand {
     ) -> Result {
         let manifests = plan.shards.map(\.manifest)
         let first = manifests[0]
-        let profile = first.profile
+        var profile = first.profile
+        profile.expect.thresholds = (extras.noThresholds ? [] : profile.expect.thresholds) + extras.thresholds
         let start = manifests.map(\.startEpoch).min() ?? first.startEpoch
         let shifts = manifests.map { $0.startEpoch - start }
         var tally = RecorderTally(interval: first.tally.interval, lateThreshold: first.tally.lateThreshold)
@@ -288,7 +314,9 @@ package enum MergeCommand {
         }
         if evaluated.attempts == nil {
             notes.append(
-                "report.html: more than \(htmlAttemptLimit) attempts, so the per-attempt charts are left out")
+                "report.html: the shards' attempts.csv files are over \(chartAttemptsLimitBytes / 1_048_576) MB "
+                    + "together, so the charts read from them (latency over time, back-off, limit windows) are left "
+                    + "out to keep memory flat")
         }
         let ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
         summary.notes = notes + evaluated.notes + ioProblems.map { "report I/O failed: \($0)" }
@@ -371,7 +399,7 @@ package enum MergeCommand {
                 try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window)
             )
         }
-        let tap = MergedRecordTap(attemptLimit: htmlAttemptLimit)
+        let tap = MergedRecordTap(attemptLimit: chartAttemptLimit(plan))
         var report = Verdicts.evaluate(
             stream: MergedRecordSequence(streams: streams, attribution: attribution, tap: tap), context: context)
         if let error = tap.error { throw error }
@@ -410,7 +438,7 @@ package enum MergeCommand {
             launchDeviceIds: context.launchDeviceIds)
         return Evaluated(
             report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
-            attempts: attempts.count <= htmlAttemptLimit ? attempts : nil, streamed: false,
+            attempts: chartAttemptLimit(plan) > 0 ? attempts : nil, streamed: false,
             fallbackReason: reason)
     }
 

@@ -206,7 +206,7 @@ final class MergedRecordTap {
     func see(_ record: RunRecord) {
         notes.consume(record)
         if case .attempt(let attempt) = record, attempts != nil {
-            if attempts?.count ?? 0 >= attemptLimit {
+            if (attempts?.count ?? 0) >= attemptLimit {
                 attempts = nil
             } else {
                 attempts?.append(attempt)
