@@ -26,6 +26,14 @@ struct MetricCatalogueTests {
     }
 
     /// Verdict metrics over synthetic records that reach every branch (all methods, all kinds).
+    /// `rss.growth_mb_per_hour` needs 3 RSS samples in the second half of a run, which the short
+    /// real run above gets only when the machine is slow: a synthetic 10-sample series, growing
+    /// 1 MiB every 10 s, goes through the same slope (360 MiB/h).
+    static func rssGrowthMetric() -> [String: Double] {
+        let samples = (0..<10).map { SoakSummary.RSSSample(t: Double($0) * 10, bytes: 100 << 20 + $0 << 20) }
+        return RSSSampler.growthMiBPerHour(samples).map { ["rss.growth_mb_per_hour": $0] } ?? [:]
+    }
+
     static func syntheticVerdictMetrics() -> [String: Double] {
         var attribution: [AttributionRecord] = []
         for (index, method) in (AttributionVerdict.methods + ["UNKNOWN"]).enumerated() {
@@ -63,6 +71,7 @@ struct MetricCatalogueTests {
     func knownIsEmitted() async throws {
         let metrics = try await Self.realRunMetrics().merging(Self.syntheticVerdictMetrics()) { a, _ in a }
             .merging(SummaryMetrics.openMetrics(try OutageOpensTests.recordedOpens())) { a, _ in a }
+            .merging(Self.rssGrowthMetric()) { a, _ in a }
         let names = metrics.keys.map { $0.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
         var never: [String] = []
         for pattern in Thresholds.catalogue {
