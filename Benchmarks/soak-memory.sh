@@ -21,10 +21,25 @@ for seconds in 30 120; do
     peaks+=("$(python3 -c 'import json,sys; print(max(r["bytes"] for r in json.load(open(sys.argv[1]))["rss"]))' \
         "$out/summary.json")")
 done
-python3 - "${peaks[0]}" "${peaks[1]}" <<'PY'
-import sys
+mkdir -p Benchmarks/results
+python3 - "${peaks[0]}" "${peaks[1]}" "$profile" "${DEVICES:-600}" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
+import datetime, json, os, subprocess, sys, tempfile
 short, long = int(sys.argv[1]), int(sys.argv[2])
 ratio = long / short
 print(f"peak RSS: 30 s run {short / 1048576:.1f} MiB, 120 s run {long / 1048576:.1f} MiB, ratio {ratio:.3f} (limit 1.10)")
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+result = {
+    "profile": sys.argv[3], "devices": int(sys.argv[4]), "commit": commit,
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    "loadAverageAfter": [float(x) for x in sys.argv[5].split()],
+    "peakRSSBytes": {"30s": short, "120s": long}, "ratio": round(ratio, 4), "limit": 1.10, "pass": ratio <= 1.10,
+}
+path = "Benchmarks/results/soak-memory.json"
+fd, tmp = tempfile.mkstemp(dir="Benchmarks/results")
+with os.fdopen(fd, "w") as f:
+    json.dump(result, f, indent=2)
+    f.write("\n")
+os.replace(tmp, path)
+print(f"wrote {path}")
 sys.exit(0 if ratio <= 1.10 else 1)
 PY
