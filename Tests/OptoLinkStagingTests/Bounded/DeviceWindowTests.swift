@@ -93,3 +93,43 @@ import Testing
         #expect(h.backend.devices.evicted >= install - 76)
     }
 }
+
+/// The rate limiter's retired windows (issue 12): every (client IP, window) pair with a hit leaves
+/// one window behind when its key is evicted; a long run keeps only the latest
+/// ``RateLimiter/maxRetiredWindows`` of them per bucket class, and their totals whole.
+@Suite struct RetiredWindowTests {
+    @Test(
+        "20,000 one-hit IPs on /data's 1 s window, fixed window and sliding log: retired windows stay capped, totals whole",
+        arguments: [StagingRateLimitAlgorithm.fixedWindow, .slidingLog])
+    func retiredWindowsAreCapped(algorithm: StagingRateLimitAlgorithm) {
+        var limits = StagingLimits()
+        limits.algorithm = algorithm
+        let limiter = RateLimiter(limits: limits)
+        let cap = RateLimiter.maxRetiredWindows
+        var most = 0
+        for index in 0..<20_000 {
+            _ = limiter.hit(.data, key: "10.0.\(index / 250).\(index % 250)", now: 1_000 + Double(index) * 0.5)
+            most = max(most, limiter.retiredWindowCount)
+        }
+        #expect(most <= 2 * cap, "\(most)")
+        // Keys idle for two windows went (about the last 2 s of IPs are still held).
+        #expect(limiter.keyCount <= 8, "\(limiter.keyCount)")
+        let row = limiter.snapshot { _, key in key }.first { $0.bucket == .data && $0.key == RateLimiter.evictedKey }
+        #expect(row?.windows.count == cap)
+        #expect((row?.accepted ?? 0) + limiter.keyCount == 20_000)
+        // The latest windows are the ones kept.
+        #expect((row?.windows.map(\.start).max() ?? 0) > 1_000 + 19_000 * 0.5)
+    }
+
+    @Test("a key hit again within two windows is not retired: its windows stay with it")
+    func activeKeyIsNotRetired() {
+        let limiter = RateLimiter(limits: StagingLimits())
+        for second in 0..<600 {
+            _ = limiter.hit(.data, key: "198.51.100.60", now: Double(second) * 1.5)
+        }
+        #expect(limiter.keyCount == 1)
+        #expect(limiter.retiredWindowCount == 0)
+        let row = limiter.snapshot { _, key in key }.first { $0.key == "198.51.100.60" }
+        #expect(row?.windows.count == RateLimiter.maxWindows)
+    }
+}
