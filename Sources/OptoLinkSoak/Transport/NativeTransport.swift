@@ -16,7 +16,14 @@ import OptoLinkHTTP
 /// `.badServerResponse`, deadline → `.timedOut`, cancellation → `.cancelled`. In the per-device
 /// pool mode each virtual device (the instance label before `#`) has its own connection.
 /// `http://` only: ``SoakTransportKind/resolve(_:baseURL:)`` picks URLSession for `https://`.
-package struct NativeTransport: OptoLinkTransport {
+///
+/// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
+/// it passes), so the SDK calls this transport without its own deadline race
+/// (``OptoLinkSelfTimedTransport``); a timeout of zero means no deadline.
+package struct NativeTransport: OptoLinkSelfTimedTransport {
+    /// The budget of an attempt without a deadline (`context.timeout` of zero): one year.
+    static let unbounded = Duration.seconds(31_536_000)
+
     /// The client every attempt goes through (shared by every SDK instance of a run).
     package let client: HTTPClient
 
@@ -42,7 +49,8 @@ package struct NativeTransport: OptoLinkTransport {
             body: request.body.map { [UInt8]($0) } ?? [], partition: partition)
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(native, timeout: context.timeout)
+            let timeout = context.timeout > .zero ? context.timeout : Self.unbounded
+            response = try await client.execute(native, timeout: timeout)
         } catch {
             throw Self.urlError(error)
         }
