@@ -182,7 +182,7 @@ package final class SoakRecorder: Sendable {
     /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
-        attemptsCSV.append(record.csvFields)
+        attemptsCSV.appendRow(record.appendCSVRow(to:))
         verdicts.withLock { $0.consume(.attempt(record)) }
         notes.withLock { $0.consume(.attempt(record)) }
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
@@ -231,7 +231,7 @@ package final class SoakRecorder: Sendable {
 
     /// Writes a closed call's row and hands it to the live verdicts and notes.
     private func emit(_ call: CallRecord) {
-        callsCSV.append(call.csvFields)
+        callsCSV.appendRow(call.appendCSVRow(to:))
         verdicts.withLock { $0.consume(.call(call)) }
         notes.withLock { $0.consume(.call(call)) }
     }
