@@ -225,6 +225,42 @@ struct HotPathTests {
         }
     }
 
+    @Test func aLabelsDeviceIsTheTextBeforeTheHash() {
+        #expect(NativeTransport.device(of: "d000042#3") == "d000042")
+        #expect(NativeTransport.device(of: "d000042") == "d000042")
+        #expect(NativeTransport.device(of: "ü#1#2") == "ü")
+    }
+
+    /// In the per-device pool mode each virtual device (the label before `#`) has its own
+    /// connection, whatever its launch; in the shared mode one idle connection serves them all.
+    @Test(arguments: [HTTPClient.PoolMode.perPartition, .shared])
+    func devicesGetTheirOwnConnectionOnlyInThePerDeviceMode(_ mode: HTTPClient.PoolMode) async throws {
+        let connections = Mutex<[UInt64]>([])
+        try await withHTTPServer(
+            .init(),
+            handler: { _, peer in
+                connections.withLock { $0.append(peer.connectionId) }
+                return .respond(HTTPResponse(status: 200))
+            }
+        ) { server in
+            let client = try HTTPClient(configuration: .init(poolMode: mode))
+            let transport = NativeTransport(client: client)
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/sdk/events"))
+            for label in ["d000001#1", "d000001#2", "d000002#1"] {
+                let context = OptoLinkRequestContext(
+                    endpoint: .events, callId: 1, attempt: 1, instanceLabel: label, timeout: .seconds(5))
+                let response = try await transport.send(
+                    OptoLinkHTTPRequest(method: "POST", url: url, body: Data("{}".utf8)), context: context)
+                #expect(response.status == 200)
+            }
+            await client.shutdown()
+        }
+        let ids = connections.withLock { $0 }
+        #expect(ids.count == 3)
+        #expect(ids[0] == ids[1])
+        #expect(mode == .perPartition ? ids[2] != ids[0] : ids[2] == ids[0])
+    }
+
     /// Notes the `URLError` code of every attempt that got no response.
     final class ErrorObserver: OptoLinkMiddleware {
         let errors = Mutex<[URLError.Code]>([])
