@@ -31,6 +31,9 @@ package final class SoakRecorder: Sendable {
         var closeRequested = false
         var thrownOutcome: CallOutcome?
         var correlationId: String?
+        /// Run second after which, with no attempt begun, the call is over whoever awaits it (see
+        /// ``SoakRecorder/quietCloseDeadline(after:margin:)``); `nil` while an attempt is in flight.
+        var quietUntil: Double?
     }
 
     struct EndpointStats {
@@ -105,6 +108,8 @@ package final class SoakRecorder: Sendable {
         var outageTimeToLink = LatencyHistogram()
         var outageTimeToLinkByCache: [Bool: LatencyHistogram] = [:]
         var outageOverWorstCase = 0
+        /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
+        var lastQuietSweep = -Double.infinity
     }
 
     package let timeline: RunTimeline
@@ -123,6 +128,9 @@ package final class SoakRecorder: Sendable {
     let notes = Mutex(SummaryNotes.Builder())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
     package let outage: OutagePlan?
+    /// Seconds a call with no attempt in flight stays open beyond the longest back-off the contract
+    /// allows after its last attempt, before the recorder closes it by itself.
+    package let quietCloseMargin: Double
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.
@@ -138,9 +146,10 @@ package final class SoakRecorder: Sendable {
     package init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
         control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext(),
-        keepsMergeInputs: Bool = false
+        keepsMergeInputs: Bool = false, quietCloseMargin: Double = 10
     ) throws {
         self.keepsMergeInputs = keepsMergeInputs
+        self.quietCloseMargin = max(0, quietCloseMargin)
         var context = verdictContext
         context.runStartEpoch = timeline.originEpoch
         verdicts = Mutex(VerdictStream(context: context))
@@ -171,6 +180,7 @@ package final class SoakRecorder: Sendable {
             }
             s.openCalls[key]?.attempts += 1
             s.openCalls[key]?.inFlight += 1
+            s.openCalls[key]?.quietUntil = nil
             if s.firstAttemptStart == nil { s.firstAttemptStart = actualStart }
         }
         return intended
@@ -182,6 +192,9 @@ package final class SoakRecorder: Sendable {
     /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
+        // Calls over by themselves go first: none reaches the passes long after its end.
+        let quiet = state.withLock { closeQuietCalls(now: record.end, in: &$0) }
+        for call in quiet { emit(call) }
         attemptsCSV.append(record.csvFields)
         verdicts.withLock { $0.consume(.attempt(record)) }
         notes.withLock { $0.consume(.attempt(record)) }
@@ -223,10 +236,32 @@ package final class SoakRecorder: Sendable {
             call.lastStatus = record.status
             call.lastErrorKind = record.errorKind
             if call.correlationId == nil { call.correlationId = record.correlationId }
+            if call.inFlight == 0 {
+                call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
+            }
             s.openCalls[key] = call
             return call.closeRequested && call.inFlight == 0 ? self.close(key, in: &s) : nil
         }
         if let finished { emit(finished) }
+    }
+
+    /// When a call whose last attempt is `record` is over even if nobody closes it, run seconds: the
+    /// longest back-off the contract allows before a retry (the 429's `N`, else the table's 5 s cap;
+    /// docs/CONTRACT.md §2) plus `margin`. A fire-and-forget call (the session check-in, a link
+    /// resolution) has no public call whose return closes it, and its launch may last minutes: it
+    /// is closed here, so its row reaches the verdicts' passes within their horizon.
+    static func quietCloseDeadline(after record: AttemptRecord, margin: Double) -> Double {
+        let backoff = record.retryAfterSeconds.map { Double(max(0, $0)) } ?? 5
+        return record.end + max(backoff, 5) + margin
+    }
+
+    /// Closes the calls with no attempt in flight whose quiet deadline is before `now` (run
+    /// seconds), at most once a second of run time; returns their rows in key order.
+    private func closeQuietCalls(now: Double, in s: inout State) -> [CallRecord] {
+        guard now.isFinite, now - s.lastQuietSweep >= 1 else { return [] }
+        s.lastQuietSweep = now
+        let due = s.openCalls.filter { $0.value.inFlight == 0 && ($0.value.quietUntil ?? .infinity) < now }.keys
+        return due.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }.compactMap { close($0, in: &s) }
     }
 
     /// Writes a closed call's row and hands it to the live verdicts and notes.

@@ -150,6 +150,14 @@ package struct RetryMatrixVerdict: Verdict {
                     WorstOrder(key: key, attempt: sequence)
                 )
             }
+            // A session retried after the recorder had closed the call (it waited past the quiet
+            // deadline) comes as a call of its own starting at attempt 2 or later: still a retry.
+            if first.attempt > 1, ContractRetryExpectation.column(of: endpoint) == .session {
+                let found = Violation(
+                    kind: .retriedSession, device: key.device, launch: key.launch, callId: key.callId,
+                    endpoint: endpoint, attempt: first.attempt - 1, status: nil, errorKind: nil)
+                count(found, order: WorstOrder(key: key, attempt: -1))
+            }
             for previous in callAttempts.dropLast() {
                 if let kind = RetryMatrixVerdict.forbiddenRetryKind(
                     after: ContractRetryExpectation.Outcome(previous), endpoint: endpoint)

@@ -54,16 +54,21 @@ package enum Verdicts {
     package static func timeOrdered(
         attempts: [AttemptRecord], calls: [CallRecord], attribution: [AttributionRecord] = []
     ) -> [RunRecord] {
-        var lastEnd: [CallKey: Double] = [:]
-        for attempt in attempts {
-            lastEnd[CallKey(attempt)] = max(lastEnd[CallKey(attempt)] ?? -.infinity, attempt.end)
-        }
+        // Per call key, its attempts' (start, end). A key's one row goes after all its attempts; a key
+        // with several rows (a session retried, against the contract, after the recorder had closed
+        // it) has each row after the last attempt that started by the row's end, as it came live.
+        var spans: [CallKey: [(start: Double, end: Double)]] = [:]
+        for attempt in attempts { spans[CallKey(attempt), default: []].append((attempt.actualStart, attempt.end)) }
+        var rows: [CallKey: Int] = [:]
+        for call in calls { rows[CallKey(call), default: 0] += 1 }
         // (time, 0 = attempt / 1 = call, original index) keeps the order stable and total.
         var keyed: [(time: Double, kind: Int, index: Int)] = []
         keyed.reserveCapacity(attempts.count + calls.count)
         for (index, attempt) in attempts.enumerated() { keyed.append((attempt.end, 0, index)) }
         for (index, call) in calls.enumerated() {
-            let time = max(call.end.isFinite ? call.end : -.infinity, lastEnd[CallKey(call)] ?? -.infinity)
+            let end = call.end.isFinite && rows[CallKey(call), default: 0] > 1 ? call.end : Double.infinity
+            let lastEnd = spans[CallKey(call)]?.filter { $0.start <= end }.map(\.end).max() ?? -.infinity
+            let time = max(call.end.isFinite ? call.end : -.infinity, lastEnd)
             keyed.append((time, 1, index))
         }
         keyed.sort { ($0.time, $0.kind, $0.index) < ($1.time, $1.kind, $1.index) }

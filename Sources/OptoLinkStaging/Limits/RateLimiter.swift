@@ -46,8 +46,12 @@ final class RateLimiter: Sendable {
     static let evictedKey = "(evicted keys)"
 
     static let maxWindows = 256
-    /// Windows of evicted keys kept per bucket class for the counters (about 24 bytes each).
-    static let maxRetiredWindows = 65_536
+    /// Windows of evicted keys kept per bucket class for the counters (24 bytes each, up to twice
+    /// as many between trims). Their totals are kept whole; the windows are only shown. Each
+    /// (key, window) pair with a hit retires one: per client IP with `data`'s 1 s window that is
+    /// one per `/data` call, so a larger cap grew a long run's emulator for hours (65,536 took
+    /// about 1.5 h of a 24 journeys/s soak to reach, adding 1.5–3 MiB per hour until then).
+    static let maxRetiredWindows = 4_096
     private let state: Mutex<State>
 
     init(limits: StagingLimits) { state = Mutex(State(limits: limits)) }
@@ -113,6 +117,10 @@ final class RateLimiter: Sendable {
 
     /// Keys currently held (evicted ones not counted).
     var keyCount: Int { state.withLock { $0.buckets.count } }
+
+    /// Windows held for evicted keys, all bucket classes together (at most twice
+    /// ``maxRetiredWindows`` per class).
+    var retiredWindowCount: Int { state.withLock { $0.retired.values.reduce(0) { $0 + $1.windows.count } } }
 
     /// Evicts every key idle past its window at `now` (epoch seconds).
     func sweep(now: Double) { state.withLock { Self.sweep(&$0, now: now) } }
