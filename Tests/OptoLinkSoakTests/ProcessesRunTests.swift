@@ -56,7 +56,7 @@ struct ProcessesRunTests {
         let executable = try #require(Self.executable, "build the optolink-soak product (swift build --build-tests)")
         let run = try EndToEndRun(
             profile: e2eProfile(
-                devices: 20, rate: 1,
+                devices: 20, rate: 0.5,
                 steps: #"{"kind": "firstLaunch"}, {"kind": "wait", "seconds": 0.2}, {"kind": "event", "name": "e"}"#))
         var options = SoakRunOptions(profilePath: run.profileURL.path)
         options.processes = 2
@@ -69,7 +69,9 @@ struct ProcessesRunTests {
         let messages = Mutex<[String]>([])
         processes.log = { line in messages.withLock { $0.append(line) } }
         // Stop 1 s after both shards have started their plans (their run line is in their logs),
-        // from a plain thread, so neither a slow machine nor a busy cooperative pool moves it.
+        // from a plain thread, so neither a slow machine nor a busy cooperative pool moves it. The
+        // plan spans 40 s (20 journeys at 0.5/s), so a shard seconds late on a loaded machine
+        // still has journeys left to not start.
         let shards = run.reportDirectory.appendingPathComponent("shards")
         DispatchQueue.global().async {
             let deadline = Date().addingTimeInterval(60)

@@ -45,12 +45,15 @@ struct OptoLinkRetryLoop: Sendable {
     /// Folds the middlewares around the transport: the first middleware is outermost. The
     /// innermost step races the transport call against `deadline` on `clock` (the loser is
     /// cancelled), so middlewares see a lost race as `URLError(.timedOut)` thrown by `next`.
+    /// A ``OptoLinkSelfTimedTransport`` on `ContinuousClock` runs that deadline itself and is
+    /// called directly (it throws the same `URLError(.timedOut)`).
     static func chain(
         _ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport, deadline: Duration?,
         clock: any Clock<Duration>
     ) -> Send {
+        let selfTimed = transport is any OptoLinkSelfTimedTransport && clock is ContinuousClock
         var next: Send = { request, context in
-            guard let deadline else { return try await transport.send(request, context: context) }
+            guard let deadline, !selfTimed else { return try await transport.send(request, context: context) }
             return try await OptoLinkAttemptDeadline.race(deadline, on: clock) {
                 try await transport.send(request, context: context)
             }

@@ -20,13 +20,13 @@ enum OptoLinkJSONBody {
     }
 
     private static func write(_ object: [String: Any], into out: inout [UInt8]) -> Bool {
-        guard let keys = sortedKeys(object.keys) else { return false }
+        guard let members = sortedMembers(object) else { return false }
         out.append(UInt8(ascii: "{"))
-        for (index, key) in keys.enumerated() {
+        for (index, member) in members.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            guard writeString(key, into: &out) else { return false }
+            guard writeString(member.key, into: &out) else { return false }
             out.append(UInt8(ascii: ":"))
-            switch object[key] {
+            switch member.value {
             case let value as String:
                 guard writeString(value, into: &out) else { return false }
             case let value as [String: String]:
@@ -42,41 +42,53 @@ enum OptoLinkJSONBody {
     }
 
     private static func write(_ object: [String: String], into out: inout [UInt8]) -> Bool {
-        guard let keys = sortedKeys(object.keys) else { return false }
+        guard let members = sortedMembers(object) else { return false }
         out.append(UInt8(ascii: "{"))
-        for (index, key) in keys.enumerated() {
+        for (index, member) in members.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            guard writeString(key, into: &out), let value = object[key] else { return false }
+            guard writeString(member.key, into: &out) else { return false }
             out.append(UInt8(ascii: ":"))
-            guard writeString(value, into: &out) else { return false }
+            guard writeString(member.value, into: &out) else { return false }
         }
         out.append(UInt8(ascii: "}"))
         return true
     }
 
-    /// Keys in `JSONSerialization`'s sorted order, or `nil` when a key is outside `[A-Za-z_]`
-    /// or two keys are equal ignoring case (their order then depends on a tie-break rule).
-    private static func sortedKeys<Keys: Collection<String>>(_ keys: Keys) -> [String]? {
-        var folded: [(key: String, lower: [UInt8])] = []
-        folded.reserveCapacity(keys.count)
-        for key in keys {
-            guard !key.isEmpty else { return nil }
-            var lower: [UInt8] = []
-            lower.reserveCapacity(key.utf8.count)
-            for byte in key.utf8 {
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "_"): lower.append(byte)
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): lower.append(byte + 32)
-                default: return nil
-                }
-            }
-            folded.append((key, lower))
+    /// The members in `JSONSerialization`'s sorted order, or `nil` when a key is outside
+    /// `[A-Za-z_]` or two keys are equal ignoring case (their order then depends on a tie-break rule).
+    private static func sortedMembers<Value>(_ object: [String: Value]) -> [(key: String, value: Value)]? {
+        for key in object.keys {
+            guard !key.isEmpty, key.utf8.allSatisfy(isKeyByte) else { return nil }
         }
-        folded.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-        for index in folded.indices.dropFirst() where folded[index].lower == folded[index - 1].lower {
+        let members = object.sorted { foldedOrder($0.key, $1.key) < 0 }
+        for index in members.indices.dropFirst() where foldedOrder(members[index - 1].key, members[index].key) == 0 {
             return nil
         }
-        return folded.map(\.key)
+        return members
+    }
+
+    private static func isKeyByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"): true
+        default: false
+        }
+    }
+
+    /// Compares two keys of `[A-Za-z_]` with letters folded to lower case: negative, zero or positive.
+    private static func foldedOrder(_ a: String, _ b: String) -> Int {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case (let x?, let y?):
+                let foldedX = x >= UInt8(ascii: "A") && x <= UInt8(ascii: "Z") ? x + 32 : x
+                let foldedY = y >= UInt8(ascii: "A") && y <= UInt8(ascii: "Z") ? y + 32 : y
+                if foldedX != foldedY { return foldedX < foldedY ? -1 : 1 }
+            }
+        }
     }
 
     /// Appends `text` as a JSON string; `false` for control characters (left to the fallback).

@@ -148,6 +148,17 @@ public protocol OptoLinkTransport: Sendable {
     func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 }
 
+/// A transport that enforces the per-attempt deadline itself: `send` ends by throwing
+/// `URLError(.timedOut)` once `context.timeout` has passed since it was called, measured on the
+/// monotonic clock (what `ContinuousClock` counts while the machine is awake), and a cancelled
+/// caller gets `URLError(.cancelled)` with the request ended at once. A `context.timeout` of zero
+/// means no deadline.
+///
+/// On `ContinuousClock` the SDK then calls such a transport directly instead of racing it against
+/// a timer in a task of its own (docs/CONTRACT.md §2, "Timeout per attempt"): the same outcome for
+/// every attempt, one task and one timer less. Any other clock (virtual time in tests) keeps the race.
+package protocol OptoLinkSelfTimedTransport: OptoLinkTransport {}
+
 /// Wraps every attempt on its way to the transport (observe, rewrite, short-circuit).
 /// Middlewares are applied in array order: the first one sees the request first.
 public protocol OptoLinkMiddleware: Sendable {

@@ -14,20 +14,40 @@ final class ClientLoopShared: Sendable {
     /// Set when the client was dropped without `shutdown()`: the loop closes its wake-up channel on exit.
     let closeWakerOnExit = Atomic<Bool>(false)
     private let inbox = Mutex<[ClientCommand]>([])
+    /// Commands posted and not yet taken by the loop.
+    private let queued = Atomic<Int>(0)
+    /// Set by the loop while it may block in its poller; a poster that clears it wakes the loop.
+    private let parked = Atomic<Bool>(false)
     /// Whether the wake-up channel's descriptors are still open. Signalling and closing both hold
     /// this lock, so a signal can never land on a closed descriptor whose number was reused.
     private let wakerOpen = Mutex(true)
 
     init(waker: Waker) { self.waker = waker }
 
-    /// Queues a command; wakes the loop only when the inbox was empty (it drains everything per wake-up).
+    /// Queues a command; wakes the loop only when it is parked in its poller (a busy loop takes
+    /// the inbox on its next turn without a wake-up system call).
+    ///
+    /// Why no command is left behind: the poster counts its command, then clears `parked`; the
+    /// loop sets `parked`, then reads the count (``park()``), all sequentially consistent. So either
+    /// the loop sees the command and does not block, or the poster sees `parked` and wakes it.
     func post(_ command: ClientCommand) {
-        let wasEmpty = inbox.withLock { queue in
-            queue.append(command)
-            return queue.count == 1
-        }
-        if wasEmpty { wake() }
+        inbox.withLock { $0.append(command) }
+        queued.add(1, ordering: .sequentiallyConsistent)
+        if parked.exchange(false, ordering: .sequentiallyConsistent) { wake() }
     }
+
+    /// The loop is about to wait in its poller: returns `false` when commands are already queued
+    /// (then it must not block).
+    func park() -> Bool {
+        parked.store(true, ordering: .sequentiallyConsistent)
+        return queued.load(ordering: .sequentiallyConsistent) == 0
+    }
+
+    /// The loop is back from its poller.
+    func unpark() { parked.store(false, ordering: .relaxed) }
+
+    /// Whether commands wait in the inbox.
+    var hasQueued: Bool { queued.load(ordering: .acquiring) > 0 }
 
     /// Wakes the loop, unless its wake-up channel is already closed.
     func wake() {
@@ -46,6 +66,7 @@ final class ClientLoopShared: Sendable {
     func takeAll() -> [ClientCommand] {
         inbox.withLock { queue in
             guard !queue.isEmpty else { return [] }
+            queued.subtract(queue.count, ordering: .sequentiallyConsistent)
             defer { queue.removeAll(keepingCapacity: true) }
             return queue
         }
@@ -108,7 +129,9 @@ final class ClientLoop<Poller: ReadinessPoller> {
     func run() {
         _ = poller.register(shared.waker.readFD, interest: .readable, token: Self.wakeToken)
         while !shared.stopping.load(ordering: .acquiring) {
-            let count = poller.wait(timeoutMilliseconds: waitTimeoutMilliseconds())
+            let mayBlock = shared.park()
+            let count = poller.wait(timeoutMilliseconds: mayBlock ? waitTimeoutMilliseconds() : 0)
+            shared.unpark()
             now = cepoll_monotonic_ns()
             if count < 0 {
                 if cepoll_errno() == EINTR { continue }
@@ -118,11 +141,11 @@ final class ClientLoop<Poller: ReadinessPoller> {
                 let (events, token) = poller.ready(at: index)
                 if token == Self.wakeToken {
                     shared.waker.drain()
-                    processInbox()
                 } else {
                     handle(events, token: token)
                 }
             }
+            if shared.hasQueued { processInbox() }
             runDueTimers()
         }
         for command in shared.takeAll() {

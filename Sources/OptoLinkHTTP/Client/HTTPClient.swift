@@ -67,7 +67,12 @@ public final class HTTPClient: Sendable {
     private let threads: Mutex<[LoopThread.Handle]>
     private let nextId = Atomic<UInt64>(0)
     private let nextLoop = Atomic<Int>(0)
-    private let addresses = Mutex<[String: ClientAddress]>([:])
+    private let addresses = Mutex<[HostPort: ClientAddress]>([:])
+
+    private struct HostPort: Hashable {
+        var host: String
+        var port: Int
+    }
 
     /// Starts `configuration.loopCount` loop threads.
     ///
@@ -207,7 +212,7 @@ public final class HTTPClient: Sendable {
     /// The socket address of `host:port`: IP literals and `localhost` directly, names through
     /// `getaddrinfo` once (cached for the client's life).
     private func resolve(host: String, port: Int) throws(HTTPClientError) -> ClientAddress {
-        let key = "\(host)|\(port)"
+        let key = HostPort(host: host, port: port)
         if let cached = addresses.withLock({ $0[key] }) { return cached }
         var storage = sockaddr_storage()
         var address: ClientAddress

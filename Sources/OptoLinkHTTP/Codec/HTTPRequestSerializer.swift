@@ -44,10 +44,10 @@ public enum HTTPRequestSerializer {
     }
 
     static func appendSanitized(_ text: String, to buffer: inout [UInt8]) {
-        if text.utf8.contains(where: { $0 == .cr || $0 == .lf }) {
-            for c in text.utf8 { buffer.append(c == .cr || c == .lf ? .space : c) }
-        } else {
-            buffer.append(contentsOf: text.utf8)
+        let start = buffer.count
+        buffer.append(contentsOf: text.utf8)
+        for index in start..<buffer.count where buffer[index] == .cr || buffer[index] == .lf {
+            buffer[index] = .space
         }
     }
 }

@@ -53,9 +53,11 @@ enum AttemptClassification {
 
     /// The `opl_corr` property of an events body, else `nil`: read from the parsed JSON, so a
     /// property key that merely ends in `"opl_corr` (or a value that contains it) cannot stand in.
+    /// The SDK's own bodies are read by ``CorrelationScanner``; any other shape by `JSONSerialization`.
     static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
-        guard endpoint == .events, let body,
-            let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+        guard endpoint == .events, let body else { return nil }
+        if case .found(let value) = CorrelationScanner.scan(body) { return value }
+        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
             let properties = object["properties"] as? [String: Any]
         else { return nil }
         return properties["opl_corr"] as? String

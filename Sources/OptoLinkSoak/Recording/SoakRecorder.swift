@@ -195,7 +195,7 @@ package final class SoakRecorder: Sendable {
         // Calls over by themselves go first: none reaches the passes long after its end.
         let quiet = state.withLock { closeQuietCalls(now: record.end, in: &$0) }
         for call in quiet { emit(call) }
-        attemptsCSV.append(record.csvFields)
+        attemptsCSV.appendRow(record.appendCSVRow(to:))
         verdicts.withLock { $0.consume(.attempt(record)) }
         notes.withLock { $0.consume(.attempt(record)) }
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
@@ -266,7 +266,7 @@ package final class SoakRecorder: Sendable {
 
     /// Writes a closed call's row and hands it to the live verdicts and notes.
     private func emit(_ call: CallRecord) {
-        callsCSV.append(call.csvFields)
+        callsCSV.appendRow(call.appendCSVRow(to:))
         verdicts.withLock { $0.consume(.call(call)) }
         notes.withLock { $0.consume(.call(call)) }
     }

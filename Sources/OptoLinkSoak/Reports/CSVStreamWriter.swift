@@ -45,10 +45,21 @@ package final class CSVStreamWriter: Sendable {
 
     /// Appends one row (fields are escaped as needed).
     package func append(_ fields: [String]) {
-        let line = CSV.row(fields)
+        appendRow { buffer in
+            for (index, field) in fields.enumerated() {
+                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                CSV.appendField(field, to: &buffer)
+            }
+            buffer.append(UInt8(ascii: "\n"))
+        }
+    }
+
+    /// Appends one row that `encode` writes into the buffer: a whole line, escaped, ending in `\n`
+    /// (e.g. ``AttemptRecord/appendCSVRow(to:)``). It runs under the writer's lock, so it must be short.
+    package func appendRow(_ encode: (inout [UInt8]) -> Void) {
         state.withLock { s in
             guard s.handle != nil else { return }
-            s.buffer.append(contentsOf: Array(line.utf8))
+            encode(&s.buffer)
             s.rows += 1
             if s.buffer.count >= flushBytes { Self.flush(&s) }
         }
@@ -93,12 +104,14 @@ package enum CSV {
         return line + "\n"
     }
 
-    /// Quotes `field` when it contains a delimiter, a quote or a line break.
+    /// Quotes `field` when it contains a delimiter, a quote or a line break (every quote doubled,
+    /// also one a combining mark follows).
     package static func escape(_ field: String) -> String {
-        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
-            return field
-        }
-        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        guard needsQuotes(field) else { return field }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(field.utf8.count + 4)
+        appendField(field, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses a whole CSV text into rows of fields (quoted fields may span lines).

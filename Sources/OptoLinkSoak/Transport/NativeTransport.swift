@@ -1,6 +1,7 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -16,12 +17,38 @@ import OptoLinkHTTP
 /// `.badServerResponse`, deadline → `.timedOut`, cancellation → `.cancelled`. In the per-device
 /// pool mode each virtual device (the instance label before `#`) has its own connection.
 /// `http://` only: ``SoakTransportKind/resolve(_:baseURL:)`` picks URLSession for `https://`.
-package struct NativeTransport: OptoLinkTransport {
+///
+/// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
+/// it passes), so the SDK calls this transport without its own deadline race
+/// (``OptoLinkSelfTimedTransport``); a timeout of zero means no deadline.
+package struct NativeTransport: OptoLinkSelfTimedTransport {
+    /// The budget of an attempt without a deadline (`context.timeout` of zero): one year.
+    static let unbounded = Duration.seconds(31_536_000)
+
     /// The client every attempt goes through (shared by every SDK instance of a run).
     package let client: HTTPClient
+    private let targets = TargetCache()
 
     /// A transport over `client` (the caller owns its lifetime and shuts it down).
     package init(client: HTTPClient) { self.client = client }
+
+    /// ``split(_:)`` of the URLs seen so far: a run sends to a handful of fixed URLs, parsed once each.
+    final class TargetCache: Sendable {
+        typealias Target = (host: String, port: Int, target: String)
+        /// The most URLs kept; more (e.g. one `/data` URL per link and device) start it over.
+        static let capacity = 256
+        private let known = Mutex<[String: Target]>([:])
+
+        func split(_ url: String) -> Target? {
+            if let hit = known.withLock({ $0[url] }) { return hit }
+            guard let target = NativeTransport.split(url) else { return nil }
+            known.withLock { known in
+                if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
+                known[url] = target
+            }
+            return target
+        }
+    }
 
     /// Sends one attempt.
     ///
@@ -29,20 +56,23 @@ package struct NativeTransport: OptoLinkTransport {
     package func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {
-        guard let (host, port, target) = Self.split(request.url.absoluteString) else {
+        guard let (host, port, target) = targets.split(request.url.absoluteString) else {
             throw URLError(.unsupportedURL)
         }
-        var headers = HTTPHeaders()
-        for (name, value) in request.headers { headers.add(name, value) }
-        let partition = context.instanceLabel.map { label in
-            label.firstIndex(of: "#").map { String(label[..<$0]) } ?? label
-        }
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(request.headers.count)
+        for (name, value) in request.headers { fields.append((name, value)) }
+        // Only the per-device pool mode uses the partition (the shared pool ignores it).
+        let partition =
+            client.configuration.poolMode == .perPartition ? context.instanceLabel.map(Self.device(of:)) : nil
+        let body = request.body.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
         let native = HTTPClientRequest(
-            method: request.method, host: host, port: port, target: target, headers: headers,
-            body: request.body.map { [UInt8]($0) } ?? [], partition: partition)
+            method: request.method, host: host, port: port, target: target, headers: HTTPHeaders(fields), body: body,
+            partition: partition)
         let response: HTTPClientResponse
         do {
-            response = try await client.execute(native, timeout: context.timeout)
+            let timeout = context.timeout > .zero ? context.timeout : Self.unbounded
+            response = try await client.execute(native, timeout: timeout)
         } catch {
             throw Self.urlError(error)
         }
@@ -51,6 +81,12 @@ package struct NativeTransport: OptoLinkTransport {
             responseHeaders[field.name] = field.value
         }
         return OptoLinkHTTPResponse(status: response.status, headers: responseHeaders, body: Data(response.body))
+    }
+
+    /// The virtual device of an instance label: the text before `#` (`d000042#3` → `d000042`).
+    static func device(of label: String) -> String {
+        guard let hash = label.utf8.firstIndex(of: UInt8(ascii: "#")) else { return label }
+        return String(label[..<hash])
     }
 
     /// `http://host[:port]/target` → host (IPv6 without brackets), port (80 by default) and the
