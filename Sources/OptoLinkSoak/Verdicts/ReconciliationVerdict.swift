@@ -120,18 +120,23 @@ package struct ReconciliationVerdict: Verdict {
             var rows = 0
         }
 
-        /// An event call waiting for the rows of its correlation id.
+        /// An event call waiting for the rows of its correlation id (no heap storage of its own).
         struct EventCall {
-            var corr: String
+            /// `nil` when the call's id is not a correlation id: no row can be its.
+            var corr: CorrelationKey?
             var end: Double
             var ok: Bool
         }
 
-        /// Ledger rows of one correlation id not yet claimed, and when the latest of them reached
-        /// the pass in the calls' stream time (run seconds; see ``Pass/take(_:)-entry``).
-        struct StoredRows {
-            var count = 0
+        /// One correlation id while it has rows not yet claimed or calls not yet judged.
+        struct Correlated {
+            /// Ledger rows no judged call has claimed yet.
+            var rows = 0
+            /// When the latest of those rows reached the pass in the calls' stream time (run
+            /// seconds; see ``Pass/take(_:)-entry``); `-infinity` with no rows.
             var latest = -Double.infinity
+            /// Calls of this id not judged yet.
+            var pending = 0
         }
 
         let context: VerdictContext
@@ -139,21 +144,21 @@ package struct ReconciliationVerdict: Verdict {
         let earliest: Double
         var ignored = 0
         var endpoints: [String: EndpointCounts] = [:]
-        /// Correlation id → ledger rows of events no judged call has claimed yet.
-        var stored: [String: StoredRows] = [:]
-        var runIds = Set<String>()
-        /// Event calls not judged yet, in arrival order, and their correlation ids.
+        /// Numbers for the run ids and devices of correlation ids.
+        var keys = CorrelationKeys()
+        /// Correlation id → its unclaimed rows and unjudged calls (one entry for both).
+        var correlated: [CorrelationKey: Correlated] = [:]
+        /// Run ids (as numbered by `keys`) of the event calls seen.
+        var runIds = Set<Int32>()
+        /// Event calls not judged yet, in arrival order.
         var pendingEvents: [EventCall] = []
         var pendingHead = 0
-        var pendingCorr: [String: Int] = [:]
         var uncorrelated = 0
         /// Virtual device → `deviceId`, learnt from event rows (fallback for records without one).
         var learnt: [String: String] = [:]
-        /// Non-event ledger rows not shared out yet: group → (arrival in run seconds, when the row
-        /// reached the pass in the calls' stream time).
-        var rows: [WriteGroup: [(time: Double, seen: Double)]] = [:]
-        /// Non-event calls not judged yet, per group.
-        var writes: [WriteGroup: [Write]] = [:]
+        /// Non-event calls not judged yet and rows not shared out yet, per group (one entry, one
+        /// copy of the `deviceId`, for both).
+        var groups: [WriteGroup: GroupState] = [:]
         /// `deviceId`s of calls seen, with the latest call end (pruned a horizon after it).
         var knownDeviceIds: [String: Double] = [:]
         var joins: [OptoLinkEndpoint: Set<String>] = [:]
@@ -169,6 +174,13 @@ package struct ReconciliationVerdict: Verdict {
             var deviceId: String?
         }
 
+        /// What one group holds: its calls not judged yet, and its ledger rows not shared out yet
+        /// (arrival in run seconds, and when the row reached the pass in the calls' stream time).
+        struct GroupState {
+            var writes: [Write] = []
+            var rows: [(time: Double, seen: Double)] = []
+        }
+
         init(context: VerdictContext) {
             self.context = context
             // Rows known up front cannot be matched to calls that come later, so they keep everything.
@@ -182,8 +194,8 @@ package struct ReconciliationVerdict: Verdict {
 
         /// How many calls and rows the pass holds (bounded by the horizon; for tests and the soak bench).
         var retained: Int {
-            pendingEvents.count - pendingHead + stored.count + rows.values.reduce(0) { $0 + $1.count }
-                + writes.values.reduce(0) { $0 + $1.count }
+            pendingEvents.count - pendingHead + correlated.values.reduce(0) { $0 + ($1.rows > 0 ? 1 : 0) }
+                + groups.values.reduce(0) { $0 + $1.rows.count + $1.writes.count }
         }
 
         package mutating func consume(_ record: RunRecord) {
@@ -214,13 +226,14 @@ package struct ReconciliationVerdict: Verdict {
                     ignored += 1
                     return
                 }
-                inPlace(&stored[raw, default: StoredRows()]) { rows in
-                    rows.count += 1
-                    rows.latest = max(rows.latest, seen)
+                inPlace(&correlated[keys.key(corr), default: Correlated()]) { entry in
+                    entry.rows += 1
+                    entry.latest = max(entry.latest, seen)
                 }
                 if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
             } else if entry.arrivedAt >= earliest {
-                rows[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: []].append((time, seen))
+                groups[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: GroupState()].rows
+                    .append((time, seen))
             } else {
                 ignored += 1
             }
@@ -232,16 +245,21 @@ package struct ReconciliationVerdict: Verdict {
                     uncorrelated += 1
                     return
                 }
-                if let parsed = CorrelationId(corr) { runIds.insert(parsed.runId) }
-                pendingEvents.append(EventCall(corr: corr, end: call.end, ok: call.outcome.isSuccess))
-                pendingCorr[corr, default: 0] += 1
+                let key = keys.key(corr)
+                if let key {
+                    runIds.insert(key.run)
+                    correlated[key, default: Correlated()].pending += 1
+                }
+                pendingEvents.append(EventCall(corr: key, end: call.end, ok: call.outcome.isSuccess))
                 return
             }
             let deviceId =
                 call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"]
                 ?? context.deviceIds[call.device]
-            writes[WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: []]
-                .append(Write(start: call.start, end: call.end, ok: call.outcome.isSuccess))
+            groups[
+                WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: GroupState()
+            ]
+            .writes.append(Write(start: call.start, end: call.end, ok: call.outcome.isSuccess))
             if let deviceId { knownDeviceIds[deviceId] = max(knownDeviceIds[deviceId] ?? -.infinity, call.end) }
         }
 
@@ -261,31 +279,30 @@ package struct ReconciliationVerdict: Verdict {
             while pendingHead < pendingEvents.count, pendingEvents[pendingHead].end < cutoff {
                 let call = pendingEvents[pendingHead]
                 pendingHead += 1
-                let claimed = stored.removeValue(forKey: call.corr)?.count ?? 0
-                events.record(ok: call.ok, stored: claimed)
-                pendingCorr[call.corr, default: 1] -= 1
-                if pendingCorr[call.corr] == 0 { pendingCorr.removeValue(forKey: call.corr) }
+                guard let key = call.corr, var entry = correlated[key] else {
+                    events.record(ok: call.ok, stored: 0)
+                    continue
+                }
+                events.record(ok: call.ok, stored: entry.rows)
+                entry.rows = 0
+                entry.latest = -.infinity
+                entry.pending -= 1
+                correlated[key] = entry.pending > 0 ? entry : nil
             }
             if pendingHead > 1024, pendingHead * 2 > pendingEvents.count {
                 pendingEvents.removeFirst(pendingHead)
                 pendingHead = 0
             }
             // Rows no pending call claims, a horizon old: another run's, or a write no call made.
-            for (corr, rows) in stored where rows.latest < cutoff && pendingCorr[corr] == nil {
-                stored.removeValue(forKey: corr)
-                countUnclaimed(corr: corr, rows: rows.count, into: &events)
+            // Keys first, then removal: removing while iterating would copy the whole table.
+            let unclaimed = correlated.filter { $0.value.rows > 0 && $0.value.latest < cutoff && $0.value.pending == 0 }
+            for (key, entry) in unclaimed {
+                correlated.removeValue(forKey: key)
+                if runIds.contains(key.run) { events.unexpected += entry.rows } else { ignored += entry.rows }
             }
             endpoints[OptoLinkEndpoint.events.rawValue] = events
             if cutoff.isFinite { knownDeviceIds = knownDeviceIds.filter { $0.value >= cutoff - horizon } }
             shareOut(rowsBefore: cutoff, writesBefore: cutoff)
-        }
-
-        private mutating func countUnclaimed(corr: String, rows: Int, into events: inout EndpointCounts) {
-            guard let parsed = CorrelationId(corr), runIds.contains(parsed.runId) else {
-                ignored += rows
-                return
-            }
-            events.unexpected += rows
         }
 
         /// Shares non-event rows seen before `rowsBefore` (calls' stream time) among their group's open calls, then
@@ -294,22 +311,25 @@ package struct ReconciliationVerdict: Verdict {
             // Rows of unknown devices form the one `nil` group.
             let knownIds = Set(knownDeviceIds.keys).union(learnt.values)
             var due: [WriteGroup: [Double]] = [:]
-            for (group, held) in rows {
-                let old = held.filter { $0.seen < rowsBefore }
-                guard !old.isEmpty else { continue }
-                let rest = held.filter { !($0.seen < rowsBefore) }
-                if rest.isEmpty { rows.removeValue(forKey: group) } else { rows[group] = rest }
+            // Keys first, then changes: changing entries while iterating would copy the whole table.
+            let withOldRows = groups.compactMap { $0.value.rows.contains { $0.seen < rowsBefore } ? $0.key : nil }
+            for group in withOldRows {
+                guard var state = groups.removeValue(forKey: group) else { continue }
+                let old = state.rows.filter { $0.seen < rowsBefore }
+                state.rows.removeAll { $0.seen < rowsBefore }
                 let key =
-                    knownIds.contains(group.deviceId ?? "") || writes[group] != nil
+                    knownIds.contains(group.deviceId ?? "") || !state.writes.isEmpty
                     ? group : WriteGroup(endpoint: group.endpoint, deviceId: nil)
+                if !state.rows.isEmpty || !state.writes.isEmpty { groups[group] = state }
                 due[key, default: []] += old.map(\.time)
             }
             for endpoint in ReconciliationVerdict.writeEndpoints where endpoint != .events {
                 endpoints[endpoint.rawValue] = endpoints[endpoint.rawValue] ?? EndpointCounts()
             }
-            for group in Set(due.keys).union(writes.keys) {
+            let withWrites = groups.compactMap { $0.value.writes.isEmpty ? nil : $0.key }
+            for group in Set(due.keys).union(withWrites) {
                 let times = due[group] ?? []
-                var calls = writes[group] ?? []
+                var calls = groups[group]?.writes ?? []
                 var counts = endpoints[group.endpoint.rawValue] ?? EndpointCounts()
                 if calls.isEmpty {
                     if group.deviceId == nil { ignored += times.count } else { counts.unexpected += times.count }
@@ -317,8 +337,11 @@ package struct ReconciliationVerdict: Verdict {
                     joins[group.endpoint, default: []].insert(group.deviceId == nil ? "endpoint_total" : "device")
                     Self.share(times, among: &calls)
                     for call in calls where call.end < writesBefore { counts.record(ok: call.ok, stored: call.rows) }
-                    let open = calls.filter { !($0.end < writesBefore) }
-                    if open.isEmpty { writes.removeValue(forKey: group) } else { writes[group] = open }
+                    calls.removeAll { $0.end < writesBefore }
+                    if var state = groups.removeValue(forKey: group) {
+                        state.writes = calls
+                        if !state.writes.isEmpty || !state.rows.isEmpty { groups[group] = state }
+                    }
                 }
                 endpoints[group.endpoint.rawValue] = counts
             }
