@@ -15,7 +15,14 @@ final class RSSSampler: Sendable {
     /// What the embedded emulator holds, sampled with each RSS reading (`nil`: no emulator).
     let emulator: (@Sendable () -> StagingRetained?)?
 
-    init(timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> StagingRetained?)? = nil) {
+    /// Whether each reading first returns glibc's free heap pages to the kernel.
+    let trims: Bool
+
+    init(
+        timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> StagingRetained?)? = nil,
+        trims: Bool = true
+    ) {
+        self.trims = trims
         self.timeline = timeline
         self.state = Mutex(State(interval: seconds))
         self.emulator = emulator
@@ -23,7 +30,10 @@ final class RSSSampler: Sendable {
 
     var samples: [SoakSummary.RSSSample] { state.withLock { $0.samples } }
 
+    /// Takes one reading, after handing the allocator's free pages back (see
+    /// ``ProcessMemory/releaseFreeHeap()``) when `trims` is on.
     func sample() {
+        if trims { ProcessMemory.releaseFreeHeap() }
         guard let bytes = ProcessMemory.residentBytes() else { return }
         let t = timeline.now()
         state.withLock { s in

@@ -47,11 +47,16 @@ enum ServeCommand {
             ["optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)"]
             + server.summary().dropFirst().map { "  " + $0 }
         FileHandle.standardOutput.write(Data((banner.joined(separator: "\n") + "\n").utf8))
-        // A ledger file reaches the disk at least once a second, so a reader tailing it stays current.
+        // A ledger file reaches the disk at least once a second, so a reader tailing it stays current;
+        // every 10 s glibc's free heap pages go back to the kernel, so a long serve's RSS follows what
+        // the emulator holds (see ProcessMemory.releaseFreeHeap()).
         let flusher = Task {
+            var second = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 server.backend.flushLedger()
+                second += 1
+                if second % 10 == 0 { ProcessMemory.releaseFreeHeap() }
             }
         }
         for await _ in stream {}
