@@ -182,3 +182,22 @@ import Testing
         #expect(SoakRecorder.quietCloseDeadline(after: record(status: 429, retryAfter: 1), margin: 3) == 18)
     }
 }
+
+extension QuietCallTests {
+    @Test(
+        "the horizon covers the longest call plus the quiet close after it",
+        arguments: [(10.0, 2, 60.0), (10, 0, 60), (2, 2, 6), (30, 5, 3_600), (0.5, 1, 2)])
+    func horizonCoversTheQuietClose(timeout: Double, maxRetries: Int, window: Double) {
+        let horizon = VerdictContext.horizon(timeout: timeout, maxRetries: maxRetries, longestWindow: window)
+        // Worst case: every attempt times out and every back-off is a 429's N (at most the window).
+        let longestBackoff = max(5, window)
+        let longestCall = Double(maxRetries + 1) * timeout + Double(maxRetries) * longestBackoff
+        let last = AttemptRecord(
+            device: "d", launch: 1, callId: 1, endpoint: .session, attempt: maxRetries + 1, intendedStart: 0,
+            actualStart: longestCall - timeout, end: longestCall, status: 429, errorKind: nil,
+            retryAfterSeconds: Int(window), requestBytes: 0, responseBytes: 0, correlationId: nil, clientIP: nil)
+        // The sweep runs at most a second late.
+        let written = SoakRecorder.quietCloseDeadline(after: last, margin: 10) + 1
+        #expect(written <= horizon, "row written at \(written) s, horizon \(horizon) s")
+    }
+}

@@ -106,11 +106,17 @@ package struct VerdictContext: Sendable {
         self.launchDeviceIds = launchDeviceIds
     }
 
-    /// A horizon for a run of `profile`: the longest a call can take (every attempt timing out,
-    /// the longest back-off or `Retry-After` between them) plus a minute of margin, at least 2 minutes.
+    /// A horizon for a run of `profile`, seconds: the longest a call can take (every attempt timing
+    /// out, the longest back-off or `Retry-After` between them, a `Retry-After` being at most the
+    /// longest window) plus the longest the recorder waits before it closes a call nobody closed
+    /// (``SoakRecorder/quietCloseDeadline(after:margin:)``: that back-off again plus 10 s), at least
+    /// 2 minutes. So every call reaches the passes within a horizon of its first ledger row.
     static func horizon(timeout: Double, maxRetries: Int, longestWindow: Double) -> Double {
         let attempts = Double(max(0, maxRetries) + 1)
-        return max(120, attempts * (max(0, timeout) + 5) + Double(max(0, maxRetries)) * max(60, longestWindow) + 60)
+        let backoff = max(60, longestWindow)
+        return max(
+            120,
+            attempts * (max(0, timeout) + 5) + Double(max(0, maxRetries)) * backoff + max(60, longestWindow + 10))
     }
 
     /// Whether the run has a ledger to reconcile against.
