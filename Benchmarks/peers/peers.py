@@ -167,6 +167,34 @@ TOOLS = {
 }
 
 
+def start_lag_against_serve(base):
+    """The open model at 5,000 journeys/s (relaunch + one event, 1,000 devices, 3 s) against the peers'
+    `optolink-soak serve` in its own process: start lag and the driver's CPU per journey."""
+    profile = {
+        "name": "peers-start-lag", "seed": 1, "devices": {"count": 1000},
+        "journeys": [{"name": "tick", "weight": 1,
+                      "steps": [{"kind": "relaunch"}, {"kind": "event", "name": "tick", "properties": {}}]}],
+        "load": {"model": "open", "startRate": 5000, "stages": [{"duration": 3, "target": 5000}],
+                 "maxInFlight": 5000, "grace": 10},
+        "sdk": {"timeout": 5, "maxRetries": 2},
+    }
+    path = os.path.join(WORK, "start-lag-profile.json")
+    with open(path, "w") as f:
+        json.dump(profile, f)
+    report = os.path.join(WORK, "start-lag")
+    code, cpu, wall = timed([SOAK, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                             "--no-progress", "--out", report], report + ".txt")
+    with open(os.path.join(report, "summary.json")) as f:
+        summary = json.load(f)
+    journeys = summary["journeys"]
+    started = journeys["started"] or 1
+    return dict(rate=5000, seconds=3, journeys=journeys["started"], lateStarts=journeys.get("lateStarts"),
+                p50=journeys["startLag"]["p50"], p99=journeys["startLag"]["p99"], max=journeys["startLag"]["max"],
+                attempts=summary["totals"]["attempts"], errors=summary["totals"]["errors"],
+                driverCPUSeconds=cpu, driverCPUMicrosecondsPerJourney=1e6 * cpu / started, exit=code,
+                loadavg1=loadavg()[0])
+
+
 # MARK: - profile
 
 
@@ -199,6 +227,8 @@ def perf_profile(base):
         "SDK: per-attempt deadline race": r"AttemptDeadline",
         "recorder middleware (intercept: CSV rows, histograms, calls)": r"RecorderC9intercept_7context4next.*TY0_$",
         "native transport adapter (NativeTransport.send)": r"NativeTransportV4send",
+        "recorder: CSV rows (attempts.csv, calls.csv)": r"appendCSVRow",
+        "recorder: live verdict passes (fed per attempt and call)": r"TypedPassBox.*consume",
         "kernel: send/recv system calls": r"__x64_sys_(sendto|recvfrom|read|write)$",
         "kernel: epoll_wait": r"__x64_sys_epoll_wait$",
     }
@@ -262,6 +292,11 @@ def main():
                "native", "--out", bench_out], os.path.join(WORK, "bench.txt"))
         with open(bench_out) as f:
             bench = json.load(f)
+        log("start lag at 5,000 journeys/s against serve (its own process)")
+        try:
+            served_lag = start_lag_against_serve(base)
+        except Exception as error:  # reported, not fatal
+            served_lag = dict(failure=str(error))
         log("perf profile of one native run")
         profile = perf_profile(base)
     finally:
@@ -305,7 +340,8 @@ def main():
         tools=tools, ratios=ratios, targets=targets,
         driver=dict(bytesPerDevice=(bench.get("memory") or {}).get("bytesPerDevice"),
                     startLagP99Seconds=(bench.get("startLag") or {}).get("p99"),
-                    startLagRate=(bench.get("startLag") or {}).get("rate"), bench=bench),
+                    startLagRate=(bench.get("startLag") or {}).get("rate"), bench=bench,
+                    startLagAgainstServe=served_lag),
         profile=profile)
     os.makedirs(os.path.join(ROOT, "Benchmarks", "results"), exist_ok=True)
     out = os.path.join(ROOT, "Benchmarks", "results", "peers.json")
@@ -349,6 +385,19 @@ def write_markdown(r):
     }
     for name, met in r["targets"].items():
         lines.append(f"| {name} | {observed[name]} | {'yes' if met else 'no'} |")
+    served = r["driver"].get("startLagAgainstServe") or {}
+    bench_lag = (r["driver"].get("bench") or {}).get("startLag") or {}
+    lines += ["", "## Start lag at 5,000 journeys/s (relaunch + one event: 2 requests per journey)", "",
+              "| setup | p50 | p99 | late starts | journeys | driver CPU per journey |", "|---|---|---|---|---|---|"]
+    if bench_lag:
+        lines.append(f"| `optolink-soak bench` (emulator in the driver's process, the target's figure) | "
+                     f"{fmt(bench_lag.get('p50', 0) * 1000, 2)} ms | {fmt(bench_lag.get('p99', 0) * 1000, 2)} ms | "
+                     f"{bench_lag.get('lateStarts')} | {bench_lag.get('journeys')} | – |")
+    if "p99" in served:
+        lines.append(f"| `optolink-soak run` against the peers' `serve` (own process), load {served['loadavg1']} | "
+                     f"{fmt(served['p50'] * 1000, 2)} ms | {fmt(served['p99'] * 1000, 2)} ms | "
+                     f"{served['lateStarts']} | {served['journeys']} | "
+                     f"{fmt(served['driverCPUMicrosecondsPerJourney'])} µs |")
     if r.get("profile"):
         lines += ["", "## Where the driver's time goes (perf, one native run, 5 s of its steady part)", "",
                   "Inclusive share of the driver process's samples (a sample can count in more than one row):", "",

@@ -84,14 +84,15 @@ struct LoggingTests {
         #expect(config.logger == nil)
     }
 
-    @Test(arguments: ["", "   ", "\n\t"])
+    @Test(arguments: ["", "   ", "\n\t", "\u{00A0}\u{2003}\r\n"])
     func blankKeysAreRejected(_ key: String) throws {
         let problem = try #require(OptoLinkConfig.validationProblem(apiKey: key))
         #expect(problem.contains("apiKey must not be blank"))
     }
 
-    @Test func aRealKeyPasses() {
-        #expect(OptoLinkConfig.validationProblem(apiKey: "opl_sdk_test_acme_client") == nil)
+    @Test(arguments: ["opl_sdk_test_acme_client", "  opl_sdk_padded\n", "\u{00A0}ключ", "ü"])
+    func aRealKeyPasses(_ key: String) {
+        #expect(OptoLinkConfig.validationProblem(apiKey: key) == nil)
     }
 
     @Test func systemEnvironmentIsCheapAndShared() {

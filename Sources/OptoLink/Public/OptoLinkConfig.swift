@@ -99,6 +99,9 @@ public struct OptoLinkConfig: Sendable {
 
     /// The message the precondition would stop with for this key, or `nil` when it is valid.
     static func validationProblem(apiKey: String) -> String? {
+        // A key that starts with a visible ASCII character is not blank (the usual case, decided
+        // without `trimmingCharacters`, which every SDK instance's config would otherwise pay for).
+        if let first = apiKey.utf8.first, first > 0x20, first < 0x7F { return nil }
         if apiKey.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             return "OptoLinkConfig: apiKey must not be blank (pass your CLIENT-tier opl_sdk_… key)"
         }

@@ -47,7 +47,9 @@ struct ClientPoolKey: Hashable, Sendable {
 }
 
 /// The connections of one pool on one loop, and the requests waiting for one of them.
-struct ClientPool {
+/// A class, so taking and returning a connection mutates its lists in place (a struct copied out
+/// of the loop's dictionary would copy them on every request).
+final class ClientPool {
     /// Most connections this pool may hold open at once.
     let limit: Int
     /// Open connections (connecting, busy or idle).
@@ -62,9 +64,9 @@ struct ClientPool {
 
     var hasWaiting: Bool { head < waiting.count }
 
-    mutating func enqueue(_ id: UInt64) { waiting.append(id) }
+    func enqueue(_ id: UInt64) { waiting.append(id) }
 
-    mutating func dequeue() -> UInt64? {
+    func dequeue() -> UInt64? {
         guard head < waiting.count else { return nil }
         let id = waiting[head]
         head += 1

@@ -186,21 +186,24 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     /// Gives a request an idle connection, a new one, or a place in its pool's queue.
     private func dispatch(_ id: UInt64, key: ClientPoolKey) {
-        var pool = pools[key] ?? ClientPool(limit: key.partition == nil ? poolLimit : 1)
+        let pool: ClientPool
+        if let known = pools[key] {
+            pool = known
+        } else {
+            pool = ClientPool(limit: key.partition == nil ? poolLimit : 1)
+            pools[key] = pool
+        }
         while let token = pool.idle.popLast() {
             guard let connection = connection(for: token), connection.phase == .idle else { continue }
-            pools[key] = pool
             assign(id, to: connection)
             return
         }
         if pool.open < pool.limit {
             pool.open += 1
-            pools[key] = pool
             openConnection(for: id, key: key)
             return
         }
         pool.enqueue(id)
-        pools[key] = pool
     }
 
     /// Ends a request that is still pending (deadline or cancellation) and closes its socket at once.
@@ -292,17 +295,18 @@ final class ClientLoop<Poller: ReadinessPoller> {
     /// Returns a connection to its pool: the next waiting request takes it, or it idles.
     private func release(_ connection: ClientConnection) {
         connection.callId = nil
-        var pool = pools[connection.pool] ?? ClientPool(limit: poolLimit)
+        guard let pool = pools[connection.pool] else {
+            closeConnection(connection)  // not reached: an open connection's pool stays until it closes
+            return
+        }
         while let id = pool.dequeue() {
             guard let job = jobs[id], job.connection == nil else { continue }
-            pools[connection.pool] = pool
             assign(id, to: connection)
             return
         }
         connection.phase = .idle
         connection.idleSince = now
         pool.idle.append(connection.token)
-        pools[connection.pool] = pool
         if !idleTimerArmed.contains(connection.token) {
             idleTimerArmed.insert(connection.token)
             timers.schedule(at: now &+ configuration.idleTimeout.nanosecondsClamped, .idle(connection.token))
@@ -325,19 +329,16 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func closeConnection(_ connection: ClientConnection) {
         guard !connection.closed else { return }
         closeSocket(connection)
-        guard var pool = pools[connection.pool] else { return }
+        guard let pool = pools[connection.pool] else { return }
         pool.open -= 1
         while pool.open < pool.limit, let id = pool.dequeue() {
             guard let job = jobs[id], job.connection == nil else { continue }
             pool.open += 1
-            pools[connection.pool] = pool
             openConnection(for: id, key: connection.pool)
             return
         }
         if pool.open == 0 && !pool.hasWaiting {
             pools[connection.pool] = nil  // per-partition pools come and go with their devices
-        } else {
-            pools[connection.pool] = pool
         }
     }
 

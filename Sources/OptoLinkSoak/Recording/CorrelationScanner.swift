@@ -123,6 +123,17 @@ enum CorrelationScanner {
         /// A string's decoded bytes.
         mutating func string() throws(Unsure) -> [UInt8] {
             try expect(UInt8(ascii: "\""))
+            // Most strings have no escape: take them in one slice.
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+                bytes[end] >= 0x20
+            {
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                defer { index = end + 1 }
+                return Array(bytes[index..<end])
+            }
             var out: [UInt8] = []
             while index < bytes.count {
                 let byte = bytes[index]

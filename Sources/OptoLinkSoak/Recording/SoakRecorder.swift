@@ -89,8 +89,9 @@ package final class SoakRecorder: Sendable {
         var deviceIds: [String: String] = [:]
         /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
         var launchDeviceIds: [String: String] = [:]
-        /// Open calls per label, and labels whose launch is over (their `deviceId` goes with their last call).
-        var openPerLabel: [String: Int] = [:]
+        /// Open call ids per label (a launch's end closes its own calls without scanning every open
+        /// call), and labels whose launch is over (their `deviceId` goes with their last call).
+        var openPerLabel: [String: Set<UInt64>] = [:]
         var endedLaunches = Set<String>()
         /// Every attribution record (only when ``keepsMergeInputs``: a shard's manifest needs them).
         var attribution: [AttributionRecord] = []
@@ -176,7 +177,7 @@ package final class SoakRecorder: Sendable {
                 s.openCalls[key] = OpenCall(
                     device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
                     start: actualStart, end: actualStart)
-                s.openPerLabel[label, default: 0] += 1
+                s.openPerLabel[label, default: []].insert(context.callId)
             }
             s.openCalls[key]?.attempts += 1
             s.openCalls[key]?.inFlight += 1
@@ -295,7 +296,7 @@ package final class SoakRecorder: Sendable {
             if callIds == nil { s.endedLaunches.insert(label) }
             let keys =
                 callIds.map { $0.map { CallKey(label: label, callId: $0) } }
-                ?? s.openCalls.keys.filter { $0.label == label }
+                ?? (s.openPerLabel[label] ?? []).sorted().map { CallKey(label: label, callId: $0) }
             var done: [CallRecord] = []
             for key in keys {
                 guard s.openCalls[key] != nil else { continue }
@@ -358,8 +359,8 @@ package final class SoakRecorder: Sendable {
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
             deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
-        s.openPerLabel[key.label, default: 1] -= 1
-        if s.openPerLabel[key.label] == 0 { s.openPerLabel.removeValue(forKey: key.label) }
+        s.openPerLabel[key.label]?.remove(key.callId)
+        if s.openPerLabel[key.label]?.isEmpty == true { s.openPerLabel.removeValue(forKey: key.label) }
         forgetLaunchIfDone(key.label, in: &s)
         inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
             stats.calls += 1

@@ -227,9 +227,11 @@ package enum MergeCommand {
             launchDeviceIds.merge(manifest.launchDeviceIds) { first, _ in first }
         }
         let attribution = manifests.flatMap(\.attribution)
+        // The run's own horizon: the streamed passes drop what no later row can need, as in the
+        // live run, so a merge's memory follows the rate and the windows, not the run's length.
         let context = VerdictContext(
             configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledger: ledger, runStartEpoch: start,
-            deviceIds: deviceIds, launchDeviceIds: launchDeviceIds)
+            deviceIds: deviceIds, launchDeviceIds: launchDeviceIds, horizonSeconds: SoakRun.horizon(for: profile))
         let evaluated: Evaluated
         do {
             evaluated = try evaluate(plan, shifts: shifts, attribution: attribution, context: context)

@@ -1,0 +1,93 @@
+"""Two optolink-soak binaries side by side: CPU seconds per 1,000 requests and requests/s of the
+driver (the SDK on the native transport, closed model, POST /sdk/events, 64 devices), interleaved
+rounds against one `optolink-soak serve` (limits off), medians.
+
+CPU per 1,000 requests (user + system of the driver process, from the kernel's rusage, as /proc
+reports it) is the measure to compare: on a shared machine it moves far less than requests/s.
+
+Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [SECONDS [ROUNDS]]
+Prints one line per run and a JSON summary on stdout (the machine's load average included).
+"""
+import csv
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+KEY = "opl_sdk_test_acme_client"
+DEVICE = "b3b1c7de-0000-4000-8000-00000000be0c"
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binaries = sys.argv[1:3]
+    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 10
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    work = tempfile.mkdtemp(prefix="before-after-")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([binaries[1], "serve", "--port", str(port), "--config",
+                               os.path.join(ROOT, "Benchmarks", "peers", "serve.json")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        body = json.dumps({"deviceId": DEVICE, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "bench"})
+        request = urllib.request.Request(base + "/sdk/session", method="POST", data=body.encode(),
+                                         headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
+        urllib.request.urlopen(request).read()
+        with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
+            profile = json.load(f)
+        profile["load"]["duration"] = seconds + 1  # 1 s warm-up, then the counted window
+        path = os.path.join(work, "profile.json")
+        with open(path, "w") as f:
+            json.dump(profile, f)
+        results = {b: [] for b in binaries}
+        load_before = os.getloadavg()
+        for r in range(rounds):
+            for i, binary in enumerate(binaries):
+                out = os.path.join(work, f"r{r}-{i}")
+                proc = subprocess.Popen([binary, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                                         "--no-progress", "--transport", "native", "--out", out],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                _, _, usage = os.wait4(proc.pid, 0)
+                cpu = usage.ru_utime + usage.ru_stime
+                with open(os.path.join(out, "summary.json")) as f:
+                    totals = json.load(f)["totals"]
+                counted = 0
+                with open(os.path.join(out, "attempts.csv")) as f:
+                    for row in csv.DictReader(f):
+                        if row["endpoint"] == "events" and row["status"] == "200" \
+                                and float(row["actual_start"]) >= 1 and float(row["end"]) <= 1 + seconds:
+                            counted += 1
+                run = dict(cpuPer1000=1000 * cpu / totals["attempts"], rate=counted / seconds,
+                           attempts=totals["attempts"], errors=totals["errors"], loadavg1=os.getloadavg()[0])
+                results[binary].append(run)
+                print(f"round {r + 1} {binary}: {run['cpuPer1000']:.4f} CPU s/1k, {run['rate']:.0f} req/s, "
+                      f"{run['errors']} errors, load {run['loadavg1']:.2f}", file=sys.stderr, flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+    summary = dict(secondsPerRun=seconds, rounds=rounds, loadAverageBefore=load_before,
+                   loadAverageAfter=os.getloadavg(), binaries={
+                       b: dict(medianCPUSecondsPer1000=statistics.median(x["cpuPer1000"] for x in runs),
+                               medianRequestsPerSecond=statistics.median(x["rate"] for x in runs), runs=runs)
+                       for b, runs in results.items()})
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
