@@ -65,6 +65,23 @@ import Testing
         #expect(long.launches == short.launches && long.launches == 0)
     }
 
+    @Test("open model: finished journeys' tasks are taken as the run goes, not kept up to maxInFlight (virtual time)")
+    func finishedJourneysDoNotPileUp() async throws {
+        // 20 journeys/s for 30 s on 50 devices, maxInFlight 1000: 600 short journeys, never 1000 in flight.
+        let run = try VirtualDriverRun(
+            profile: deadlineProfile(
+                devices: 50, steps: #"{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}"#,
+                load: #"{"model": "open", "startRate": 20, "stages": [{"duration": 30, "target": 20}], "#
+                    + #""maxInFlight": 1000, "duration": 30, "grace": 5}"#
+            )
+        ) { _, context in VirtualBackend.ok(context) }
+        _ = await run.run()
+        #expect(run.summary.completed > 550, "\(run.summary.completed) journeys completed")
+        // Each finished journey's task (with its stack slabs) is released within a few arrivals.
+        let peak = run.driver.finishedNotTakenPeak.withLock { $0 }
+        #expect(peak >= 0 && peak < 20, "\(peak) finished journeys waited to be taken")
+    }
+
     @Test("a shard keeps every launch's deviceId and attribution record for its manifest")
     func shardKeepsMergeInputs() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("memory-\(UUID().uuidString)")

@@ -30,6 +30,9 @@ package final class SoakDriver: Sendable {
     /// Journeys planned so far (open model) or started (closed model); read by the progress line.
     package let scheduled = AtomicCounter()
     package let inFlight = AtomicCounter()
+    /// Open model: the most finished journeys whose results were not taken yet, seen when a
+    /// journey starts (each holds its task's memory; kept small, not `maxInFlight`; for tests).
+    package let finishedNotTakenPeak = Mutex(0)
 
     package convenience init(profile: SoakProfile, devices: [VirtualDevice], runner: JourneyRunner, control: RunControl)
     {
@@ -170,6 +173,9 @@ package final class SoakDriver: Sendable {
         var k = 0
         let busy = BusyDevices(count: devices.count, shard: shard)
         var reason: StopReason = load.duration != nil ? .duration : .completed
+        // Journeys started, and journeys whose task is over (its result may not be taken yet).
+        var added = 0
+        let finished = AtomicCounter()
         while let intended = schedule.next() {
             if k >= limit {
                 reason = .iterations
@@ -184,6 +190,14 @@ package final class SoakDriver: Sendable {
                 continue
             }
             scheduled.add()
+            // Take the results of journeys already over: a task group keeps a finished child (its
+            // task and every stack slab it grew) until its result is taken, so without this up to
+            // `maxInFlight` finished journeys pile up, memory that grows with the run's length.
+            let notTaken = finished.current - (added - tracker.running)
+            finishedNotTakenPeak.withLock { $0 = Swift.max($0, notTaken) }
+            while !tracker.cut, finished.current > added - tracker.running, let result = await group.next() {
+                tracker.handle(result, driver: self, group: &group)
+            }
             while tracker.running >= load.maxInFlight, !tracker.cut, let result = await group.next() {
                 tracker.handle(result, driver: self, group: &group)
             }
@@ -208,7 +222,10 @@ package final class SoakDriver: Sendable {
             let inFlight = self.inFlight
             group.addTask {
                 inFlight.add()
-                defer { inFlight.add(-1) }
+                defer {
+                    inFlight.add(-1)
+                    finished.add()
+                }
                 runner.recorder.journeyStarted(name: journey.name, lag: timeline.now() - intended)
                 let completed = await runner.run(journey, on: device, intendedStart: start, rng: &journeyRng)
                 runner.recorder.journeyEnded(
@@ -217,6 +234,7 @@ package final class SoakDriver: Sendable {
                 return .journey
             }
             tracker.running += 1
+            added += 1
             k += 1
         }
         return reason
