@@ -11,17 +11,13 @@ Prints one line per run and a JSON summary on stdout (the machine's load average
 import csv
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-KEY = "opl_sdk_test_acme_client"
-DEVICE = "b3b1c7de-0000-4000-8000-00000000be0c"
+from serving import KEY, ROOT, free_port, register_device, start_serve
 
 
 def main():
@@ -31,24 +27,11 @@ def main():
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 10
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
     work = tempfile.mkdtemp(prefix="before-after-")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([binaries[1], "serve", "--port", str(port), "--config",
-                               os.path.join(ROOT, "Benchmarks", "peers", "serve.json")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_serve(binaries[1], port)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        body = json.dumps({"deviceId": DEVICE, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "bench"})
-        request = urllib.request.Request(base + "/sdk/session", method="POST", data=body.encode(),
-                                         headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
-        urllib.request.urlopen(request).read()
+        register_device(base)
         with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
             profile = json.load(f)
         profile["load"]["duration"] = seconds + 1  # 1 s warm-up, then the counted window

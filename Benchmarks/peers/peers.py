@@ -7,22 +7,19 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from datetime import datetime, timezone
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from serving import DEVICE, KEY, ROOT, free_port, register_device, start_serve
+
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
 SECONDS = int(os.environ.get("SECONDS_PER_RUN", "10"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
-KEY = "opl_sdk_test_acme_client"
-DEVICE = "b3b1c7de-0000-4000-8000-00000000be0c"
 BODY = json.dumps({"deviceId": DEVICE, "eventName": "bench", "properties": {"k": "v"}}, separators=(",", ":"))
 WORK = tempfile.mkdtemp(prefix="peers-")
 
@@ -34,12 +31,6 @@ def log(text):
 def loadavg():
     with open("/proc/loadavg") as f:
         return [float(x) for x in f.read().split()[:3]]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def timed(cmd, out_path):
@@ -255,22 +246,9 @@ def main():
     base = f"http://127.0.0.1:{port}"
     url = base + "/sdk/events"
     server_log = open(os.path.join(WORK, "serve.txt"), "w")
-    server = subprocess.Popen([SOAK, "serve", "--port", str(port), "--config",
-                               os.path.join(ROOT, "Benchmarks", "peers", "serve.json")],
-                              stdout=server_log, stderr=subprocess.STDOUT, cwd=ROOT)
+    server = start_serve(SOAK, port, stdout=server_log, stderr=subprocess.STDOUT)
     try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        request = urllib.request.Request(
-            base + "/sdk/session", method="POST",
-            data=json.dumps({"deviceId": DEVICE, "platform": "iOS", "osVersion": "18.1", "sdkVersion": "bench"}).encode(),
-            headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
-        with urllib.request.urlopen(request) as response:
-            log(f"registered the bench device ({response.status})")
+        log(f"registered the bench device ({register_device(base)})")
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         load_before = loadavg()
         runs = {name: [] for name in TOOLS}
