@@ -14,7 +14,8 @@ import Testing
         let texts = [
             "run:d1:7", "run:d1:007", "run:d1:+7", "run:d1:-7", "run:d1:", "run:d1:7 ", "run:d2:7", "run:x:d1:7",
             "run:x:d1:007", "::", ":d1:7", "run::7", "run:d1:99999999999999999999", "run:d1:9223372036854775807",
-            "run:dé:1", "other:d1:7", "run:d1:0", "run:d1:00",
+            "run:dé:1", "other:d1:7", "run:d1:0", "run:d1:00", "run:d1:-0", "run:d1:1e3", "run:d1:\u{663}",
+            "run:d1:9223372036854775808",
         ]
         var table = CorrelationKeys()
         let keys = texts.map { table.key($0) }

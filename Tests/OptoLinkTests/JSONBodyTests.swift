@@ -23,10 +23,16 @@ struct JSONBodyTests {
                 "platform": "iOS", "osVersion": "18.1", "deviceModel": "iPhone16,2", "language": "en-GB",
                 "deviceId": "b3b1c7de-0000-4000-8000-00000000be0c", "clipboardToken": "opl_abc/def",
             ],
+            // Strings copied whole (nothing to escape) beside strings escaped byte by byte, a long
+            // one past the small-string size, and a bridged `NSString` (no contiguous UTF-8 of its own).
+            [
+                "clean": String(repeating: "abcdefghij", count: 40), "esc": "a\\b\"c/d", "mixed": "plain",
+                "bridged": NSString(string: "ns/string é") as String, "e": "",
+            ],
         ]
     }
 
-    @Test(arguments: 0..<7)
+    @Test(arguments: 0..<8)
     func matchesJSONSerialization(index: Int) throws {
         let body = Self.bodies[index]
         let data = try #require(OptoLinkJSONBody.encode(body))
@@ -52,7 +58,7 @@ struct JSONBodyTests {
     }
 
     @Test func argumentRangesCoverEveryFixture() {
-        #expect(Self.bodies.count == 7)
+        #expect(Self.bodies.count == 8)
         #expect(Self.declined.count == 8)
     }
 }

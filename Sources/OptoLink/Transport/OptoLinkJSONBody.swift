@@ -92,9 +92,16 @@ enum OptoLinkJSONBody {
     }
 
     /// Appends `text` as a JSON string; `false` for control characters (left to the fallback).
+    /// A string with nothing to escape (the usual case) is copied in one piece.
     private static func writeString(_ text: String, into out: inout [UInt8]) -> Bool {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        if !text.anyUTF8Byte(where: needsEscape) {
+            out.appendUTF8(of: text)
+            out.append(UInt8(ascii: "\""))
+            return true
+        }
+        for byte in utf8 {
             switch byte {
             case 0x00..<0x20: return false
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):
@@ -106,5 +113,11 @@ enum OptoLinkJSONBody {
         }
         out.append(UInt8(ascii: "\""))
         return true
+    }
+
+    /// Whether `byte` is escaped or refused by ``writeString(_:into:)``.
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
     }
 }

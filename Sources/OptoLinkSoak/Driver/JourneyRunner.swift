@@ -129,7 +129,8 @@ package struct JourneyRunner: Sendable {
 
     /// Replaces `{device}`, `{seq}`, `{run}`, `{org}` in profile strings.
     func expand(_ text: String, device: VirtualDevice, sequence: Int) -> String {
-        guard text.contains("{") else { return text }
+        // A byte scan: `String.contains(String)` goes through Foundation's locale-aware search.
+        guard text.utf8.contains(UInt8(ascii: "{")) else { return text }
         return text.replacingOccurrences(of: "{device}", with: device.id)
             .replacingOccurrences(of: "{seq}", with: String(sequence))
             .replacingOccurrences(of: "{run}", with: runId)

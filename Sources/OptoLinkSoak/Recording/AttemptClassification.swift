@@ -66,7 +66,10 @@ enum AttemptClassification {
     /// Splits an instance label `<device>#<launch>` (launch 0 when absent).
     static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
         guard let label else { return ("?", 0) }
-        guard let hash = label.lastIndex(of: "#"), let launch = Int(label[label.index(after: hash)...]) else {
+        // On UTF-8 bytes: a `Character` search would run grapheme breaking over the label per attempt.
+        guard let hash = label.utf8.lastIndex(of: UInt8(ascii: "#")),
+            let launch = Int(label[label.utf8.index(after: hash)...])
+        else {
             return (label, 0)
         }
         return (String(label[..<hash]), launch)

@@ -38,9 +38,19 @@ package struct RunTimeline: Sendable {
         return { origin.duration(to: clock.now) }
     }
 
-    /// Seconds since the run started.
+    /// Seconds since the run started, rounded to the microsecond: the resolution every report
+    /// time is written with, so each one is written by integer arithmetic (``CSV/appendExactSeconds(_:to:)``)
+    /// and reads back as the very value the live verdicts judged.
     package func now() -> Double {
-        Self.seconds(elapsed())
+        Self.microseconds(elapsed())
+    }
+
+    /// `duration` in seconds, rounded to the nearest microsecond (half away from zero).
+    package static func microseconds(_ duration: Duration) -> Double {
+        let d = duration.components
+        let attosPerMicro: Int64 = 1_000_000_000_000
+        let half = d.attoseconds >= 0 ? attosPerMicro / 2 : -attosPerMicro / 2
+        return Double(d.seconds * 1_000_000 + (d.attoseconds + half) / attosPerMicro) / 1e6
     }
 
     /// A wait of `seconds`, rounded up to a whole nanosecond and at least 1 ns, so a loop that

@@ -120,13 +120,12 @@ package final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
-    /// The verdicts' passes, fed live in the order rows are recorded.
-    let verdicts: Mutex<VerdictStream>
+    /// The verdicts' passes and the summary notes, fed live in the order rows are recorded
+    /// (see ``RecordFeed``: a request never waits for them).
+    let feed: RecordFeed
     /// Whether the recorder keeps what `merge` needs from a shard (every attribution record, every
     /// launch's `deviceId`): O(launches) memory, so only a shard run (`--shard`) asks for it.
     let keepsMergeInputs: Bool
-    /// Explanations for `summary.json`'s notes, gathered live.
-    let notes = Mutex(SummaryNotes.Builder())
     /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
     package let outage: OutagePlan?
     /// Seconds a call with no attempt in flight stays open beyond the longest back-off the contract
@@ -153,7 +152,7 @@ package final class SoakRecorder: Sendable {
         self.quietCloseMargin = max(0, quietCloseMargin)
         var context = verdictContext
         context.runStartEpoch = timeline.originEpoch
-        verdicts = Mutex(VerdictStream(context: context))
+        feed = RecordFeed(context: context)
         self.timeline = timeline
         self.outage = outage
         self.control = control
@@ -197,8 +196,7 @@ package final class SoakRecorder: Sendable {
         let quiet = state.withLock { closeQuietCalls(now: record.end, in: &$0) }
         for call in quiet { emit(call) }
         attemptsCSV.appendRow(record.appendCSVRow(to:))
-        verdicts.withLock { $0.consume(.attempt(record)) }
-        notes.withLock { $0.consume(.attempt(record)) }
+        feed.consume(.attempt(record))
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
         let finished: CallRecord? = state.withLock { s in
@@ -268,19 +266,21 @@ package final class SoakRecorder: Sendable {
     /// Writes a closed call's row and hands it to the live verdicts and notes.
     private func emit(_ call: CallRecord) {
         callsCSV.appendRow(call.appendCSVRow(to:))
-        verdicts.withLock { $0.consume(.call(call)) }
-        notes.withLock { $0.consume(.call(call)) }
+        feed.consume(.call(call))
     }
 
     /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
     /// (embedded emulator) or at the end (a remote backend's ledger file).
     package func ledgerRecorded(_ entry: StagingLedgerEntry) {
-        verdicts.withLock { $0.consume(.ledger(entry)) }
+        feed.consume(.ledger(entry))
     }
+
+    /// The summary's notes from every record so far.
+    package func summaryNotes() -> [String] { feed.notes() }
 
     /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
     package func finishVerdicts() -> VerdictsReport {
-        verdicts.withLock { $0.finish() }
+        feed.finish()
     }
 
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
@@ -449,7 +449,7 @@ package final class SoakRecorder: Sendable {
             s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
             if keepsMergeInputs { s.attribution.append(record) }
         }
-        verdicts.withLock { $0.consume(.attribution(record)) }
+        feed.consume(.attribution(record))
     }
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh

@@ -8,7 +8,7 @@ extension CSV {
     /// delimiter, a quote or a line break).
     package static func appendField(_ field: String, to out: inout [UInt8]) {
         guard needsQuotes(field) else {
-            out.append(contentsOf: field.utf8)
+            out.appendUTF8(of: field)
             return
         }
         out.append(UInt8(ascii: "\""))
@@ -21,7 +21,7 @@ extension CSV {
 
     /// Whether `field` holds `,`, `"`, CR or LF (ASCII bytes never occur inside a multi-byte UTF-8 sequence).
     static func needsQuotes(_ field: String) -> Bool {
-        field.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+        field.anyUTF8Byte { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
     }
 
     /// Appends the decimal digits of `value` (`-` first when negative).

@@ -380,7 +380,7 @@ public struct SoakRun: Sendable {
         for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
             ioProblems.append("\(url.path): missing")
         }
-        summary.notes = recorder.notes.withLock { $0.notes() }
+        summary.notes = recorder.summaryNotes()
         if attempts == nil, attemptsSize != nil {
             summary.notes.append(
                 "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "

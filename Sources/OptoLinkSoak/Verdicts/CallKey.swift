@@ -57,8 +57,14 @@ struct CallGroups {
         return open.keys.sorted().map { Closed(key: $0, attempts: Self.sorted(open[$0, default: []]), call: nil) }
     }
 
+    /// `attempts` by attempt number, then start; returned as is when already in that order (the
+    /// usual case: one attempt, or retries recorded in turn), with no copy.
     private static func sorted(_ attempts: [AttemptRecord]) -> [AttemptRecord] {
-        attempts.sorted { ($0.attempt, $0.actualStart) < ($1.attempt, $1.actualStart) }
+        func before(_ a: AttemptRecord, _ b: AttemptRecord) -> Bool {
+            (a.attempt, a.actualStart) < (b.attempt, b.actualStart)
+        }
+        if attempts.indices.dropFirst().allSatisfy({ !before(attempts[$0], attempts[$0 - 1]) }) { return attempts }
+        return attempts.sorted(by: before)
     }
 }
 

@@ -30,21 +30,40 @@ struct CorrelationKeys {
         let run = Self.number(id.runId, in: &runs)
         let device = Self.number(id.device, in: &devices)
         let sequence: Int64
-        if let value = Int64(id.sequence), value >= 0, String(value) == id.sequence {
+        if let value = Self.canonicalDecimal(id.sequence) {
             sequence = value
-        } else if let known = oddSequences[id.sequence] {
+        } else if let known = oddSequences[String(id.sequence)] {
             sequence = known
         } else {
             sequence = -Int64(oddSequences.count) - 1
-            oddSequences[id.sequence] = sequence
+            oddSequences[String(id.sequence)] = sequence
         }
         return CorrelationKey(run: run, device: device, sequence: sequence)
     }
 
-    private static func number(_ text: String, in table: inout [String: Int32]) -> Int32 {
-        if let known = table[text] { return known }
+    /// The value of `text` when it is a canonical decimal (`0`, `17`; not `017`, `+1`, `-1`, empty or
+    /// beyond `Int64.max`), read from its UTF-8 without a string round trip.
+    static func canonicalDecimal(_ text: Substring) -> Int64? {
+        let utf8 = text.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "0") || utf8.count == 1 else { return nil }
+        var value: Int64 = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflowA, !overflowB else { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// Short run ids and device names (≤ 15 UTF-8 bytes) are stored inline by `String`, so the
+    /// lookup copy allocates nothing.
+    private static func number(_ text: Substring, in table: inout [String: Int32]) -> Int32 {
+        let key = String(text)
+        if let known = table[key] { return known }
         let next = Int32(truncatingIfNeeded: table.count)
-        table[text] = next
+        table[key] = next
         return next
     }
 }

@@ -230,7 +230,8 @@ package struct ReconciliationVerdict: Verdict {
                     entry.rows += 1
                     entry.latest = max(entry.latest, seen)
                 }
-                if learnt[corr.device] == nil { learnt[corr.device] = entry.deviceId }
+                let device = String(corr.device)
+                if learnt[device] == nil { learnt[device] = entry.deviceId }
             } else if entry.arrivedAt >= earliest {
                 groups[WriteGroup(endpoint: endpoint, deviceId: entry.deviceId), default: GroupState()].rows
                     .append((time, seen))
@@ -423,16 +424,21 @@ extension ReconciliationVerdict.EndpointCounts {
 
 /// An event correlation id, `<runId>:<device>:<seq>` (the run id may itself contain colons).
 struct CorrelationId: Equatable {
-    var runId: String
-    var device: String
-    var sequence: String
+    var runId: Substring
+    var device: Substring
+    var sequence: Substring
 
+    /// Splits `text` at its last two colons (one scan of its UTF-8 from the end, no array);
+    /// `nil` with fewer than two colons.
     init?(_ text: String) {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count >= 3 else { return nil }
-        sequence = String(parts[parts.count - 1])
-        device = String(parts[parts.count - 2])
-        runId = parts[0..<(parts.count - 2)].joined(separator: ":")
+        let utf8 = text.utf8
+        let colon = UInt8(ascii: ":")
+        guard let last = utf8.lastIndex(of: colon),
+            let middle = utf8[..<last].lastIndex(of: colon)
+        else { return nil }
+        runId = text[..<middle]
+        device = text[utf8.index(after: middle)..<last]
+        sequence = text[utf8.index(after: last)...]
     }
 }
 
