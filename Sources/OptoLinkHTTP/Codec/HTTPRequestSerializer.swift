@@ -45,7 +45,10 @@ public enum HTTPRequestSerializer {
 
     static func appendSanitized(_ text: String, to buffer: inout [UInt8]) {
         let start = buffer.count
-        buffer.append(contentsOf: text.utf8)
+        // One copy from the string's contiguous UTF-8 (native strings have it), not byte by byte.
+        if text.utf8.withContiguousStorageIfAvailable({ buffer.append(contentsOf: $0) }) == nil {
+            buffer.append(contentsOf: text.utf8)
+        }
         for index in start..<buffer.count where buffer[index] == .cr || buffer[index] == .lf {
             buffer[index] = .space
         }
