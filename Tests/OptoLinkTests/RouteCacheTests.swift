@@ -94,20 +94,22 @@ struct RouteCacheTests {
     ])
     func transientFailuresFallBackToTheCache(_ name: String, replies: [StubTransport.Reply]) async throws {
         let device = Device()
-        let sdk: OptoLink
+        // The cache is warmed on a clock whose deadlines never expire: on one where every
+        // attempt's deadline expires at once, the warming 200 would race its own deadline.
+        var sdk = await device.launch()
+        _ = try await device.open(sdk, replies: [.status(200, Self.welcome)])
         if name == "timeout" {
-            // The per-attempt deadline fires at once on this clock; hangs are cancelled by it.
+            // A relaunch over the same store, on a clock where every attempt's deadline expires
+            // at once: the hangs are cut by their deadlines, and the cache the first launch wrote answers.
+            sdk.dispose()
             var config = Fixture.config()
             config.routeCache = true
             var environment = Fixture.environment(
-                device.transport, clock: RecordingClock(deadlinesFire: true), store: device.store)
+                device.transport, clock: RecordingClock(attemptDeadlines: .expireEveryAttempt), store: device.store)
             environment.wallClock = device.wall.wallClock()
             sdk = OptoLink(config: config, environment: environment)
             await sdk.start()
-        } else {
-            sdk = await device.launch()
         }
-        _ = try await device.open(sdk, replies: [.status(200, Self.welcome)])
         let link = try await device.open(sdk, replies: replies)
         #expect(link.source == .cached, "\(name)")
         #expect(link.linkId == "lnk_welcome" && link.path == "/welcome")
