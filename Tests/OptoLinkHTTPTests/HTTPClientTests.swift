@@ -69,6 +69,53 @@ struct HTTPClientTests {
     }
 
     @Test(arguments: backends)
+    func aNameWhoseFirstAddressRefusesFallsBackToTheNext(_ backend: EventLoopBackend) async throws {
+        // `localhost` on a dual-stack machine: `::1` first, where nothing listens, then 127.0.0.1.
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            var configuration = HTTPClient.Configuration()
+            configuration.addressOverrides = ["dual.test": ["::1", "127.0.0.1"]]
+            try await withClient(backend, configuration) { client in
+                for i in 0..<3 {
+                    let request = HTTPClientRequest(
+                        method: "GET", host: "dual.test", port: server.port, target: "/\(i)")
+                    let response = try await client.execute(request, timeout: .seconds(5))
+                    #expect(response.status == 200)
+                    #expect(String(decoding: response.body, as: UTF8.self) == "GET /\(i) ")
+                }
+                // Sent once each, over the one connection the fallback made (kept alive).
+                #expect(server.counters().requests == 3)
+                #expect(server.counters().connectionsAccepted == 1)
+            }
+        }
+    }
+
+    @Test(arguments: backends)
+    func aNameWhoseEveryAddressRefusesIsRefused(_ backend: EventLoopBackend) async throws {
+        let probe = try ListeningSocket.open(host: "127.0.0.1", port: 0, reusePort: false, backlog: 1, portable: true)
+        close(probe.fd)
+        var configuration = HTTPClient.Configuration()
+        configuration.addressOverrides = ["dual.test": ["::1", "127.0.0.1"]]
+        try await withClient(backend, configuration) { client in
+            let request = HTTPClientRequest(method: "GET", host: "dual.test", port: probe.port, target: "/")
+            #expect(await failure(client, request) == .connectionRefused)
+        }
+    }
+
+    /// A server listening on `::1` only, reached as `::1` and as `localhost` (tried as 127.0.0.1
+    /// first, where nothing listens, then as ::1).
+    @Test(arguments: backends, ["::1", "localhost"])
+    func anIPv6OnlyServerIsReached(_ backend: EventLoopBackend, host: String) async throws {
+        try await withHTTPServer(.init(host: "::1"), handler: echoHandler) { server in
+            try await withClient(backend) { client in
+                let request = HTTPClientRequest(method: "GET", host: host, port: server.port, target: "/v6")
+                let response = try await client.execute(request, timeout: .seconds(5))
+                #expect(response.status == 200)
+                #expect(String(decoding: response.body, as: UTF8.self) == "GET /v6 ")
+            }
+        }
+    }
+
+    @Test(arguments: backends)
     func refusedConnectionIsClassified(_ backend: EventLoopBackend) async throws {
         // A port that was just free: bind, read it back, close, then nothing listens there.
         let probe = try ListeningSocket.open(host: "127.0.0.1", port: 0, reusePort: false, backlog: 1, portable: true)

@@ -52,7 +52,7 @@ final class ClientCall: Sendable {
 
 /// What callers hand a loop thread: new requests and cancellations, in order.
 enum ClientCommand: Sendable {
-    case submit(ClientCall, HTTPClientRequest, deadline: UInt64, address: ClientAddress)
+    case submit(ClientCall, HTTPClientRequest, deadline: UInt64, addresses: [ClientAddress])
     case cancel(UInt64)
 }
 

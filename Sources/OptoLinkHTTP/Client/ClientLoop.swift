@@ -84,7 +84,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private struct Job {
         var call: ClientCall
         var request: HTTPClientRequest
-        var address: ClientAddress
+        /// The host's addresses, tried in turn while a connection for it is refused.
+        var addresses: [ClientAddress]
+        /// The address the job's current (or next) connection uses.
+        var addressIndex = 0
         var key: ClientPoolKey
         /// The connection carrying it (token), once it has one.
         var connection: UInt64?
@@ -163,15 +166,17 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func processInbox() {
         for command in shared.takeAll() {
             switch command {
-            case .submit(let call, let request, let deadline, let address):
-                submit(call, request, deadline: deadline, address: address)
+            case .submit(let call, let request, let deadline, let addresses):
+                submit(call, request, deadline: deadline, addresses: addresses)
             case .cancel(let id):
                 abort(id, with: .cancelled)
             }
         }
     }
 
-    private func submit(_ call: ClientCall, _ request: HTTPClientRequest, deadline: UInt64, address: ClientAddress) {
+    private func submit(
+        _ call: ClientCall, _ request: HTTPClientRequest, deadline: UInt64, addresses: [ClientAddress]
+    ) {
         guard !call.isFinished else { return }  // cancelled before the loop saw it
         guard deadline > now else {
             call.finish(.failure(.timedOut))
@@ -179,7 +184,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
         let key = ClientPoolKey(host: request.host, port: request.port, partition: partition)
-        jobs[call.id] = Job(call: call, request: request, address: address, key: key)
+        jobs[call.id] = Job(call: call, request: request, addresses: addresses, key: key)
         timers.schedule(at: deadline, .deadline(call.id))
         dispatch(call.id, key: key)
     }
@@ -220,7 +225,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     private func openConnection(for id: UInt64, key: ClientPoolKey) {
         guard let job = jobs[id] else { return }
-        let fd = cepoll_stream_socket(job.address.family, portable ? 1 : 0)
+        let address = job.addresses[job.addressIndex]
+        let fd = cepoll_stream_socket(address.family, portable ? 1 : 0)
         guard fd >= 0 else {
             let code = cepoll_errno()
             pools[key]?.open -= 1
@@ -237,7 +243,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         connections[Int(fd)] = connection
         connection.callId = id
         jobs[id]?.connection = token
-        let rc = job.address.bytes.withUnsafeBytes { raw in
+        let rc = address.bytes.withUnsafeBytes { raw in
             connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
         let code = rc == 0 ? 0 : cepoll_errno()
@@ -253,7 +259,18 @@ final class ClientLoop<Poller: ReadinessPoller> {
         if rc == 0 { connected(connection) }
     }
 
+    /// A connection that could not be made: its request, not sent yet, tries the host's next
+    /// address on a fresh socket in the same pool slot, or fails when none is left.
     private func connectFailed(_ connection: ClientConnection, errno code: Int32) {
+        if let id = connection.callId, var job = jobs[id], job.addressIndex + 1 < job.addresses.count {
+            job.addressIndex += 1
+            job.connection = nil
+            jobs[id] = job
+            connection.callId = nil
+            closeSocket(connection)  // the pool slot passes to the next attempt's socket
+            openConnection(for: id, key: connection.pool)
+            return
+        }
         let error: HTTPClientError = code == ECONNREFUSED ? .connectionRefused : .cannotConnect(errno: code)
         failAndClose(connection, error)
     }

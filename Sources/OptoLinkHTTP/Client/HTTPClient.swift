@@ -42,6 +42,9 @@ public final class HTTPClient: Sendable {
         public var responseLimits: HTTPResponseParser.Limits
         /// The readiness backend; `nil`: the platform default or `OPTOLINK_EVENT_LOOP`.
         public var eventLoopBackend: EventLoopBackend?
+        /// Host name → the numeric addresses it resolves to, in order, instead of the system
+        /// resolver (tests: a name with an address where nothing listens, then one where a server does).
+        var addressOverrides: [String: [String]] = [:]
 
         /// Defaults: shared pool of 64 connections per host, 1 loop, 30 s idle, 1 s continue wait.
         public init(
@@ -67,7 +70,7 @@ public final class HTTPClient: Sendable {
     private let threads: Mutex<[LoopThread.Handle]>
     private let nextId = Atomic<UInt64>(0)
     private let nextLoop = Atomic<Int>(0)
-    private let addresses = Mutex<[HostPort: ClientAddress]>([:])
+    private let addresses = Mutex<[HostPort: [ClientAddress]]>([:])
 
     private struct HostPort: Hashable {
         var host: String
@@ -167,7 +170,7 @@ public final class HTTPClient: Sendable {
     {
         guard (1...65535).contains(request.port) else { throw .invalidRequest("port \(request.port)") }
         guard !request.host.isEmpty else { throw .invalidRequest("empty host") }
-        let address = try resolve(host: request.host, port: request.port)
+        let addresses = try resolve(host: request.host, port: request.port)
         let id = nextId.wrappingAdd(1, ordering: .relaxed).newValue
         let loop = pickLoop(for: request)
         guard !loop.stopping.load(ordering: .acquiring) else { throw .shutDown }
@@ -176,7 +179,7 @@ public final class HTTPClient: Sendable {
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ClientCall.Outcome, Never>) in
                 call.attach(continuation)
-                loop.post(.submit(call, request, deadline: deadline, address: address))
+                loop.post(.submit(call, request, deadline: deadline, addresses: addresses))
             }
         } onCancel: {
             if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) }
@@ -209,29 +212,46 @@ public final class HTTPClient: Sendable {
         return loops[nextLoop.wrappingAdd(1, ordering: .relaxed).newValue % loops.count]
     }
 
-    /// The socket address of `host:port`: IP literals and `localhost` directly, names through
-    /// `getaddrinfo` once (cached for the client's life).
-    private func resolve(host: String, port: Int) throws(HTTPClientError) -> ClientAddress {
+    /// Every socket address of `host:port`, in order of preference, cached for the client's life:
+    /// an IP literal is its one address, `localhost` is `127.0.0.1` then `::1`, and a name is what
+    /// `getaddrinfo` returns, in its order. A connection tries them in turn until one accepts (a
+    /// server may listen on only one of a dual-stack name's addresses).
+    private func resolve(host: String, port: Int) throws(HTTPClientError) -> [ClientAddress] {
         let key = HostPort(host: host, port: port)
         if let cached = addresses.withLock({ $0[key] }) { return cached }
-        var storage = sockaddr_storage()
-        var address: ClientAddress
-        if let length = try? ListeningSocket.fill(&storage, host: host, port: port) {
-            address = Self.address(storage, length: length)
+        var resolved: [ClientAddress] = []
+        if host.lowercased() == "localhost" {
+            resolved = ["127.0.0.1", "::1"].compactMap { Self.numericAddress($0, port: port) }
+        } else if let numeric = Self.numericAddress(host, port: port) {
+            resolved = [numeric]
+        } else if let overrides = configuration.addressOverrides[host] {
+            resolved = overrides.compactMap { Self.numericAddress($0, port: port) }
         } else {
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
             var result: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(port), &hints, &result) == 0, let first = result,
-                let sockaddr = first.pointee.ai_addr
-            else { throw .cannotResolve(host: host) }
+            guard getaddrinfo(host, String(port), &hints, &result) == 0 else { throw .cannotResolve(host: host) }
             defer { freeaddrinfo(result) }
-            let length = Int(first.pointee.ai_addrlen)
-            let bytes = [UInt8](UnsafeRawBufferPointer(start: sockaddr, count: length))
-            address = ClientAddress(bytes: bytes, family: first.pointee.ai_family)
+            var entry = result
+            while let current = entry {
+                if let sockaddr = current.pointee.ai_addr {
+                    let bytes = [UInt8](UnsafeRawBufferPointer(start: sockaddr, count: Int(current.pointee.ai_addrlen)))
+                    let address = ClientAddress(bytes: bytes, family: current.pointee.ai_family)
+                    if !resolved.contains(address) { resolved.append(address) }
+                }
+                entry = current.pointee.ai_next
+            }
         }
-        addresses.withLock { $0[key] = address }
-        return address
+        guard !resolved.isEmpty else { throw .cannotResolve(host: host) }
+        addresses.withLock { $0[key] = resolved }
+        return resolved
+    }
+
+    /// The address of a numeric IPv4 or IPv6 host, `nil` for a name.
+    private static func numericAddress(_ host: String, port: Int) -> ClientAddress? {
+        var storage = sockaddr_storage()
+        guard let length = try? ListeningSocket.fill(&storage, host: host, port: port) else { return nil }
+        return address(storage, length: length)
     }
 
     private static func address(_ storage: sockaddr_storage, length: socklen_t) -> ClientAddress {
