@@ -76,7 +76,8 @@ extension OptoLink {
     // MARK: - Internals
 
     /// Runs one public call in its own task, registered so ``dispose()`` can cancel it;
-    /// cancelling the caller cancels it too. With `afterStart`, first waits for a running
+    /// cancelling the caller cancels it too. Over an ``OptoLinkCallScopedTransport`` the call
+    /// runs in the caller's task instead, as a scope `dispose()` cancels (``OptoLinkCallScope``). With `afterStart`, first waits for a running
     /// ``start()`` (single flight: telemetry must not overtake the deferred match).
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
@@ -87,6 +88,7 @@ extension OptoLink {
         if afterStart, let running = lifecycle.withLock({ $0.startFinished ? nil : $0.startTask }) {
             await Self.wait(for: running)
         }
+        if scopedCalls { return try await inScope(operation) }
         let registered = lifecycle.withLock { state -> (UInt64, Task<T, any Error>)? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
@@ -104,6 +106,23 @@ extension OptoLink {
         } onCancel: {
             task.cancel()
         }
+    }
+
+    /// Runs one public call in the caller's task as an ``OptoLinkCallScope`` that ``dispose()``
+    /// cancels (the transport is an ``OptoLinkCallScopedTransport``).
+    ///
+    /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
+    ///   instance is disposed or the caller is cancelled before the call begins.
+    private func inScope<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+        let id = lifecycle.withLock { state -> UInt64? in
+            guard !state.disposed, !Task.isCancelled else { return nil }
+            state.nextBackgroundId += 1
+            state.calls[state.nextBackgroundId] = {}
+            return state.nextBackgroundId
+        }
+        guard let id else { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
+        defer { lifecycle.withLock { _ = $0.calls.removeValue(forKey: id) } }
+        return try await OptoLinkCallScope(owner: self, id: id).run(operation)
     }
 
     /// Marks the initialisation finished (called at the end of `runStart`).

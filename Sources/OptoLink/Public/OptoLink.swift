@@ -7,7 +7,8 @@ import Foundation
 /// soak tester create isolated instances with ``init(config:environment:)`` and
 /// ``start()``; one instance is one app launch, a relaunch is a new instance over the same
 /// store. An instance owns no threads, sessions or long-lived tasks: the only tasks it
-/// starts are the initialisation task, one task per public call, the fire-and-forget
+/// starts are the initialisation task, one task per public call (none over a transport that
+/// lets a call be cancelled in its caller's task, see ``OptoLinkCallScope``), the fire-and-forget
 /// `/sdk/session` call and Universal Link resolutions, each of which ends with its HTTP
 /// call; ``dispose()`` cancels every one still running.
 public final class OptoLink: Sendable {
@@ -27,6 +28,9 @@ public final class OptoLink: Sendable {
     let broadcaster = LinkBroadcaster()
     let parking = LinkParking()
     let lifecycle = LockedBox(Lifecycle())
+    /// Whether public calls run in their caller's task (``OptoLinkCallScope``): the transport
+    /// registers its in-flight requests with the call's scope.
+    let scopedCalls: Bool
 
     struct Lifecycle: Sendable {
         var startTask: Task<Void, Never>?
@@ -48,6 +52,10 @@ public final class OptoLink: Sendable {
     public init(config: OptoLinkConfig, environment: OptoLinkEnvironment) {
         self.config = config
         self.environment = environment
+        // Only where every attempt runs in the calling task (no deadline race in a child task).
+        scopedCalls =
+            environment.transport is any OptoLinkCallScopedTransport
+            && environment.transport is any OptoLinkSelfTimedTransport && environment.clock is ContinuousClock
         let log = OptoLinkLog(logger: config.logger)
         self.log = log
         if let stored = environment.store.string(forKey: Self.deviceIdKey), !stored.isEmpty {

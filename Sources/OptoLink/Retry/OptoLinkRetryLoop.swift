@@ -70,16 +70,18 @@ struct OptoLinkRetryLoop: Sendable {
     /// - Throws: ``OptoLinkApiError`` for the last non-2xx response, or
     ///   ``OptoLinkConnectionError`` when the last attempt got no response (a lost deadline
     ///   race is `.timedOut`), once the policy stops or the budget is spent;
-    ///   ``OptoLinkConnectionError`` (`.cancelled`) when the task is cancelled: no attempt
-    ///   starts after that, and a back-off sleep ends at once.
+    ///   ``OptoLinkConnectionError`` (`.cancelled`) when the task is cancelled, or the instance
+    ///   disposed under an ``OptoLinkCallScope``: no attempt starts after that, and a back-off
+    ///   sleep ends at once.
     func run(_ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64) async throws
         -> OptoLinkHTTPResponse
     {
         let attempts = maxRetries + 1
         var attempt = 1
+        let scope = OptoLinkCallScope.current
         while true {
             // A cancelled call (caller cancelled, instance disposed) sends nothing more.
-            if Task.isCancelled { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
+            if Self.isCancelled(scope) { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
             let context = OptoLinkRequestContext(
                 endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label,
                 timeout: timeout ?? .zero)
@@ -105,7 +107,7 @@ struct OptoLinkRetryLoop: Sendable {
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "no budget left")
                 throw error
             }
-            if Task.isCancelled {
+            if Self.isCancelled(scope) {
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "cancelled; no retry")
                 throw OptoLinkConnectionError(underlying: URLError(.cancelled))
             }
@@ -117,13 +119,22 @@ struct OptoLinkRetryLoop: Sendable {
                 let delay = max(.zero, delay)
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "retrying after \(delay)")
                 do {
-                    try await clock.sleep(for: delay)
+                    if let scope {
+                        try await scope.sleep(for: delay, on: clock)
+                    } else {
+                        try await clock.sleep(for: delay)
+                    }
                 } catch {
                     throw OptoLinkConnectionError(underlying: URLError(.cancelled))
                 }
             }
             attempt += 1
         }
+    }
+
+    /// Whether the call is cancelled: its task, or the instance its scope belongs to (``OptoLinkCallScope``).
+    static func isCancelled(_ scope: OptoLinkCallScope?) -> Bool {
+        Task.isCancelled || (scope?.isCancelled ?? false)
     }
 
     private func logFailure(

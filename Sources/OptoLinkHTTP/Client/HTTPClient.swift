@@ -165,9 +165,13 @@ public final class HTTPClient: Sendable {
     ///   ended it before the response was complete, `.badResponse` for broken framing,
     ///   `.timedOut` past `timeout`, `.cancelled` when the calling task is cancelled (the socket
     ///   is closed at once in both cases), `.shutDown` after ``shutdown()``.
-    public func execute(_ request: HTTPClientRequest, timeout: Duration) async throws(HTTPClientError)
-        -> HTTPClientResponse
-    {
+    /// - Parameter cancellation: called once, before the request is handed to its loop, with a
+    ///   function that cancels the request as cancelling the calling task does (for a caller that
+    ///   also cancels by other means than its task, such as a scope another thread ends).
+    public func execute(
+        _ request: HTTPClientRequest, timeout: Duration,
+        cancellation: ((@escaping @Sendable () -> Void) -> Void)? = nil
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
         guard (1...65535).contains(request.port) else { throw .invalidRequest("port \(request.port)") }
         guard !request.host.isEmpty else { throw .invalidRequest("empty host") }
         let addresses = try resolve(host: request.host, port: request.port)
@@ -176,6 +180,8 @@ public final class HTTPClient: Sendable {
         guard !loop.stopping.load(ordering: .acquiring) else { throw .shutDown }
         let deadline = cepoll_monotonic_ns() &+ timeout.nanosecondsClamped
         let call = ClientCall(id: id)
+        // Cancelled before it reaches the loop, the loop drops it unsent (see `ClientLoop.submit`).
+        cancellation?({ if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) } })
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ClientCall.Outcome, Never>) in
                 call.attach(continuation)

@@ -20,8 +20,10 @@ import Synchronization
 ///
 /// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
 /// it passes), so the SDK calls this transport without its own deadline race
-/// (``OptoLinkSelfTimedTransport``); a timeout of zero means no deadline.
-package struct NativeTransport: OptoLinkSelfTimedTransport {
+/// (``OptoLinkSelfTimedTransport``); a timeout of zero means no deadline. It registers each
+/// request with the call's ``OptoLinkCallScope``, so the SDK runs public calls in their caller's
+/// task and `dispose()` still ends a request in flight at once (``OptoLinkCallScopedTransport``).
+package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTransport {
     /// The budget of an attempt without a deadline (`context.timeout` of zero): one year.
     static let unbounded = Duration.seconds(31_536_000)
 
@@ -72,7 +74,9 @@ package struct NativeTransport: OptoLinkSelfTimedTransport {
         let response: HTTPClientResponse
         do {
             let timeout = context.timeout > .zero ? context.timeout : Self.unbounded
-            response = try await client.execute(native, timeout: timeout)
+            // A call running in its caller's task (OptoLinkCallScope) is cancelled through its scope.
+            let scope = OptoLinkCallScope.current
+            response = try await client.execute(native, timeout: timeout, cancellation: scope.map { $0.register })
         } catch {
             throw Self.urlError(error)
         }
