@@ -7,8 +7,8 @@ import Foundation
 /// soak tester create isolated instances with ``init(config:environment:)`` and
 /// ``start()``; one instance is one app launch, a relaunch is a new instance over the same
 /// store. An instance owns no threads, sessions or long-lived tasks: the only tasks it
-/// starts are the initialisation task, one task per public call (none over a transport that
-/// lets a call be cancelled in its caller's task, see ``OptoLinkCallScope``), the fire-and-forget
+/// starts are the initialisation task, one task per public call (none over the soak tester's
+/// native transport, which lets a call be cancelled in its caller's task), the fire-and-forget
 /// `/sdk/session` call and Universal Link resolutions, each of which ends with its HTTP
 /// call; ``dispose()`` cancels every one still running.
 public final class OptoLink: Sendable {
