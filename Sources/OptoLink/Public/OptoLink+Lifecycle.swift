@@ -77,8 +77,9 @@ extension OptoLink {
 
     /// Runs one public call in its own task, registered so ``dispose()`` can cancel it;
     /// cancelling the caller cancels it too. Over an ``OptoLinkCallScopedTransport`` the call
-    /// runs in the caller's task instead, as a scope `dispose()` cancels (``OptoLinkCallScope``). With `afterStart`, first waits for a running
-    /// ``start()`` (single flight: telemetry must not overtake the deferred match).
+    /// runs in the caller's task instead, as a scope `dispose()` cancels (``OptoLinkCallScope``).
+    /// With `afterStart`, first waits for a running ``start()`` (single flight: telemetry must
+    /// not overtake the deferred match).
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
@@ -117,7 +118,6 @@ extension OptoLink {
         let id = lifecycle.withLock { state -> UInt64? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
-            state.calls[state.nextBackgroundId] = {}
             return state.nextBackgroundId
         }
         guard let id else { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
