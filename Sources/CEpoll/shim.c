@@ -94,6 +94,10 @@ int cepoll_thread_join(uintptr_t handle) { return pthread_join((pthread_t)handle
 
 int cepoll_thread_detach(uintptr_t handle) { return pthread_detach((pthread_t)handle); }
 
+int cepoll_thread_name(char *buffer, size_t length) {
+    return pthread_getname_np(pthread_self(), buffer, length);
+}
+
 void cepoll_set_thread_name(const char *name) {
 #ifdef __APPLE__
     pthread_setname_np(name);  // Darwin names only the calling thread

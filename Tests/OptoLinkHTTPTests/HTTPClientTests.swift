@@ -1,3 +1,4 @@
+import CEpoll
 import Synchronization
 import Testing
 
@@ -393,5 +394,69 @@ struct HTTPClientTests {
         #expect(read(fds[0], &byte, 1) == -1)  // EAGAIN: nothing was written into the pipe
         close(fds[0])
         close(fds[1])
+    }
+
+    /// The calling thread's name (`optolink-cli-N` on a client loop).
+    private static func threadName() -> String {
+        var buffer = [CChar](repeating: 0, count: 32)
+        guard cepoll_thread_name(&buffer, buffer.count) == 0 else { return "?" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A task that prefers a loop as its executor runs on that loop's thread before and after
+    /// each request, and its requests go out on that loop's connections.
+    @Test(arguments: backends)
+    func aTaskPreferringALoopRunsOnItsThread(_ backend: EventLoopBackend) async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            try await withClient(backend, .init(loopCount: 2)) { client in
+                let executors = client.taskExecutors
+                #expect(executors.count == 2)
+                for (index, executor) in executors.enumerated() {
+                    let request = get(server.port, "/pinned/\(index)")
+                    let names = try await Task(executorPreference: executor) {
+                        let before = Self.threadName()
+                        let response = try await client.execute(request, timeout: .seconds(5))
+                        #expect(response.status == 200)
+                        return [before, Self.threadName()]
+                    }.value
+                    #expect(names == ["optolink-cli-\(index)", "optolink-cli-\(index)"])
+                }
+                // One connection per loop: each task's request went out on its own loop.
+                #expect(server.counters().connectionsAccepted == 2)
+                // A child task inherits the preference, and many of them share the loop.
+                let names = await withTaskGroup(of: String.self) { group in
+                    for i in 0..<16 {
+                        group.addTask(executorPreference: executors[1]) {
+                            _ = try? await client.execute(get(server.port, "/child/\(i)"), timeout: .seconds(5))
+                            return Self.threadName()
+                        }
+                    }
+                    return await group.reduce(into: Set<String>()) { $0.insert($1) }
+                }
+                #expect(names == ["optolink-cli-1"])
+            }
+        }
+    }
+
+    /// After `shutdown()` a task that still prefers a loop runs on the global pool instead of
+    /// never, and its requests fail as shut down.
+    @Test func aTaskPreferringAStoppedLoopStillRuns() async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            let client = try HTTPClient()
+            let executor = client.taskExecutors[0]
+            await client.shutdown()
+            let port = server.port
+            let outcome = await Task(executorPreference: executor) { () -> (String, HTTPClientError?) in
+                try? await Task.sleep(for: .milliseconds(1))  // a hop back to the preferred executor
+                do {
+                    _ = try await client.execute(get(port), timeout: .seconds(5))
+                    return (Self.threadName(), nil)
+                } catch {
+                    return (Self.threadName(), error as? HTTPClientError)
+                }
+            }.value
+            #expect(!outcome.0.hasPrefix("optolink-cli"))
+            #expect(outcome.1 == .shutDown)
+        }
     }
 }

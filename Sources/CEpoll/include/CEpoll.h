@@ -107,6 +107,8 @@ int cepoll_thread_detach(uintptr_t handle);
 
 /// Names the calling thread (at most 15 bytes show in top/perf).
 void cepoll_set_thread_name(const char *name);
+/// The calling thread's name into buffer (at least 16 bytes); 0 or an error number.
+int cepoll_thread_name(char *buffer, size_t length);
 
 static const int CEPOLL_SOL_SOCKET = SOL_SOCKET;
 static const int CEPOLL_SO_REUSEADDR = SO_REUSEADDR;

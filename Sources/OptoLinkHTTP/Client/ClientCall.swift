@@ -54,6 +54,8 @@ final class ClientCall: Sendable {
 enum ClientCommand: Sendable {
     case submit(ClientCall, HTTPClientRequest, deadline: UInt64, addresses: [ClientAddress])
     case cancel(UInt64)
+    /// A job of a task that prefers this loop as its executor.
+    case run(UnownedJob)
 }
 
 /// A resolved socket address, computed once per host and port.

@@ -13,7 +13,13 @@ final class ClientLoopShared: Sendable {
     let stopping = Atomic<Bool>(false)
     /// Set when the client was dropped without `shutdown()`: the loop closes its wake-up channel on exit.
     let closeWakerOnExit = Atomic<Bool>(false)
-    private let inbox = Mutex<[ClientCommand]>([])
+    private let inbox = Mutex<Inbox>(Inbox())
+
+    private struct Inbox {
+        var commands: [ClientCommand] = []
+        /// Set by the loop as it exits: nothing posted later is taken.
+        var closed = false
+    }
     /// Commands posted and not yet taken by the loop.
     private let queued = Atomic<Int>(0)
     /// Set by the loop while it may block in its poller; a poster that clears it wakes the loop.
@@ -30,10 +36,17 @@ final class ClientLoopShared: Sendable {
     /// Why no command is left behind: the poster counts its command, then clears `parked`; the
     /// loop sets `parked`, then reads the count (``park()``), all sequentially consistent. So either
     /// the loop sees the command and does not block, or the poster sees `parked` and wakes it.
-    func post(_ command: ClientCommand) {
-        inbox.withLock { $0.append(command) }
+    @discardableResult
+    func post(_ command: ClientCommand) -> Bool {
+        let accepted = inbox.withLock { box in
+            guard !box.closed else { return false }
+            box.commands.append(command)
+            return true
+        }
+        guard accepted else { return false }
         queued.add(1, ordering: .sequentiallyConsistent)
         if parked.exchange(false, ordering: .sequentiallyConsistent) { wake() }
+        return true
     }
 
     /// The loop is about to wait in its poller: returns `false` when commands are already queued
@@ -63,13 +76,29 @@ final class ClientLoopShared: Sendable {
         }
     }
 
-    func takeAll() -> [ClientCommand] {
-        inbox.withLock { queue in
-            guard !queue.isEmpty else { return [] }
-            queued.subtract(queue.count, ordering: .sequentiallyConsistent)
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
+    func takeAll(closing: Bool = false) -> [ClientCommand] {
+        inbox.withLock { box in
+            if closing { box.closed = true }
+            guard !box.commands.isEmpty else { return [] }
+            queued.subtract(box.commands.count, ordering: .sequentiallyConsistent)
+            defer { box.commands.removeAll(keepingCapacity: true) }
+            return box.commands
         }
+    }
+}
+
+/// A client loop is also a task executor: a task that prefers it runs its jobs on the loop's
+/// thread, between readiness turns, so a request it sends and the response that resumes it never
+/// cross threads (no inbox wake-up, no hand-off to the global pool).
+extension ClientLoopShared: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        // The loop has exited: the job runs on the global pool instead of never.
+        if !post(.run(job)) { globalConcurrentExecutor.enqueue(job) }
+    }
+
+    func runJob(_ job: UnownedJob) {
+        job.runSynchronously(on: asUnownedTaskExecutor())
     }
 }
 
@@ -79,7 +108,8 @@ final class ClientLoopShared: Sendable {
 ///
 /// Everything here is touched only by the loop's thread. Callers reach it through
 /// ``ClientLoopShared`` (a locked inbox plus the wake-up channel); results go back through each
-/// request's ``ClientCall``. A request is sent at most once: a failure is reported, never retried.
+/// request's ``ClientCall``. The inbox also carries the jobs of tasks that prefer this loop as
+/// their executor; the loop runs them in order with the commands, after each readiness turn. A request is sent at most once: a failure is reported, never retried.
 final class ClientLoop<Poller: ReadinessPoller> {
     private struct Job {
         var call: ClientCall
@@ -151,8 +181,12 @@ final class ClientLoop<Poller: ReadinessPoller> {
             if shared.hasQueued { processInbox() }
             runDueTimers()
         }
-        for command in shared.takeAll() {
-            if case .submit(let call, _, _, _) = command { call.finish(.failure(.shutDown)) }
+        for command in shared.takeAll(closing: true) {
+            switch command {
+            case .submit(let call, _, _, _): call.finish(.failure(.shutDown))
+            case .run(let job): globalConcurrentExecutor.enqueue(job)
+            case .cancel: break
+            }
         }
         for job in jobs.values { job.call.finish(.failure(.shutDown)) }
         jobs.removeAll()
@@ -170,6 +204,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
                 submit(call, request, deadline: deadline, addresses: addresses)
             case .cancel(let id):
                 abort(id, with: .cancelled)
+            case .run(let job):
+                shared.runJob(job)
             }
         }
     }

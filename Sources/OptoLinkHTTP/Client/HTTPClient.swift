@@ -11,7 +11,8 @@ import Synchronization
 /// keep-alive pools per host, deadlines with nanosecond resolution, cancellation that closes the
 /// socket at once, and no retries of its own.
 ///
-/// Lifecycle: `init` starts the loop threads; ``execute(_:timeout:)`` from any task;
+/// Lifecycle: `init` starts the loop threads; ``execute(_:timeout:cancellation:)`` from any task
+/// (tasks may also run on the loop threads themselves: ``taskExecutors``);
 /// ``shutdown()`` fails what is pending with ``HTTPClientError/shutDown`` and closes every socket.
 /// Plain `http://` only (no TLS). Requests to one pool are answered in order per connection; a
 /// connection carries one request at a time (no pipelining). See `docs/LINUX.md`.
@@ -185,7 +186,10 @@ public final class HTTPClient: Sendable {
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<ClientCall.Outcome, Never>) in
                 call.attach(continuation)
-                loop.post(.submit(call, request, deadline: deadline, addresses: addresses))
+                // The loop has exited since the check above: nothing will take the request.
+                if !loop.post(.submit(call, request, deadline: deadline, addresses: addresses)) {
+                    call.finish(.failure(.shutDown))
+                }
             }
         } onCancel: {
             if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) }
@@ -208,12 +212,32 @@ public final class HTTPClient: Sendable {
         for loop in loops { loop.closeWaker() }
     }
 
+    /// The loop threads as task executors, one each: a task that prefers one (e.g.
+    /// `group.addTask(executorPreference:)`) runs on that loop's thread between its readiness
+    /// turns, and its requests go to that loop, so a request and the response that resumes the
+    /// task stay on one thread. In the per-device mode, pick with ``taskExecutor(forPartition:)``.
+    public var taskExecutors: [any TaskExecutor] { loops }
+
+    /// The executor of the loop that carries `partition`'s connection in the per-device mode
+    /// (in the shared mode: the loop the partition's hash picks, a stable spread).
+    public func taskExecutor(forPartition partition: String) -> any TaskExecutor {
+        loops[Self.loopIndex(partition: partition, count: loops.count)]
+    }
+
+    private static func loopIndex(partition: String, count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike hashValue
+        for byte in partition.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Int(hash % UInt64(count))
+    }
+
     private func pickLoop(for request: HTTPClientRequest) -> ClientLoopShared {
         guard loops.count > 1 else { return loops[0] }
         if configuration.poolMode == .perPartition, let partition = request.partition {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike hashValue
-            for byte in partition.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return loops[Int(hash % UInt64(loops.count))]
+            return loops[Self.loopIndex(partition: partition, count: loops.count)]
+        }
+        // A task running on one of the loops sends through that loop.
+        if let preferred = withUnsafeCurrentTask(body: { $0?.unownedTaskExecutor }) {
+            for loop in loops where loop.asUnownedTaskExecutor() == preferred { return loop }
         }
         return loops[nextLoop.wrappingAdd(1, ordering: .relaxed).newValue % loops.count]
     }
