@@ -25,11 +25,42 @@ extension WholeRuns {
             #expect(o.headers == [.init(name: "X-Waf-Token", value: "abc: def"), .init(name: "X-Tenant", value: "t1")])
             guard case .run(let defaults) = try SoakCommandLine.parse(["run", "p.json"]) else { return }
             #expect(defaults.transport == .native && defaults.pool == .shared && defaults.headers.isEmpty)
+            #expect(defaults.clientLoops == nil)
+            guard case .run(let loops) = try SoakCommandLine.parse(["run", "p.json", "--client-loops", "3"]) else {
+                return
+            }
+            #expect(loops.clientLoops == 3)
+        }
+
+        @Test func clientLoopsDefaultToOnePerCore() {
+            #expect(SoakClientLoops.default(cores: 8) == 8)
+            #expect(SoakClientLoops.default(cores: 2) == 2)
+            #expect(SoakClientLoops.default(cores: 0) == 1)
+        }
+
+        /// Shared pool: devices take the loops in turn. Per-device pool: each device runs on the
+        /// loop that holds its connection.
+        @Test(arguments: HTTPClient.PoolMode.allCases)
+        func eachDeviceRunsOnOneLoop(_ mode: HTTPClient.PoolMode) async throws {
+            let client = try HTTPClient(configuration: .init(poolMode: mode, loopCount: 3))
+            let devices = VirtualDevice.population(.init(count: 10), seed: 1)
+            let executors = SoakClientLoops.executors(of: client, for: devices).map { $0.asUnownedTaskExecutor() }
+            let loops = client.taskExecutors.map { $0.asUnownedTaskExecutor() }
+            await client.shutdown()
+            #expect(executors.count == devices.count)
+            for (index, device) in devices.enumerated() {
+                let expected =
+                    mode == .shared
+                    ? loops[index % 3] : client.taskExecutor(forPartition: device.id).asUnownedTaskExecutor()
+                #expect(executors[index] == expected)
+            }
+            #expect(Set(executors.map { loops.firstIndex(of: $0) }).count > 1)
         }
 
         @Test(arguments: [
             (["--transport", "curl"], "--transport: \"curl\" is not native or urlsession"),
             (["--pool", "one"], "--pool: \"one\" is not shared or per-device"),
+            (["--client-loops", "0"], "--client-loops: \"0\" is not a thread count (1…256)"),
             (["--header", "NoColon"], "--header: \"NoColon\" is not 'Name: value'"),
             (["--header", "Bad Name: v"], "--header: \"Bad Name\" is not a valid header name (letters, digits, -)"),
             (["--header", "X-A: 1", "--header", "x-a: 2"], "--header x-a: given twice"),

@@ -62,6 +62,9 @@ package enum SoakCommandLine {
           --pool MODE          native transport: shared (default; one bounded pool per host) or
                                per-device (one keep-alive connection per virtual device)
           --connections N      native transport, shared pool: most connections per host (default 128)
+          --client-loops N     native transport: event loop threads (default: one per core); the
+                               virtual devices' journeys run on them, spread by device. Fewer
+                               loops spend less CPU per request, more reach a higher rate
           --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
                                auth proxy or a WAF; the contract's own headers (Authorization,
                                X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden
@@ -300,6 +303,8 @@ package enum SoakCommandLine {
                 options.pool = mode
             case "--connections":
                 options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
+            case "--client-loops":
+                options.clientLoops = try number(flag, value(), 1...256, "a thread count (1…256)")
             case "--shard": options.shard = try SoakShard(parsing: value())
             case "--start-at":
                 options.startAt = try number(

@@ -35,6 +35,14 @@ package struct JourneyRunner: Sendable {
     package var deferredLinkWait = 0.05
     /// `--header` fields added to every SDK attempt and browser click.
     package var extraHeaders: [SoakExtraHeader] = []
+    /// The task executor each device's journeys run on, by device index (the native client's
+    /// loop threads: ``SoakClientLoops``); empty: the global pool.
+    package var executors: [any TaskExecutor] = []
+
+    /// The executor the journeys of the device at `index` prefer, `nil` for the global pool.
+    package func executor(forDevice index: Int) -> (any TaskExecutor)? {
+        executors.isEmpty ? nil : executors[index % executors.count]
+    }
 
     package init(
         recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,

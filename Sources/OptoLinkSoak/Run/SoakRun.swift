@@ -194,7 +194,9 @@ public struct SoakRun: Sendable {
         case .native:
             do {
                 let client = try HTTPClient(
-                    configuration: .init(poolMode: options.pool, maxConnectionsPerHost: options.connections))
+                    configuration: .init(
+                        poolMode: options.pool, maxConnectionsPerHost: options.connections,
+                        loopCount: options.clientLoops ?? SoakClientLoops.default()))
                 nativeClient = client
                 transport = NativeTransport(client: client)
             } catch {
@@ -209,6 +211,7 @@ public struct SoakRun: Sendable {
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         runner.extraHeaders = options.headers
         let devices = makeDevices(profile)
+        if let nativeClient { runner.executors = SoakClientLoops.executors(of: nativeClient, for: devices) }
         let driver = SoakDriver(
             profile: profile, devices: devices, runner: runner, control: control, shard: options.shard ?? .whole)
         var metricsEndpoint: MetricsEndpoint? = nil

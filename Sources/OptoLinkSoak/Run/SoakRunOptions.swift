@@ -45,6 +45,8 @@ public struct SoakRunOptions: Sendable, Equatable {
     package var pool = HTTPClient.PoolMode.shared
     /// Most connections per host of the native transport's shared pool (`--connections`).
     package var connections = 128
+    /// Loop threads of the native transport (`--client-loops`); `nil`: ``SoakClientLoops/default(baseURL:cores:)``.
+    package var clientLoops: Int?
     /// Extra header fields for every SDK attempt and browser click (`--header`, repeatable).
     package var headers: [SoakExtraHeader] = []
 

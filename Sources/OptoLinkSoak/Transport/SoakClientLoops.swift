@@ -1,0 +1,27 @@
+import Foundation
+import OptoLinkHTTP
+
+/// How many event loop threads the native transport runs, and which one each virtual device's
+/// journeys run on.
+///
+/// The journeys run *on* the loop threads (each loop is a task executor): a request a journey
+/// sends and the response that resumes it stay on one thread, with no hand-off to the global
+/// pool and no wake-up in between, which cuts the driver's CPU per request (figures in
+/// `Benchmarks/peers.md`, "Journeys on the loop threads").
+package enum SoakClientLoops {
+    /// One loop per core (at least 1). Measured beside `serve` on 2 cores, 2 loops gave the
+    /// highest request rate and 1 loop the least CPU per request (`Benchmarks/peers.md`).
+    package static func `default`(cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+        Swift.max(1, cores)
+    }
+
+    /// The executor of each device, by index: in the per-device pool mode the loop that holds
+    /// the device's connection; in the shared mode the loops in turn, so they get equal shares.
+    package static func executors(of client: HTTPClient, for devices: [VirtualDevice]) -> [any TaskExecutor] {
+        let loops = client.taskExecutors
+        guard client.configuration.poolMode == .shared else {
+            return devices.map { client.taskExecutor(forPartition: $0.id) }
+        }
+        return devices.indices.map { loops[$0 % loops.count] }
+    }
+}
