@@ -44,7 +44,8 @@ extension WholeRuns {
         func eachDeviceRunsOnOneLoop(_ mode: HTTPClient.PoolMode) async throws {
             let client = try HTTPClient(configuration: .init(poolMode: mode, loopCount: 3))
             let devices = VirtualDevice.population(.init(count: 10), seed: 1)
-            let executors = SoakClientLoops.executors(of: client, for: devices).map { $0.asUnownedTaskExecutor() }
+            let byId = SoakClientLoops.executors(of: client, for: devices)
+            let executors = devices.compactMap { byId[$0.id]?.asUnownedTaskExecutor() }
             let loops = client.taskExecutors.map { $0.asUnownedTaskExecutor() }
             await client.shutdown()
             #expect(executors.count == devices.count)

@@ -27,11 +27,11 @@ extension OptoLink {
         let task = lifecycle.withLock { state -> Task<Void, Never> in
             state.startWaiters += 1
             if let task = state.startTask { return task }
-            let task = Task { await self.runStart() }
+            let task = Task(executorPreference: environment.taskExecutor) { await self.runStart() }
             state.startTask = task
             return task
         }
-        await Self.wait(for: task)
+        await Self.wait(for: task, on: environment.taskExecutor)
         let cancelled = Task.isCancelled
         let abandon = lifecycle.withLock { state -> Bool in
             state.startWaiters -= 1
@@ -87,14 +87,14 @@ extension OptoLink {
         async throws -> T
     {
         if afterStart, let running = lifecycle.withLock({ $0.startFinished ? nil : $0.startTask }) {
-            await Self.wait(for: running)
+            await Self.wait(for: running, on: environment.taskExecutor)
         }
         if scopedCalls { return try await inScope(operation) }
         let registered = lifecycle.withLock { state -> (UInt64, Task<T, any Error>)? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
             let id = state.nextBackgroundId
-            let task = Task { try await operation() }
+            let task = Task(executorPreference: environment.taskExecutor) { try await operation() }
             state.calls[id] = { task.cancel() }
             return (id, task)
         }
@@ -131,13 +131,13 @@ extension OptoLink {
     }
 
     /// Waits for `task` to finish, or returns as soon as the calling task is cancelled
-    /// (whichever comes first); `task` itself is not cancelled.
-    static func wait(for task: Task<Void, Never>) async {
+    /// (whichever comes first); `task` itself is not cancelled. The waiting task prefers `executor`.
+    static func wait(for task: Task<Void, Never>, on executor: (any TaskExecutor)?) async {
         let once = OptoLinkCancellationShield.Once<Void>()
         try? await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 once.attach(continuation)
-                Task {
+                Task(executorPreference: executor) {
                     await task.value
                     once.finish(.success(()))
                 }

@@ -244,7 +244,7 @@ public final class OptoLink: Sendable {
             guard !state.disposed else { return }
             state.nextBackgroundId += 1
             let id = state.nextBackgroundId
-            state.background[id] = Task { [weak self] in
+            state.background[id] = Task(executorPreference: environment.taskExecutor) { [weak self] in
                 await work()
                 self?.lifecycle.withLock { _ = $0.background.removeValue(forKey: id) }
             }

@@ -62,7 +62,7 @@ package struct OptoLinkCallScope: Sendable {
     ///
     /// - Throws: `CancellationError` when cut short.
     package func sleep(for delay: Duration, on clock: any Clock<Duration>) async throws {
-        let sleeper = Task { try await clock.sleep(for: delay) }
+        let sleeper = Task(executorPreference: owner.environment.taskExecutor) { try await clock.sleep(for: delay) }
         register { sleeper.cancel() }
         try await withTaskCancellationHandler {
             try await sleeper.value

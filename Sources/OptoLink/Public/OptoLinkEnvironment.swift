@@ -28,6 +28,10 @@ public struct OptoLinkEnvironment: Sendable {
     /// A caller-chosen name carried into every ``OptoLinkRequestContext`` (e.g. a
     /// virtual device id). `nil` for the singleton.
     public var label: String?
+    /// The task executor the instance's own tasks prefer (its initialisation, background
+    /// calls, back-off sleeps); `nil`: the global pool. The soak driver passes the native
+    /// transport's loop that runs the device, so a launch's work stays on one thread.
+    package var taskExecutor: (any TaskExecutor)?
 
     /// An environment from its parts; `middlewares` empty, `ContinuousClock`, the contract
     /// retry policy, no label and `Date()` as the wall clock unless given.

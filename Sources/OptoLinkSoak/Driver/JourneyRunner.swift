@@ -35,13 +35,13 @@ package struct JourneyRunner: Sendable {
     package var deferredLinkWait = 0.05
     /// `--header` fields added to every SDK attempt and browser click.
     package var extraHeaders: [SoakExtraHeader] = []
-    /// The task executor each device's journeys run on, by device index (the native client's
-    /// loop threads: ``SoakClientLoops``); empty: the global pool.
-    package var executors: [any TaskExecutor] = []
+    /// The task executor each device's journeys and SDK instances run on, by device id (the
+    /// native client's loop threads: ``SoakClientLoops``); empty: the global pool.
+    package var executors: [String: any TaskExecutor] = [:]
 
-    /// The executor the journeys of the device at `index` prefer, `nil` for the global pool.
-    package func executor(forDevice index: Int) -> (any TaskExecutor)? {
-        executors.isEmpty ? nil : executors[index % executors.count]
+    /// The executor `device`'s journeys and SDK instances prefer, `nil` for the global pool.
+    package func executor(for device: VirtualDevice) -> (any TaskExecutor)? {
+        executors.isEmpty ? nil : executors[device.id]
     }
 
     package init(
@@ -198,10 +198,11 @@ package struct JourneyRunner: Sendable {
                 ForwardedForMiddleware(clientIP: device.clientIP),
             ]
             + (extraHeaders.isEmpty ? [] : [ExtraHeadersMiddleware(headers: extraHeaders)]) + [recorder]
-        let environment = OptoLinkEnvironment(
+        var environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
             middlewares: middlewares, clock: clock,
             retryPolicy: retryPolicy, label: label)
+        environment.taskExecutor = executor(for: device)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }
         recorder.deviceIdRecorded(device: device.id, launch: launch, deviceId: instance.deviceId)

@@ -220,7 +220,7 @@ package final class SoakDriver: Sendable {
             var journeyRng = SeededRandom(seed: rng.next())
             let runner = self.runner
             let inFlight = self.inFlight
-            group.addTask(executorPreference: runner.executor(forDevice: index)) {
+            group.addTask(executorPreference: runner.executor(for: device)) {
                 inFlight.add()
                 defer {
                     inFlight.add(-1)
@@ -254,7 +254,7 @@ package final class SoakDriver: Sendable {
             let control = self.control
             let scheduled = self.scheduled
             let inFlight = self.inFlight
-            group.addTask(executorPreference: runner.executor(forDevice: worker % devices.count)) {
+            group.addTask(executorPreference: runner.executor(for: device)) {
                 var rng = SeededRandom(seed: profile.seed ^ UInt64(worker) &* 0x9E37)
                 while !Task.isCancelled && control.stepAllowed(at: timeline.now()) {
                     if budget.add() > limit { break }

@@ -15,13 +15,17 @@ package enum SoakClientLoops {
         Swift.max(1, cores)
     }
 
-    /// The executor of each device, by index: in the per-device pool mode the loop that holds
-    /// the device's connection; in the shared mode the loops in turn, so they get equal shares.
-    package static func executors(of client: HTTPClient, for devices: [VirtualDevice]) -> [any TaskExecutor] {
+    /// The executor of each device, by device id: in the per-device pool mode the loop that
+    /// holds the device's connection; in the shared mode the loops in turn, so they get equal shares.
+    package static func executors(of client: HTTPClient, for devices: [VirtualDevice]) -> [String: any TaskExecutor] {
         let loops = client.taskExecutors
-        guard client.configuration.poolMode == .shared else {
-            return devices.map { client.taskExecutor(forPartition: $0.id) }
+        var executors: [String: any TaskExecutor] = [:]
+        executors.reserveCapacity(devices.count)
+        for (index, device) in devices.enumerated() {
+            executors[device.id] =
+                client.configuration.poolMode == .shared
+                ? loops[index % loops.count] : client.taskExecutor(forPartition: device.id)
         }
-        return devices.indices.map { loops[$0 % loops.count] }
+        return executors
     }
 }
