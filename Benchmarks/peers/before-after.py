@@ -5,7 +5,8 @@ rounds against one `optolink-soak serve` (limits off), medians.
 CPU per 1,000 requests (user + system of the driver process, from the kernel's rusage, as /proc
 reports it) is the measure to compare: on a shared machine it moves far less than requests/s.
 
-Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [SECONDS [ROUNDS]]
+Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [MORE_BINARIES…] [SECONDS [ROUNDS]]
+A binary may carry extra `run` flags after an `@`, e.g. `.build/release/optolink-soak@--client-loops 1`.
 Prints one line per run and a JSON summary on stdout (the machine's load average included).
 """
 import csv
@@ -21,15 +22,17 @@ from serving import KEY, ROOT, free_port, register_device, start_serve
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    numbers = [a for a in args if a.replace(".", "", 1).isdigit()]
+    binaries = [a for a in args if a not in numbers]
+    if len(binaries) < 2:
         sys.exit(__doc__)
-    binaries = sys.argv[1:3]
-    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 10
-    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    seconds = float(numbers[0]) if numbers else 10
+    rounds = int(numbers[1]) if len(numbers) > 1 else 3
     work = tempfile.mkdtemp(prefix="before-after-")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_serve(binaries[1], port)
+    server = start_serve(binaries[1].split("@")[0], port)
     try:
         register_device(base)
         with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
@@ -43,8 +46,10 @@ def main():
         for r in range(rounds):
             for i, binary in enumerate(binaries):
                 out = os.path.join(work, f"r{r}-{i}")
-                proc = subprocess.Popen([binary, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
-                                         "--no-progress", "--transport", "native", "--out", out],
+                executable, _, flags = binary.partition("@")
+                proc = subprocess.Popen([executable, "run", path, "--base-url", base, "--api-key", KEY, "--org-key",
+                                         "acme", "--no-progress", "--transport", "native", "--out", out]
+                                        + flags.split(),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 _, _, usage = os.wait4(proc.pid, 0)
                 cpu = usage.ru_utime + usage.ru_stime
