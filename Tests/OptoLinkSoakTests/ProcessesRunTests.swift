@@ -39,8 +39,7 @@ struct ProcessesRunTests {
         #expect(parsed.devices == 40 && parsed.seed == 9 && parsed.rate == 12.5)
         #expect(parsed.extraThresholds == options.extraThresholds && parsed.processes == nil)
         // The shards share the machine's cores; an explicit --client-loops goes to each as given.
-        let loopback = try #require(URL(string: "http://127.0.0.1:4000"))
-        #expect(parsed.clientLoops == Swift.max(1, SoakClientLoops.default(baseURL: loopback) / 3))
+        #expect(parsed.clientLoops == Swift.max(1, SoakClientLoops.default() / 3))
         options.clientLoops = 5
         let explicit = ProcessesRun.shardArguments(
             options, shard: SoakShard(index: 0, count: 3), startAt: 1_800_000_000, runId: "abc",

@@ -62,9 +62,9 @@ package enum SoakCommandLine {
           --pool MODE          native transport: shared (default; one bounded pool per host) or
                                per-device (one keep-alive connection per virtual device)
           --connections N      native transport, shared pool: most connections per host (default 128)
-          --client-loops N     native transport: event loop threads; the virtual devices' journeys
-                               run on them, spread by device (default: half the cores, at least
-                               1, for a backend on this machine; every core for one elsewhere)
+          --client-loops N     native transport: event loop threads (default: one per core); the
+                               virtual devices' journeys run on them, spread by device. Fewer
+                               loops spend less CPU per request, more reach a higher rate
           --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
                                auth proxy or a WAF; the contract's own headers (Authorization,
                                X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden

@@ -196,7 +196,7 @@ public struct SoakRun: Sendable {
                 let client = try HTTPClient(
                     configuration: .init(
                         poolMode: options.pool, maxConnectionsPerHost: options.connections,
-                        loopCount: options.clientLoops ?? SoakClientLoops.default(baseURL: backend.baseURL)))
+                        loopCount: options.clientLoops ?? SoakClientLoops.default()))
                 nativeClient = client
                 transport = NativeTransport(client: client)
             } catch {

@@ -57,8 +57,7 @@ package struct ProcessesRun: Sendable {
         args += ["--connections", String(options.connections)]
         // P shard processes on one machine share its cores: by default each runs its share of loops.
         let loops =
-            options.clientLoops
-            ?? Swift.max(1, SoakClientLoops.default(baseURL: baseURL) / Swift.max(1, options.processes ?? 1))
+            options.clientLoops ?? Swift.max(1, SoakClientLoops.default() / Swift.max(1, options.processes ?? 1))
         args += ["--client-loops", String(loops)]
         for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
         return args

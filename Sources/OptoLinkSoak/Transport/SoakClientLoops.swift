@@ -9,22 +9,13 @@ import OptoLinkHTTP
 /// pool and no wake-up in between, which cuts the driver's CPU per request (figures in
 /// `Benchmarks/peers.md`, "Journeys on the loop threads").
 package enum SoakClientLoops {
-    /// Half the cores (at least 1) when the backend is on this machine (a loopback host: the
-    /// embedded emulator, or `serve` beside the run), every core for a backend elsewhere.
-    /// Measured beside `serve` on 2 cores, 1 loop spent 22-28 % less CPU per request than 2 at
-    /// about the same rate (`Benchmarks/peers.md`).
-    package static func `default`(
-        baseURL: URL, cores: Int = ProcessInfo.processInfo.activeProcessorCount
-    ) -> Int {
-        let cores = Swift.max(1, cores)
-        return isLoopback(baseURL) ? Swift.max(1, cores / 2) : cores
-    }
-
-    /// `localhost`, `127.0.0.0/8` and `::1`.
-    package static func isLoopback(_ url: URL) -> Bool {
-        guard var host = url.host?.lowercased() else { return false }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// One loop per core (at least 1). Beside `serve` on 2 cores, 1 loop spent 22-28 % less CPU
+    /// per request than 2 at about the same closed-model rate, but it caps the driver at one
+    /// core: at 5,000 journeys/s starts fell behind (p99 start lag 77-98 ms against 14-34 ms with
+    /// 2 loops). A load tool must not become the bottleneck, so the default is every core
+    /// (`Benchmarks/peers.md`, "Journeys on the loop threads").
+    package static func `default`(cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
+        Swift.max(1, cores)
     }
 
     /// The executor of each device, by device id: in the per-device pool mode the loop that
