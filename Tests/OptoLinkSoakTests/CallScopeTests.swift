@@ -72,6 +72,27 @@ struct CallScopeTests {
         await client.shutdown()
     }
 
+    /// Runs `body` against a local server that answers every request with `result` (counting
+    /// them) and a native client for it; returns how many requests the server received.
+    static func withCountingServer(
+        _ configuration: HTTPServer.Configuration = .init(), answering result: HTTPHandlerResult,
+        _ body: (_ seen: Seen, _ port: Int, _ client: HTTPClient) async throws -> Void
+    ) async throws -> Int {
+        let seen = Seen()
+        try await withHTTPServer(
+            configuration,
+            handler: { _, _ in
+                seen.add()
+                return result
+            }
+        ) { server in
+            let client = try HTTPClient()
+            try await body(seen, server.port, client)
+            await client.shutdown()
+        }
+        return seen.count
+    }
+
     /// Runs `body` with an instance whose `trackEvent` is in flight (sent, answered only after
     /// 20 s, past its 15 s timeout); returns how many requests the server received.
     static func withCallInFlight(
@@ -80,24 +101,17 @@ struct CallScopeTests {
             _ observer: HotPathTests.ErrorObserver
         ) async throws -> Void
     ) async throws -> Int {
-        let seen = Seen()
-        try await withHTTPServer(
+        try await withCountingServer(
             .init(timeouts: .init(shutdownGrace: .milliseconds(300))),
-            handler: { _, _ in
-                seen.add()
-                return .respondAfter(HTTPResponse(status: 200), delay: .seconds(20))
-            }
-        ) { server in
-            let client = try HTTPClient()
+            answering: .respondAfter(HTTPResponse(status: 200), delay: .seconds(20))
+        ) { seen, port, client in
             let observer = HotPathTests.ErrorObserver()
-            let sdk = try Self.sdk(port: server.port, client: client, observer: observer)
+            let sdk = try Self.sdk(port: port, client: client, observer: observer)
             let call = Self.trackEvent(sdk)
             try await Self.waitFor(seen, count: 1)
             try await body(sdk, call, seen, observer)
             sdk.dispose()
-            await client.shutdown()
         }
-        return seen.count
     }
 
     @Test func disposeEndsACallInFlightAtOnceAndLeavesTheCallerUncancelled() async throws {
@@ -113,19 +127,13 @@ struct CallScopeTests {
     }
 
     @Test func disposeCutsABackOffSleepAndNothingIsRetried() async throws {
-        let seen = Seen()
-        try await withHTTPServer(
-            .init(),
-            handler: { _, _ in
-                seen.add()
-                return .respond(
-                    HTTPResponse(
-                        status: 429, headers: ["Content-Type": "application/json"], body: Array(Self.eventsBody.utf8)))
-            }
-        ) { server in
-            let client = try HTTPClient()
+        let requests = try await Self.withCountingServer(
+            answering: .respond(
+                HTTPResponse(
+                    status: 429, headers: ["Content-Type": "application/json"], body: Array(Self.eventsBody.utf8)))
+        ) { seen, port, client in
             let observer = HotPathTests.ErrorObserver()
-            let sdk = try Self.sdk(port: server.port, client: client, maxRetries: 2, observer: observer)
+            let sdk = try Self.sdk(port: port, client: client, maxRetries: 2, observer: observer)
             let call = Self.trackEvent(sdk)
             try await Self.waitFor(seen, count: 1)
             try await Task.sleep(for: .milliseconds(200))  // into its 30 s back-off (or just before: same outcome)
@@ -133,9 +141,8 @@ struct CallScopeTests {
             let (code, callerCancelled) = await Self.outcome(of: call)
             #expect(code == .cancelled)
             #expect(!callerCancelled)
-            await client.shutdown()
         }
-        #expect(seen.count == 1)
+        #expect(requests == 1)
     }
 
     @Test func cancellingTheCallerEndsACallInFlight() async throws {
@@ -154,20 +161,12 @@ struct CallScopeTests {
     }
 
     @Test func aCallAfterDisposeThrowsWithoutARequest() async throws {
-        let seen = Seen()
-        try await withHTTPServer(
-            .init(),
-            handler: { _, _ in
-                seen.add()
-                return .respond(HTTPResponse(status: 200))
-            }
-        ) { server in
-            let client = try HTTPClient()
-            let sdk = try Self.sdk(port: server.port, client: client, observer: HotPathTests.ErrorObserver())
+        let requests = try await Self.withCountingServer(answering: .respond(HTTPResponse(status: 200))) {
+            _, port, client in
+            let sdk = try Self.sdk(port: port, client: client, observer: HotPathTests.ErrorObserver())
             sdk.dispose()
             #expect(await Self.outcome(of: Self.trackEvent(sdk)).0 == .cancelled)
-            await client.shutdown()
         }
-        #expect(seen.count == 0)
+        #expect(requests == 0)
     }
 }

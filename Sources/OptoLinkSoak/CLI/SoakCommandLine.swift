@@ -64,7 +64,7 @@ package enum SoakCommandLine {
           --connections N      native transport, shared pool: most connections per host (default 128)
           --client-loops N     native transport: event loop threads (default: one per core); the
                                virtual devices' journeys run on them, spread by device. Fewer
-                               loops spend less CPU per request, more reach a higher rate
+                               loops spend less CPU per request; more keep up with more load
           --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
                                auth proxy or a WAF; the contract's own headers (Authorization,
                                X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden

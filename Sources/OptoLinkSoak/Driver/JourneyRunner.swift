@@ -41,7 +41,7 @@ package struct JourneyRunner: Sendable {
 
     /// The executor `device`'s journeys and SDK instances prefer, `nil` for the global pool.
     package func executor(for device: VirtualDevice) -> (any TaskExecutor)? {
-        executors.isEmpty ? nil : executors[device.id]
+        executors[device.id]
     }
 
     package init(
