@@ -196,6 +196,48 @@ struct RetryMatrixTests {
         #expect(clock.sleeps == [.zero])
     }
 
+    /// A wait a clock cannot add to its `now` (it trapped in `ContinuousClock.sleep` and took the
+    /// whole process down) is cut to ``OptoLinkBackoff/longestWait``: from a 429's `N`, at
+    /// `Int.max` and just below it, and from a custom policy.
+    @Test(arguments: [
+        (Fixture.rateLimited("9223372036854775807 second(s)"), Duration?.none),
+        (Fixture.rateLimited("9223372036854774807 seconds"), Duration?.none),
+        (Fixture.serverError, Duration?.some(.seconds(Int64.max))),
+    ])
+    func hugeWaitIsCutToTheLongestWait(_ body: String, policyDelay: Duration?) async {
+        let transport = StubTransport()
+        transport.enqueue(Array(repeating: .status(policyDelay == nil ? 429 : 503, body), count: 3), for: .events)
+        let clock = RecordingClock()
+        let policy: any OptoLinkRetryPolicy = policyDelay.map { AlwaysRetry(delay: $0) } ?? OptoLinkContractRetryPolicy()
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 1),
+            environment: Fixture.environment(transport, clock: clock, retryPolicy: policy))
+        _ = await Drive.call(.events, on: sdk)
+        #expect(clock.sleeps == [OptoLinkBackoff.longestWait])
+        #expect(OptoLinkBackoff.longestWait == .seconds(31_536_000))
+    }
+
+    /// The same 429 on the real continuous clock: the call waits (no crash) until its task is
+    /// cancelled, then ends as cancelled without a second attempt.
+    @Test func hugeRateLimitWaitOnTheContinuousClockEndsWhenCancelled() async throws {
+        let transport = StubTransport()
+        transport.enqueue(
+            Array(repeating: .status(429, Fixture.rateLimited("9223372036854775807 second(s)")), count: 3),
+            for: .events)
+        let sdk = OptoLink(
+            config: Fixture.config(maxRetries: 2),
+            environment: Fixture.environment(transport, clock: ContinuousClock()))
+        let call = Task { await Drive.call(.events, on: sdk) }
+        for _ in 0..<2_000 where transport.requests(for: .events).isEmpty {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(transport.requests(for: .events).count == 1)
+        try await Task.sleep(for: .milliseconds(50))
+        call.cancel()
+        #expect(await call.value == "cancelled")
+        #expect(transport.requests(for: .events).count == 1)
+    }
+
     @Test func contractPolicyDecisions() {
         let policy = OptoLinkContractRetryPolicy()
         #expect(

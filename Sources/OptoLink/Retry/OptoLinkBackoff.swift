@@ -10,6 +10,13 @@ public enum OptoLinkBackoff {
     /// The cap in seconds.
     public static let maximum: Duration = .seconds(5)
 
+    /// The longest wait before a retry, in seconds: one year, the same cap as the per-attempt
+    /// timeout's. A longer one, such as a 429 naming `Retry after 9223372036854775807 seconds` or a
+    /// custom policy's `.seconds(Int64.max)`, is cut to this: a clock cannot add it to its `now`
+    /// without overflowing. In practice such a call waits until it is cancelled or its instance
+    /// is disposed.
+    public static let longestWait: Duration = .seconds(31_536_000)
+
     /// The delay before retry number `retryIndex + 1`; negative indices count as 0.
     public static func delay(retryIndex: Int) -> Duration {
         let n = max(0, retryIndex)

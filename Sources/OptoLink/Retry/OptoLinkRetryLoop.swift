@@ -116,7 +116,7 @@ struct OptoLinkRetryLoop: Sendable {
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "policy says stop")
                 throw error
             case .retry(let delay):
-                let delay = max(.zero, delay)
+                let delay = min(max(.zero, delay), OptoLinkBackoff.longestWait)
                 logFailure(endpoint, callId, attempt, of: attempts, error, then: "retrying after \(delay)")
                 do {
                     if let scope {
