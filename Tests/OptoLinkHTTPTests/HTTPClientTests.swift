@@ -316,6 +316,27 @@ struct HTTPClientTests {
         }
     }
 
+    /// A head that can never end (bare LF line breaks, bytes that are not HTTP) on a connection the
+    /// server keeps open is a bad response at once, not a timeout 30 s later.
+    @Test(arguments: backends, [
+        ("HTTP/1.1 200 OK\nContent-Length: 2\n\n{}", HTTPResponseParseError.malformedStatusLine),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 2\n\n{}", .malformedHeader),
+        ("\u{0}\u{1}garbage", .malformedStatusLine),
+    ])
+    func aHeadThatCannotEndIsABadResponseAtOnce(
+        _ backend: EventLoopBackend, _ reply: (String, HTTPResponseParseError)
+    ) async throws {
+        let server = try ScriptedServer { peer, _ in
+            peer.readRequest()
+            peer.write(reply.0)
+            peer.awaitClientClose()
+        }
+        defer { server.stop() }
+        try await withClient(backend) { client in
+            #expect(await failure(client, get(server.port), timeout: .seconds(30)) == .badResponse(reply.1))
+        }
+    }
+
     @Test(arguments: backends)
     func theSharedPoolIsBounded(_ backend: EventLoopBackend) async throws {
         let handler: HTTPHandler = { _, _ in .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(50)) }

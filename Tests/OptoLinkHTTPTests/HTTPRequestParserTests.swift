@@ -176,6 +176,19 @@ struct HTTPRequestParserTests {
         #expect(parse(text) == [.failure(.malformedHeader)])
     }
 
+    /// A head with line breaks other than CRLF never holds a CRLF CRLF: it fails as soon as the
+    /// bad break arrives (400), not at the request timeout (408).
+    @Test(arguments: [
+        ("GET / HTTP/1.1\nHost: a\n\n", HTTPParseError.malformedRequestLine),
+        ("GET / HTTP/1.1\rHost: a\r\r", .malformedRequestLine),
+        ("\nGET / HTTP/1.1", .malformedRequestLine),
+        ("GET / HTTP/1.1\r\nHost: a\n\n", .malformedHeader),
+        ("POST /sdk/events HTTP/1.1\r\nHost: a\r\nContent-Length: 2\rX", .malformedHeader),
+    ])
+    func headWithBareLineBreaksFailsAtOnce(_ text: String, _ error: HTTPParseError) {
+        #expect(parse(text) == [.failure(error)])
+    }
+
     @Test(arguments: ["gzip", "identity", "gzip, chunked", "chunked;q=1", ""])
     func transferCodingOtherThanChunkedIs501(_ coding: String) {
         let text = "POST / HTTP/1.1\r\nTransfer-Encoding: \(coding)\r\n\r\nabc"

@@ -211,6 +211,25 @@ struct HTTPResponseParserTests {
         #expect(bytewise(text, heads: [false]) == [.failure(error)])
     }
 
+    /// A head that can never end well fails as soon as that shows, not when the request's deadline
+    /// passes: line breaks that are not CRLF (all bare LF, one bare LF, a lone CR), and bytes that
+    /// cannot begin `HTTP/1.` (garbage, another protocol). None of these inputs holds a CRLF CRLF.
+    @Test(arguments: [
+        ("HTTP/1.1 200 OK\nContent-Length: 2\n\n{}", HTTPResponseParseError.malformedStatusLine),
+        ("HTTP/1.1 200 OK\rContent-Length: 2\r\r{}", .malformedStatusLine),
+        ("\nHTTP/1.1 200 OK", .malformedStatusLine),
+        ("HTTP/1.1 200 OK\r\nContent-Length: 2\n\n{}", .malformedHeader),
+        ("HTTP/1.1 200 OK\r\nX: a\r\nY: b\rZ", .malformedHeader),
+        ("\u{0}\u{1}garbage", .malformedStatusLine),
+        ("ICY 200 OK", .malformedStatusLine),
+        ("HTTP/2", .malformedStatusLine),
+        ("<html>", .malformedStatusLine),
+    ])
+    func headThatCannotEndFailsAtOnce(_ text: String, _ error: HTTPResponseParseError) {
+        #expect(parse(text) == [.failure(error)])
+        #expect(bytewise(text, heads: [false]) == [.failure(error)])
+    }
+
     @Test func truncatedAndUnsolicitedBytesFail() {
         #expect(parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", finish: true) == [.failure(.truncated)])
         #expect(parse("HTTP/1.1 200 OK\r\nContent-Le", finish: true) == [.failure(.truncated)])

@@ -157,18 +157,42 @@ struct HTTPInputBuffer: Sendable {
         bytes.append(contentsOf: more)
     }
 
-    /// The index just past the CRLF CRLF that ends a head, or `nil`; remembers how far it looked.
-    mutating func findHeadEnd() -> Int? {
-        let start = Swift.max(scanIndex, readIndex + 3)
-        let found: Int? = bytes.withUnsafeBufferPointer { p in
+    /// Where the search for the end of a head stands.
+    enum HeadScan: Equatable {
+        /// The index just past the CRLF CRLF that ends the head.
+        case end(Int)
+        /// No end yet: more bytes are needed.
+        case needMore
+        /// A CR not followed by LF, or an LF not preceded by CR, at this index: the head can never
+        /// end well (RFC 9112 §2.2; this codec accepts CRLF only), so the message fails now instead
+        /// of at its deadline. `inFirstLine`: no CRLF came before it (the start line is the bad one).
+        case bareLineBreak(inFirstLine: Bool)
+    }
+
+    /// Looks for the CRLF CRLF that ends a head, from where the last search stopped.
+    mutating func scanHead() -> HeadScan {
+        let start = Swift.max(scanIndex, readIndex + 1)
+        let readIndex = self.readIndex
+        let found: HeadScan = bytes.withUnsafeBufferPointer { p in
+            if readIndex < p.count, p[readIndex] == .lf {
+                return .bareLineBreak(inFirstLine: true)
+            }
             var i = start
             while i < p.count {
-                if p[i] == .lf, p[i - 1] == .cr, p[i - 2] == .lf, p[i - 3] == .cr { return i + 1 }
+                let byte = p[i]
+                if byte == .lf {
+                    guard p[i - 1] == .cr else {
+                        return .bareLineBreak(inFirstLine: HTTPBytes.findCRLF(p, from: readIndex, to: i) == nil)
+                    }
+                    if i - 3 >= readIndex, p[i - 2] == .lf, p[i - 3] == .cr { return .end(i + 1) }
+                } else if p[i - 1] == .cr {
+                    return .bareLineBreak(inFirstLine: HTTPBytes.findCRLF(p, from: readIndex, to: i) == nil)
+                }
                 i += 1
             }
-            return nil
+            return .needMore
         }
-        if found == nil { scanIndex = Swift.max(readIndex, bytes.count - 3) }
+        if found == .needMore { scanIndex = Swift.max(readIndex + 1, bytes.count) }
         return found
     }
 

@@ -98,8 +98,11 @@ public struct HTTPRequestParser: Sendable {
         if pendingBody != nil { return nextBody() }
         skipEmptyLines()
         guard input.unreadCount > 0 else { return nil }
-        guard let headEnd = input.findHeadEnd() else {
-            return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
+        let headEnd: Int
+        switch input.scanHead() {
+        case .end(let end): headEnd = end
+        case .needMore: return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
+        case .bareLineBreak(let inFirstLine): return fail(inFirstLine ? .malformedRequestLine : .malformedHeader)
         }
         if headEnd - input.readIndex > limits.maxHeaderBytes { return fail(.headersTooLarge) }
         let parsed = input.bytes.withUnsafeBufferPointer {

@@ -145,8 +145,12 @@ public struct HTTPResponseParser: Sendable {
         if pending != nil { return nextBody() }
         guard input.unreadCount > 0 else { return nil }
         guard awaiting else { return fail(.unsolicited) }
-        guard let headEnd = input.findHeadEnd() else {
-            return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
+        guard Self.mayStartStatusLine(input) else { return fail(.malformedStatusLine) }
+        let headEnd: Int
+        switch input.scanHead() {
+        case .end(let end): headEnd = end
+        case .needMore: return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
+        case .bareLineBreak(let inFirstLine): return fail(inFirstLine ? .malformedStatusLine : .malformedHeader)
         }
         if headEnd - input.readIndex > limits.maxHeaderBytes { return fail(.headersTooLarge) }
         let parsed = input.bytes.withUnsafeBufferPointer {
@@ -221,6 +225,16 @@ public struct HTTPResponseParser: Sendable {
     }
 
     // MARK: - Head
+
+    /// Whether the unread bytes can still begin `HTTP/1.`: anything else (garbage, another
+    /// protocol) fails at once rather than when the request's deadline passes.
+    private static func mayStartStatusLine(_ input: HTTPInputBuffer) -> Bool {
+        let prefix: StaticString = "HTTP/1."
+        let count = Swift.min(input.unreadCount, prefix.utf8CodeUnitCount)
+        return prefix.withUTF8Buffer { expected in
+            (0..<count).allSatisfy { input.bytes[input.readIndex + $0] == expected[$0] }
+        }
+    }
 
     private static func parseHead(
         _ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, headRequest: Bool, limits: Limits
