@@ -318,11 +318,13 @@ struct HTTPClientTests {
 
     /// A head that can never end (bare LF line breaks, bytes that are not HTTP) on a connection the
     /// server keeps open is a bad response at once, not a timeout 30 s later.
-    @Test(arguments: backends, [
-        ("HTTP/1.1 200 OK\nContent-Length: 2\n\n{}", HTTPResponseParseError.malformedStatusLine),
-        ("HTTP/1.1 200 OK\r\nContent-Length: 2\n\n{}", .malformedHeader),
-        ("\u{0}\u{1}garbage", .malformedStatusLine),
-    ])
+    @Test(
+        arguments: backends,
+        [
+            ("HTTP/1.1 200 OK\nContent-Length: 2\n\n{}", HTTPResponseParseError.malformedStatusLine),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 2\n\n{}", .malformedHeader),
+            ("\u{0}\u{1}garbage", .malformedStatusLine),
+        ])
     func aHeadThatCannotEndIsABadResponseAtOnce(
         _ backend: EventLoopBackend, _ reply: (String, HTTPResponseParseError)
     ) async throws {

@@ -208,7 +208,8 @@ struct RetryMatrixTests {
         let transport = StubTransport()
         transport.enqueue(Array(repeating: .status(policyDelay == nil ? 429 : 503, body), count: 3), for: .events)
         let clock = RecordingClock()
-        let policy: any OptoLinkRetryPolicy = policyDelay.map { AlwaysRetry(delay: $0) } ?? OptoLinkContractRetryPolicy()
+        let policy: any OptoLinkRetryPolicy =
+            policyDelay.map { AlwaysRetry(delay: $0) } ?? OptoLinkContractRetryPolicy()
         let sdk = OptoLink(
             config: Fixture.config(maxRetries: 1),
             environment: Fixture.environment(transport, clock: clock, retryPolicy: policy))
