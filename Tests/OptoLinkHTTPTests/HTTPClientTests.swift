@@ -339,6 +339,22 @@ struct HTTPClientTests {
         }
     }
 
+    /// `maxConnectionsPerHost` is the total across loops: the loops' shares add up to it exactly,
+    /// and a shared pool with fewer connections than loops is refused rather than given one each.
+    @Test func theConnectionLimitIsSharedExactlyAcrossLoops() {
+        for loops in 1...4 {
+            for limit in loops...11 {
+                let configuration = HTTPClient.Configuration(maxConnectionsPerHost: limit, loopCount: loops)
+                let shares = (0..<loops).map { HTTPClient.poolLimit(loop: $0, of: configuration) }
+                #expect(shares.reduce(0, +) == limit, "\(limit) over \(loops): \(shares)")
+                #expect(shares.max()! - shares.min()! <= 1)
+            }
+        }
+        #expect(throws: HTTPServerError.self) {
+            _ = try HTTPClient(configuration: .init(poolMode: .shared, maxConnectionsPerHost: 1, loopCount: 2))
+        }
+    }
+
     @Test(arguments: backends)
     func theSharedPoolIsBounded(_ backend: EventLoopBackend) async throws {
         let handler: HTTPHandler = { _, _ in .respondAfter(HTTPResponse(status: 200), delay: .milliseconds(50)) }

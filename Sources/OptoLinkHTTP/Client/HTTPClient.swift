@@ -80,12 +80,18 @@ public final class HTTPClient: Sendable {
 
     /// Starts `configuration.loopCount` loop threads.
     ///
-    /// - Throws: ``HTTPServerError/invalidConfiguration(_:)`` for a count below 1 or a backend this
-    ///   platform lacks; ``HTTPServerError/systemCall(_:errno:)`` when a descriptor or thread cannot be made.
+    /// - Throws: ``HTTPServerError/invalidConfiguration(_:)`` for a count below 1, a shared pool
+    ///   with fewer connections than loops, or a backend this platform lacks; ``HTTPServerError/systemCall(_:errno:)`` when a descriptor or thread cannot be made.
     public init(configuration: Configuration = .init()) throws {
         guard configuration.loopCount >= 1 else { throw HTTPServerError.invalidConfiguration("loopCount < 1") }
         guard configuration.maxConnectionsPerHost >= 1 else {
             throw HTTPServerError.invalidConfiguration("maxConnectionsPerHost < 1")
+        }
+        guard configuration.poolMode != .shared || configuration.maxConnectionsPerHost >= configuration.loopCount
+        else {
+            throw HTTPServerError.invalidConfiguration(
+                "maxConnectionsPerHost \(configuration.maxConnectionsPerHost) < loopCount \(configuration.loopCount): "
+                    + "each loop of a shared pool holds at least one connection")
         }
         let backend = try configuration.eventLoopBackend ?? EventLoopBackend.resolve()
         guard backend.isAvailable else {
@@ -97,9 +103,9 @@ public final class HTTPClient: Sendable {
         let portable = backend == .poll
         var loops: [ClientLoopShared] = []
         var threads: [LoopThread.Handle] = []
-        let poolLimit = max(1, configuration.maxConnectionsPerHost / configuration.loopCount)
         do {
             for index in 0..<configuration.loopCount {
+                let poolLimit = Self.poolLimit(loop: index, of: configuration)
                 let shared = ClientLoopShared(waker: try Waker.open(portable: portable))
                 loops.append(shared)
                 let pollerFD: Int32
@@ -228,6 +234,15 @@ public final class HTTPClient: Sendable {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike hashValue
         for byte in partition.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return Int(hash % UInt64(count))
+    }
+
+    /// Loop `index`'s share of ``Configuration/maxConnectionsPerHost``: the shares add up to it
+    /// exactly (the first `N mod loops` loops take one more); at least 1, which only the
+    /// per-device mode's shared fallback can need (the shared mode checks `N >= loops`).
+    static func poolLimit(loop index: Int, of configuration: Configuration) -> Int {
+        let limit = configuration.maxConnectionsPerHost
+        let extra = index < limit % configuration.loopCount ? 1 : 0
+        return max(1, limit / configuration.loopCount + extra)
     }
 
     private func pickLoop(for request: HTTPClientRequest) -> ClientLoopShared {

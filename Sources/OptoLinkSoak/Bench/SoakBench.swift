@@ -270,7 +270,9 @@ enum SoakBench {
         defer { session.finishTasksAndInvalidate() }
         let timeline = RunTimeline()
         guard let recorder = try? SoakRecorder(directory: scratch, timeline: timeline) else { return }
-        let client = kind == .native ? try? HTTPClient() : nil
+        let client =
+            kind == .native
+            ? try? HTTPClient(configuration: .init(responseLimits: SoakClientLoops.responseLimits)) : nil
         let transport: any OptoLinkTransport =
             client.map { NativeTransport(client: $0) } ?? URLSessionTransport(session: session)
         var runner = JourneyRunner(

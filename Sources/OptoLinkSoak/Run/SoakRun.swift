@@ -193,10 +193,12 @@ public struct SoakRun: Sendable {
         switch transportKind {
         case .native:
             do {
+                let loops = SoakClientLoops.count(
+                    requested: options.clientLoops, pool: options.pool, connections: options.connections, log: log)
                 let client = try HTTPClient(
                     configuration: .init(
-                        poolMode: options.pool, maxConnectionsPerHost: options.connections,
-                        loopCount: options.clientLoops ?? SoakClientLoops.default()))
+                        poolMode: options.pool, maxConnectionsPerHost: options.connections, loopCount: loops,
+                        responseLimits: SoakClientLoops.responseLimits))
                 nativeClient = client
                 transport = NativeTransport(client: client)
             } catch {

@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+import OptoLink
+import OptoLinkHTTP
+import Testing
+
+@testable import OptoLinkSoak
+
+/// The native transport's bounds as a run sets them: `--connections` is the number of connections
+/// whatever the loop count, and a response body beyond 1 MiB fails instead of being held.
+@Suite(.timeLimit(.minutes(1)))
+struct NativeTransportLimitsTests {
+    private static let launchReplies: @Sendable (HTTPRequest) -> HTTPHandlerResult? = { request in
+        switch request.path {
+        case "/match":
+            .respond(HTTPResponse(status: 201, body: Array(#"{"matched":false,"matchMethod":"NONE"}"#.utf8)))
+        case "/sdk/session": .respond(HTTPResponse(status: 200, body: Array(#"{"ok":true}"#.utf8)))
+        default: nil
+        }
+    }
+
+    private func runAgainst(
+        devices: Int, configure: @escaping (inout SoakRunOptions) -> Void,
+        events: @escaping @Sendable (HTTPRequest) -> HTTPHandlerResult
+    ) async throws -> (EndToEndRun, sdkConnections: Set<UInt64>) {
+        let e2e = try EndToEndRun(
+            profile: """
+                {"name": "limits", "seed": 5, "devices": {"count": \(devices)},
+                 "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}, {"kind": "event", "name": "e"}]}],
+                 "load": {"model": "closed", "concurrency": \(devices), "iterations": \(devices), "grace": 20},
+                 "sdk": {"timeout": 10, "maxRetries": 0}}
+                """)
+        let configuration = HTTPServer.Configuration(
+            host: "127.0.0.1", port: 0, timeouts: .init(shutdownGrace: .milliseconds(300)))
+        let connections = Mutex<Set<UInt64>>([])
+        return try await withHTTPServer(
+            configuration,
+            handler: { request, connection in
+                if request.headers["X-OptoLink-SDK"] != nil {
+                    connections.withLock { _ = $0.insert(connection.connectionId) }
+                }
+                return Self.launchReplies(request)
+                    ?? (request.path == "/sdk/events" ? events(request) : .respond(.init(status: 404)))
+            }
+        ) { server in
+            let base = try #require(URL(string: "http://127.0.0.1:\(server.port)"))
+            var run = e2e.makeRun {
+                $0.baseURL = base
+                configure(&$0)
+            }
+            run.makeBackend = { _, _ in RemoteBackend(baseURL: base, ledgerFile: nil) }
+            let result = await run.execute()
+            #expect(result.summary != nil, "\(e2e.log)")
+            return (e2e, connections.withLock { $0 })
+        }
+    }
+
+    @Test("--connections 1 with 2 client loops opens one connection, and says the loops were cut")
+    func oneConnectionAcrossLoops() async throws {
+        let (e2e, sdkConnections) = try await runAgainst(
+            devices: 6,
+            configure: {
+                $0.connections = 1
+                $0.clientLoops = 2
+            },
+            events: { _ in
+                .respondAfter(HTTPResponse(status: 202, body: Array(#"{"ok":true}"#.utf8)), delay: .milliseconds(20))
+            })
+        #expect(sdkConnections.count == 1, "\(sdkConnections)")
+        #expect(e2e.log.contains { $0.contains("--client-loops 2 cut to 1") }, "\(e2e.log)")
+        #expect(try e2e.attempts().filter { $0.endpoint == .events }.allSatisfy { $0.status == 202 })
+    }
+
+    @Test func theLoopCountFollowsTheConnections() {
+        var said: [String] = []
+        #expect(
+            SoakClientLoops.count(requested: nil, pool: .shared, connections: 1, log: { said.append($0) }, cores: 2)
+                == 1)
+        #expect(
+            SoakClientLoops.count(requested: nil, pool: .shared, connections: 128, log: { said.append($0) }, cores: 2)
+                == 2)
+        #expect(said.isEmpty, "the default is cut without a word")
+        #expect(SoakClientLoops.count(requested: 4, pool: .shared, connections: 3, log: { said.append($0) }) == 3)
+        #expect(
+            said == ["--client-loops 4 cut to 3: a shared pool of --connections 3 has one connection per loop at most"])
+        #expect(SoakClientLoops.count(requested: 4, pool: .perPartition, connections: 1, log: { said.append($0) }) == 4)
+    }
+
+    @Test("a 2 MiB response body is a bad response, not 2 MiB held per connection")
+    func oversizedBodyIsABadResponse() async throws {
+        let (e2e, _) = try await runAgainst(
+            devices: 1, configure: { _ in },
+            events: { _ in
+                .respond(HTTPResponse(status: 200, body: Array(repeating: UInt8(ascii: " "), count: 2 << 20)))
+            })
+        let events = try e2e.attempts().filter { $0.endpoint == .events }
+        #expect(events.map(\.errorKind) == [.badResponse], "\(events)")
+    }
+}
