@@ -38,6 +38,8 @@ struct ProcessesRunTests {
         #expect(parsed.baseURL?.absoluteString == "http://127.0.0.1:4000" && parsed.outDirectory == "/r/shard-2")
         #expect(parsed.devices == 40 && parsed.seed == 9 && parsed.rate == 12.5)
         #expect(parsed.extraThresholds == options.extraThresholds && parsed.processes == nil)
+        // --connections is the machine's total: 128 over 3 shards is 43 + 43 + 42.
+        #expect(parsed.connections == 42)
         // The shards share the machine's cores; an explicit --client-loops goes to each as given.
         #expect(parsed.clientLoops == Swift.max(1, SoakClientLoops.default() / 3))
         options.clientLoops = 5
@@ -46,6 +48,13 @@ struct ProcessesRunTests {
             baseURL: URL(string: "http://127.0.0.1:4000")!, out: URL(fileURLWithPath: "/r/shard-0"))
         guard case .run(let withLoops) = try SoakCommandLine.parse(explicit) else { return }
         #expect(withLoops.clientLoops == 5)
+        #expect(withLoops.connections == 43)
+        options.connections = 2
+        let few = ProcessesRun.shardArguments(
+            options, shard: SoakShard(index: 2, count: 3), startAt: 1_800_000_000, runId: "abc",
+            baseURL: URL(string: "http://127.0.0.1:4000")!, out: URL(fileURLWithPath: "/r/shard-2"))
+        guard case .run(let withFew) = try SoakCommandLine.parse(few) else { return }
+        #expect(withFew.connections == 1, "a shard keeps at least one connection")
     }
 
     /// The `optolink-soak` executable built beside the test bundle.

@@ -62,7 +62,8 @@ package enum SoakCommandLine {
           --pool MODE          native transport: shared (default; one bounded pool per host) or
                                per-device (one keep-alive connection per virtual device)
           --connections N      native transport, shared pool: most connections per host, in all
-                               (default 128); fewer client loops run when N is below their count
+                               (default 128; --processes P splits it between the shards); fewer
+                               client loops run when N is below their count
           --client-loops N     native transport: event loop threads (default: one per core); the
                                virtual devices' journeys run on them, spread by device. Fewer
                                loops spend less CPU per request; more keep up with more load

@@ -54,7 +54,8 @@ package struct ProcessesRun: Sendable {
         if options.noThresholds { args.append("--no-thresholds") }
         for expression in options.extraThresholds { args += ["--threshold", expression] }
         args += ["--transport", options.transport.rawValue, "--pool", options.pool.rawValue]
-        args += ["--connections", String(options.connections)]
+        // --connections is a total for the machine: the shards split it as they split the budget.
+        args += ["--connections", String(Swift.max(1, shard.share(of: options.connections)))]
         // P shard processes on one machine share its cores: by default each runs its share of loops.
         let loops =
             options.clientLoops ?? Swift.max(1, SoakClientLoops.default() / Swift.max(1, options.processes ?? 1))
