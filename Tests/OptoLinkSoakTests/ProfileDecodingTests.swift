@@ -158,6 +158,10 @@ struct ProfileDecodingTests {
                 "backend: limits.match.limit must be at least 1"
             ),
             (
+                #"{"match": {"platformWeight": 9223372036854775, "ipWeight": 7}}"#,
+                "backend: match.platformWeight 9223372036854775 is not within 0...1000000"
+            ),
+            (
                 #"{"limts": {}}"#,
                 "backend.limts: unknown field (expected one of host, port, trustForwardedFor, limits, faults, fixtures, match, rotationGraceSeconds, deviceIdleSeconds)"
             ),

@@ -113,6 +113,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
             }
         }
         problems += faults.problems()
+        problems += match.problems()
         var orgKeys = Set<String>()
         var keys = Set<String>()
         for org in fixtures.orgs {

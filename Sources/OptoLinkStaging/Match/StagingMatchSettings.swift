@@ -52,3 +52,29 @@ public struct StagingMatchSettings: Sendable, Codable, Equatable {
         timezoneWeight = try c.decodeIfPresent(Int.self, forKey: .timezoneWeight) ?? d.timezoneWeight
     }
 }
+
+extension StagingMatchSettings {
+    /// The largest weight or threshold: scores are sums of a few weights, so they stay far from
+    /// overflow (the defaults score out of 100).
+    public static let largestWeight = 1_000_000
+    /// The longest click TTL or IP-fuzzy window, in seconds (one year).
+    public static let longestWindowSeconds = 31_536_000.0
+
+    /// Values that make these settings unusable, each naming its field under `match.`; empty when valid.
+    public func problems() -> [String] {
+        var problems: [String] = []
+        let integers: [(String, Int)] = [
+            ("scoredThreshold", scoredThreshold), ("platformWeight", platformWeight), ("ipWeight", ipWeight),
+            ("osVersionWeight", osVersionWeight), ("languageWeight", languageWeight),
+            ("timezoneWeight", timezoneWeight),
+        ]
+        for (name, value) in integers where !(0...Self.largestWeight).contains(value) {
+            problems.append("match.\(name) \(value) is not within 0...\(Self.largestWeight)")
+        }
+        let windows = [("clickTTLSeconds", clickTTLSeconds), ("ipFuzzyWindowSeconds", ipFuzzyWindowSeconds)]
+        for (name, value) in windows where !(0...Self.longestWindowSeconds).contains(value) {
+            problems.append("match.\(name) \(value) is not within 0...\(Int(Self.longestWindowSeconds)) seconds")
+        }
+        return problems
+    }
+}

@@ -40,6 +40,15 @@ import Testing
         (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "limits.match.limit"),
         (#"{"faults": {"endpoints": {"events": [{"kind": "nope", "rate": 1}]}}}"#, "faults"),
         (#"{"fixtures": {"orgs": [{"orgKey": "a"}, {"orgKey": "a"}]}}"#, "duplicate orgKey"),
+        // Weights whose sum overflowed the scored matcher and killed the server on the first /match.
+        (#"{"match": {"platformWeight": 9223372036854775807, "osVersionWeight": 1}}"#, "match.platformWeight"),
+        (
+            #"{"match": {"platformWeight": 4000000000000000000, "languageWeight": 4000000000000000000}}"#,
+            "match.languageWeight"
+        ),
+        (#"{"match": {"scoredThreshold": -1}}"#, "match.scoredThreshold"),
+        (#"{"match": {"clickTTLSeconds": 1e308}}"#, "match.clickTTLSeconds"),
+        (#"{"match": {"ipFuzzyWindowSeconds": -5}}"#, "match.ipFuzzyWindowSeconds"),
         ("not json", "not valid JSON"),
     ])
     func badFilesAreClearErrors(json: String, mentions: String) {
