@@ -109,7 +109,7 @@ final class StagingLedger: Sendable {
             guard state.file != nil else { return nil }
             Self.flush(&state.file!)
             let file = state.file!
-            let first = max(since, 0) + 1  // the first sequence wanted
+            let first = min(max(since, 0), Int.max - 1) + 1  // the first sequence wanted
             let slot = min((first - 1) / Self.indexStride, file.index.count - 1)
             guard slot >= 0 else { return (file.url, file.written, 0) }
             return (file.url, file.index[slot], slot * Self.indexStride)

@@ -4,7 +4,8 @@ import OptoLinkHTTP
 extension StagingBackend {
     /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of
     /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default; `after` is
-    /// accepted for `since`; page a long run's ledger with `since` = the last sequence read),
+    /// accepted for `since`; page a long run's ledger with `since` = the last sequence read; a
+    /// value that is not a whole number ≥ 0 is a 400 naming it),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
     /// `GET /__admin/health`. Never rate limited, never faulted.
@@ -12,10 +13,19 @@ extension StagingBackend {
         switch route {
         case .ledger:
             let query = context.request.query
-            let since =
-                (PercentDecoding.queryValue(query, "since") ?? PercentDecoding.queryValue(query, "after"))
-                .flatMap { Int($0) } ?? 0
-            let limit = PercentDecoding.queryValue(query, "limit").flatMap { Int($0) } ?? Int.max
+            let sinceName = PercentDecoding.queryValue(query, "since") != nil ? "since" : "after"
+            var issues: [ValidationIssue] = []
+            func count(_ name: String, absent: Int) -> Int {
+                guard let text = PercentDecoding.queryValue(query, name) else { return absent }
+                guard let value = Int(text), value >= 0 else {
+                    issues.append(ValidationIssue(field: name, message: "\(name) must be a whole number ≥ 0"))
+                    return absent
+                }
+                return value
+            }
+            let since = count(sinceName, absent: 0)
+            let limit = count("limit", absent: Int.max)
+            guard issues.isEmpty else { return validationResponse(issues, context) }
             return encoded(ledger(since: since, limit: limit), context)
         case .counters: return encoded(counters(), context)
         case .getFaults: return encoded(currentFaults(), context)
