@@ -125,6 +125,30 @@ struct CommandLineReportFlagTests {
         }
     }
 
+    /// A closed model with more concurrent devices than devices (1,000,000 workers on 3 devices
+    /// ran 12 minutes past its 2 s duration, ignored SIGTERM and grew past 2.6 GB) is refused
+    /// before the run, whether the profile or `--devices` makes it so.
+    @Test func closedConcurrencyAboveTheDevicesIsRefused() throws {
+        var profile = try SoakProfile.load(contentsOf: URL(fileURLWithPath: "Profiles/smoke.json"))
+        profile.load = LoadSettings(model: .closed, concurrency: 1_000_000, duration: 2, grace: 1)
+        profile.devices.count = 3
+        let options = SoakRunOptions(profilePath: "p.json")
+        #expect {
+            try options.apply(to: profile)
+        } throws: { error in
+            "\(error)".contains("load.concurrency 1000000 is more than the 3 devices")
+        }
+        var more = options
+        more.devices = 1_000_000
+        #expect(try more.apply(to: profile).load.concurrency == 1_000_000)
+        var fewer = options
+        fewer.devices = 2
+        profile.load.concurrency = 3
+        profile.devices.count = 10
+        #expect(throws: SoakProfileError.self) { try fewer.apply(to: profile) }
+        #expect(try options.apply(to: profile).devices.count == 10)
+    }
+
     @Test(
         "--metrics-listen takes loopback HOST:PORT only",
         arguments: [

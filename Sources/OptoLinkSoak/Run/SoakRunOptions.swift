@@ -64,7 +64,8 @@ public struct SoakRunOptions: Sendable, Equatable {
     public init(profilePath: String) { self.profilePath = profilePath }
 
     /// `profile` with this run's flag overrides applied.
-    /// - Throws: ``SoakProfileError`` when a flag does not fit the profile (e.g. `--rate` on a closed model).
+    /// - Throws: ``SoakProfileError`` when a flag does not fit the profile (e.g. `--rate` on a closed
+    ///   model), or when a closed model asks for more concurrent devices than there are.
     package func apply(to profile: SoakProfile) throws -> SoakProfile {
         var p = profile
         if let devices { p.devices.count = devices }
@@ -84,6 +85,11 @@ public struct SoakRunOptions: Sendable, Equatable {
             }
             p.load.startRate = rate
             p.load.stages = [.init(duration: p.load.effectiveDuration, target: rate)]
+        }
+        if p.load.model == .closed, let concurrency = p.load.concurrency, concurrency > p.devices.count {
+            throw SoakProfileError(
+                message: "load.concurrency \(concurrency) is more than the \(p.devices.count) devices (devices.count"
+                    + " or --devices): in the closed model each device loops its own journeys, one at a time")
         }
         return p
     }
