@@ -69,4 +69,42 @@ import Testing
             "\(error)".contains("\(url.lastPathComponent) line 2")
         }
     }
+
+    /// A line longer than the 1 MiB read chunk (an entry with a 3 MiB property) is read whole and
+    /// in order with the lines around it, once per chunk it spans (the search for its end does
+    /// not start over); past the longest line allowed it is an error naming the line.
+    @Test func aLineLongerThanAReadChunk() throws {
+        var long = Self.entry(2)
+        long.properties = ["opl_corr": "r:d:2", "blob": String(repeating: "x", count: 3 << 20)]
+        let lines = try [Self.entry(1), long, Self.entry(3)].map {
+            String(decoding: try JSONEncoder().encode($0), as: UTF8.self)
+        }
+        let url = try Self.write(lines.joined(separator: "\n") + "\n")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var read: [StagingLedgerEntry] = []
+        #expect(try LedgerLines.read(url, label: "--ledger") { read.append($0) } == 3)
+        #expect(read.map(\.sequence) == [1, 2, 3])
+        #expect(read[1].properties?["blob"]?.count == 3 << 20)
+        #expect {
+            _ = try LedgerLines.read(url, label: "--ledger", longestLine: 1 << 20) { _ in }
+        } throws: { error in
+            "\(error)"
+                == "--ledger \(url.lastPathComponent) line 2: longer than 1048576 bytes (a ledger entry is a few hundred)"
+        }
+    }
+
+    /// A JSON-lines ledger saved with a byte order mark is still JSON lines (it was taken for a
+    /// malformed array).
+    @Test func aByteOrderMarkBeforeJSONLines() async throws {
+        let lines = try [Self.entry(1), Self.entry(2)].map {
+            String(decoding: try JSONEncoder().encode($0), as: UTF8.self)
+        }
+        let url = try Self.write("\u{FEFF}" + lines.joined(separator: "\n"))
+        defer { try? FileManager.default.removeItem(at: url) }
+        var read: [Int] = []
+        let count = try await RemoteBackend(baseURL: URL(fileURLWithPath: "/"), ledgerFile: url).readLedger {
+            read.append($0.sequence)
+        }
+        #expect(count == 2 && read == [1, 2])
+    }
 }

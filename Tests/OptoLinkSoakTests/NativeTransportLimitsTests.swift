@@ -22,7 +22,7 @@ struct NativeTransportLimitsTests {
     private func runAgainst(
         devices: Int, configure: @escaping (inout SoakRunOptions) -> Void,
         events: @escaping @Sendable (HTTPRequest) -> HTTPHandlerResult
-    ) async throws -> (EndToEndRun, sdkConnections: Set<UInt64>) {
+    ) async throws -> (EndToEndRun, sdkConnections: Set<UInt64>, result: SoakRunResult) {
         let e2e = try EndToEndRun(
             profile: """
                 {"name": "limits", "seed": 5, "devices": {"count": \(devices)},
@@ -48,16 +48,18 @@ struct NativeTransportLimitsTests {
                 $0.baseURL = base
                 configure(&$0)
             }
-            run.makeBackend = { _, _ in RemoteBackend(baseURL: base, ledgerFile: nil) }
+            run.makeBackend = { _, options in
+                RemoteBackend(baseURL: base, ledgerFile: options.ledgerPath.map { URL(fileURLWithPath: $0) })
+            }
             let result = await run.execute()
             #expect(result.summary != nil, "\(e2e.log)")
-            return (e2e, connections.withLock { $0 })
+            return (e2e, connections.withLock { $0 }, result)
         }
     }
 
     @Test("--connections 1 with 2 client loops opens one connection, and says the loops were cut")
     func oneConnectionAcrossLoops() async throws {
-        let (e2e, sdkConnections) = try await runAgainst(
+        let (e2e, sdkConnections, _) = try await runAgainst(
             devices: 6,
             configure: {
                 $0.connections = 1
@@ -86,9 +88,42 @@ struct NativeTransportLimitsTests {
         #expect(SoakClientLoops.count(requested: 4, pool: .perPartition, connections: 1, log: { said.append($0) }) == 4)
     }
 
+    /// A run asked to be reconciled with `--ledger` that cannot read it keeps its report, says why
+    /// in the summary and in the reconciliation verdict, and exits 2 (it used to exit 0 with
+    /// "no ledger", as if none had been given).
+    @Test func anUnreadableLedgerFailsTheRunAfterItsReport() async throws {
+        let ledger = FileManager.default.temporaryDirectory.appendingPathComponent("bad-ledger-\(UUID()).json")
+        try Data("[[[".utf8).write(to: ledger)
+        defer { try? FileManager.default.removeItem(at: ledger) }
+        let (_, _, result) = try await runAgainst(
+            devices: 1, configure: { $0.ledgerPath = ledger.path },
+            events: { _ in .respond(HTTPResponse(status: 202, body: Array(#"{"ok":true}"#.utf8))) })
+        #expect(result.exitCode == 2)
+        let summary = try #require(result.summary)
+        #expect(
+            summary.notes.contains { $0.hasPrefix("--ledger could not be read: --ledger \(ledger.lastPathComponent)") })
+        let note = summary.verdicts?.reconciliation.note ?? ""
+        #expect(note.hasPrefix("not available: --ledger: "), "\(note)")
+    }
+
+    @Test func aLedgerPathThatIsADirectoryIsRefusedBeforeTheRun() async throws {
+        let e2e = try EndToEndRun(
+            profile:
+                #"{"name": "l", "devices": {"count": 1}, "journeys": [{"name": "j", "steps": [{"kind": "firstLaunch"}]}], "load": {"model": "closed", "iterations": 1}}"#
+        )
+        let run = e2e.makeRun {
+            $0.baseURL = URL(string: "http://127.0.0.1:9")
+            $0.ledgerPath = FileManager.default.temporaryDirectory.path
+        }
+        let result = await run.execute()
+        #expect(result.exitCode == 2 && result.summary == nil)
+        #expect(
+            result.error?.contains("is a directory, not a ledger file") == true, "\(String(describing: result.error))")
+    }
+
     @Test("a 2 MiB response body is a bad response, not 2 MiB held per connection")
     func oversizedBodyIsABadResponse() async throws {
-        let (e2e, _) = try await runAgainst(
+        let (e2e, _, _) = try await runAgainst(
             devices: 1, configure: { _ in },
             events: { _ in
                 .respond(HTTPResponse(status: 200, body: Array(repeating: UInt8(ascii: " "), count: 2 << 20)))

@@ -83,11 +83,13 @@ package struct RemoteBackend: SoakBackend {
         return try LedgerLines.read(ledgerFile, label: "--ledger", body)
     }
 
-    /// Whether the file's first non-blank byte opens an object (JSON lines) rather than an array.
+    /// Whether the file's first non-blank byte (after a UTF-8 byte order mark, if any) opens an
+    /// object (JSON lines) rather than an array.
     static func isJSONLines(_ url: URL) throws -> Bool {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
-        let head = try handle.read(upToCount: 4096) ?? Data()
+        var head = try handle.read(upToCount: 4096) ?? Data()
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { head = head.dropFirst(3) }
         return head.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
     }
 

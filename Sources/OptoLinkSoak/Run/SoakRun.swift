@@ -87,6 +87,13 @@ public struct SoakRun: Sendable {
         if let shard = options.shard {
             if let problem = Self.shardProblem(shard, options: options, profile: profile) { return fail(problem) }
         }
+        if let ledger = options.ledgerPath, let problem = PathProblem.readingFile(ledger, as: "ledger"),
+            FileManager.default.fileExists(atPath: ledger)
+        {
+            // The file may be written while the run lasts (it is read at the end), but a path that
+            // exists and can never be read as one (a directory, a device) is refused now.
+            if !problem.hasSuffix("is empty (0 bytes)") { return fail("--ledger \(problem)") }
+        }
         for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)
         if options.devices != nil, let iterations = profile.load.iterations {
@@ -331,7 +338,10 @@ public struct SoakRun: Sendable {
         var verdicts = recorder.finishVerdicts()
         if ledgerEntries == nil {
             verdicts = VerdictsReport(
-                results: verdicts.results + [ReconciliationVerdict.notAvailable],
+                results: verdicts.results + [
+                    ledgerError.map { ReconciliationVerdict.notAvailable(because: "--ledger: \($0)") }
+                        ?? ReconciliationVerdict.notAvailable
+                ],
                 ignoredAttempts: verdicts.ignoredAttempts)
         }
         let counters = await backend.counters()
@@ -398,8 +408,8 @@ public struct SoakRun: Sendable {
                     expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
                     message: "the run was aborted: \(monitorMessage)"), at: summary.journeys.started == 0 ? 1 : 0)
         }
-        if let ledgerError { log("warning: ledger unavailable: \(ledgerError)") }
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
+        if let ledgerError { summary.notes.append("--ledger could not be read: \(ledgerError)") }
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         do {
             if let shard = options.shard {
@@ -421,6 +431,12 @@ public struct SoakRun: Sendable {
         log(SummaryText.render(summary))
         if stopReason == .misconfigured {
             let message = monitorMessage ?? "stopped early: every response was refused (401/403/404)"
+            log("error: \(message)")
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
+        }
+        if let ledgerError {
+            // The run asked to be reconciled with a ledger and could not be: a CI gate must not pass it.
+            let message = "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
             log("error: \(message)")
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
         }

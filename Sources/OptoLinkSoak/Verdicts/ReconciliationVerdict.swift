@@ -60,6 +60,12 @@ package struct ReconciliationVerdict: Verdict {
         available: false, note: "not available: no ledger (embedded emulator's ledger route or --ledger FILE)",
         endpoints: [:], ignoredLedgerEntries: 0)
 
+    /// Not available for a stated reason (a `--ledger` file that could not be read).
+    static func notAvailable(because reason: String) -> ReconciliationVerdict {
+        ReconciliationVerdict(
+            available: false, note: "not available: \(reason)", endpoints: [:], ignoredLedgerEntries: 0)
+    }
+
     /// Joins `calls` with `ledger`; a `nil` ledger gives the "not available" section.
     /// - Parameter deviceIds: virtual device → SDK `deviceId`, used for calls whose launch's
     ///   `deviceId` is not on the record.
