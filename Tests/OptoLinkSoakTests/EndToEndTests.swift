@@ -75,6 +75,22 @@ struct EndToEndTests {
         }
     }
 
+    /// More closed-model workers than one nested group holds (600 over groups of 256): every
+    /// worker runs, the budget is spent exactly, and every device took part.
+    @Test func closedModelWorkersInSeveralGroupsAllRun() async throws {
+        #expect(SoakDriver.workersPerGroup < 600)
+        let e2e = try EndToEndRun(
+            profile: e2eProfile(
+                devices: 600, rate: 1, steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "tick"}"#,
+                load: #"{"model": "closed", "concurrency": 600, "iterations": 1200, "duration": 60, "grace": 5}"#))
+        let result = await e2e.makeRun().execute()
+        #expect(result.exitCode == 0, "\(e2e.log)")
+        let summary = try #require(result.summary)
+        #expect(summary.journeys.started == 1200 && summary.journeys.completed == 1200)
+        let attempts = try e2e.attempts()
+        #expect(Set(attempts.map(\.device)).count == 600)
+    }
+
     @Test(
         "an interrupted (SIGINT) or terminated (SIGTERM) run stops new work, still writes a readable report and exits 130 / 143",
         arguments: [(StopReason.interrupted, Int32(130)), (.terminated, Int32(143))])

@@ -247,32 +247,48 @@ package final class SoakDriver: Sendable {
         let weights = profile.journeys.map(\.weight)
         let timeline = runner.recorder.timeline
         let workers = (0..<concurrency).filter(shard.owns)
-        for worker in workers {
-            let device = devices[worker % devices.count]
-            let runner = self.runner
-            let profile = self.profile
-            let control = self.control
-            let scheduled = self.scheduled
-            let inFlight = self.inFlight
-            group.addTask(executorPreference: runner.executor(for: device)) {
-                var rng = SeededRandom(seed: profile.seed ^ UInt64(worker) &* 0x9E37)
-                while !Task.isCancelled && control.stepAllowed(at: timeline.now()) {
-                    if budget.add() > limit { break }
-                    scheduled.add()
-                    let journey = profile.journeys[rng.pickIndex(weights)]
-                    let start = timeline.now()
-                    inFlight.add()
-                    runner.recorder.journeyStarted(name: journey.name, lag: 0)
-                    let completed = await runner.run(journey, on: device, intendedStart: start, rng: &rng)
-                    inFlight.add(-1)
-                    runner.recorder.journeyEnded(
-                        name: journey.name, completed: completed, duration: timeline.now() - start)
+        let runner = self.runner
+        let profile = self.profile
+        let control = self.control
+        let scheduled = self.scheduled
+        let inFlight = self.inFlight
+        let devices = self.devices
+        // Workers run in nested groups of at most `workersPerGroup`: the Swift runtime finds a
+        // finished child in its group's list of children one by one, so one flat group of 50,000
+        // workers spent seconds per batch of results and a stop took 30 s instead of its grace.
+        let groups = stride(from: 0, to: workers.count, by: Self.workersPerGroup).map {
+            Array(workers[$0..<Swift.min($0 + Self.workersPerGroup, workers.count)])
+        }
+        for members in groups {
+            group.addTask {
+                await withDiscardingTaskGroup { subgroup in
+                    for worker in members {
+                        let device = devices[worker % devices.count]
+                        subgroup.addTask(executorPreference: runner.executor(for: device)) {
+                            var rng = SeededRandom(seed: profile.seed ^ UInt64(worker) &* 0x9E37)
+                            while !Task.isCancelled && control.stepAllowed(at: timeline.now()) {
+                                if budget.add() > limit { break }
+                                scheduled.add()
+                                let journey = profile.journeys[rng.pickIndex(weights)]
+                                let start = timeline.now()
+                                inFlight.add()
+                                runner.recorder.journeyStarted(name: journey.name, lag: 0)
+                                let completed = await runner.run(journey, on: device, intendedStart: start, rng: &rng)
+                                inFlight.add(-1)
+                                runner.recorder.journeyEnded(
+                                    name: journey.name, completed: completed, duration: timeline.now() - start)
+                            }
+                        }
+                    }
                 }
                 return .journey
             }
         }
-        tracker.running = workers.count
+        tracker.running = groups.count
     }
+
+    /// The most closed-model workers in one task group (see ``closedModel(_:tracker:budget:limit:)``).
+    static let workersPerGroup = 256
 }
 
 /// Which virtual devices are running a journey (open model): a device runs one at a time.
