@@ -52,7 +52,8 @@ package enum SoakCommandLine {
                                directory that already holds a report is refused
           --force              write into an --out directory that already holds a report
           --ledger FILE        server ledger exported from the real backend (a JSON array, or JSON
-                               lines: one entry per line, read as a stream)
+                               lines: one entry per line, read as a stream) at the end of the run;
+                               if it cannot be read then, the report is written and the exit is 2
           --ledger-file PATH   embedded emulator: stream its ledger there as JSON lines (default
                                ledger.jsonl in the report directory); never held in memory
           --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
