@@ -6,6 +6,9 @@ import OptoLinkStaging
 package indirect enum JSONValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
+    /// A whole number, kept exactly (a `Double` loses whole numbers above 2⁵³, and a checked field
+    /// would then report "not valid JSON" instead of its range).
+    case integer(Int64)
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -17,6 +20,8 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -33,6 +38,7 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
         case .number(let value):
             if value.rounded() == value, abs(value) < 9e15 {
                 try container.encode(Int64(value))
