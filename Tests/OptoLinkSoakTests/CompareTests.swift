@@ -232,7 +232,12 @@ struct CompareRunTests {
         #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
         let base = e2e.reportDirectory
         let junit = e2e.directory.appendingPathComponent("compare.xml")
-        var options = CompareOptions(baselinePath: base.path, currentPath: base.path)
+        // One directory as both sides is refused (a run compared with itself proves nothing); a copy is fine.
+        #expect(
+            CompareCommand.run(CompareOptions(baselinePath: base.path, currentPath: base.path)) { _ in }.exitCode == 2)
+        let copy = e2e.directory.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: base, to: copy)
+        var options = CompareOptions(baselinePath: base.path, currentPath: copy.path)
         options.junitPath = junit.path
         options.outDirectory = e2e.directory.appendingPathComponent("cmp").path
         let same = CompareCommand.run(options) { _ in }

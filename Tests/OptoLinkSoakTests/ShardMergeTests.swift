@@ -143,6 +143,57 @@ struct ShardMergeTests {
         #expect(result.error?.contains("not a shard's report") == true)
     }
 
+    /// Values no run writes in a shard.json (edited or damaged) are refused, naming the file and the
+    /// value; they trapped (interval 0, a count or slot near Int.max, shard count -1) or allocated
+    /// gigabytes (slot 2e8, shard count 1e12).
+    @Test(arguments: [
+        ("interval", "tally.interval 0.0"), ("slot", "slot 9223372036854775807"), ("bigSlot", "slot 200000000"),
+        ("count", "a count of 9223372036854775807"), ("shards", "shard 0/-1"), ("manyShards", "shard 0/1000000000000"),
+        ("late", "lateSeconds 1e+300"),
+    ])
+    func impossibleManifestValuesAreRefused(_ field: String, _ message: String) throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile()
+        var tally = ShardFixture.oneJourney
+        var shard = SoakShard(index: 0, count: 1)
+        switch field {
+        case "interval": tally.interval = 0
+        case "slot": tally.intervals = [RecorderTally.Interval(slot: .max)]
+        case "bigSlot": tally.intervals = [RecorderTally.Interval(slot: 200_000_000)]
+        case "count": tally.attempts = .max
+        case "shards": shard = SoakShard(index: 0, count: -1)
+        case "manyShards": shard = SoakShard(index: 0, count: 1_000_000_000_000)
+        default: break
+        }
+        let a = try fixture.write("a", shard: shard, profile: profile, tally: tally)
+        if field == "late" {
+            let file = URL(fileURLWithPath: a).appendingPathComponent(ShardManifest.fileName)
+            var manifest = try ShardManifest.load(URL(fileURLWithPath: a))
+            manifest.lateSeconds = 1e300
+            try AtomicFile.writeJSON(manifest, to: file)
+        }
+        let (result, _) = fixture.merge([a])
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains(message) == true, "\(String(describing: result.error))")
+    }
+
+    /// Shards that started further apart than they ran are two runs, not one: refused (a shard
+    /// re-run 30 days later made a 562 MB summary and 3.2 GB of memory).
+    @Test func shardsThatDidNotRunTogetherAreRefused() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let profile = try ShardFixture.profile()
+        let a = try fixture.write("a", shard: SoakShard(index: 0, count: 2), profile: profile, startEpoch: 1_000)
+        let b = try fixture.write("b", shard: SoakShard(index: 1, count: 2), profile: profile, startEpoch: 1_030)
+        #expect(fixture.merge([a, b]).0.exitCode == 0, "30 s apart: one run")
+        let late = try fixture.write(
+            "late", shard: SoakShard(index: 1, count: 2), profile: profile, startEpoch: 1_000 + 30 * 86_400)
+        let (result, _) = fixture.merge([a, late])
+        #expect(result.exitCode == 2)
+        #expect(result.error?.contains("they are not one run") == true, "\(String(describing: result.error))")
+    }
+
     @Test("the command line: merge needs --out and directories; run --shard needs --base-url and says why")
     func commandLine() throws {
         #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["merge", "a", "b"]) }

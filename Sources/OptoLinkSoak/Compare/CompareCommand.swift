@@ -38,6 +38,10 @@ package enum CompareCommand {
     package static func run(_ options: CompareOptions, log: @Sendable (String) -> Void) -> Result {
         let baseline: SoakReportDirectory
         let current: SoakReportDirectory
+        if PathProblem.samePlace(options.baselinePath, options.currentPath) {
+            log("error: the baseline and the current report are the same directory (\(options.currentPath))")
+            return Result(exitCode: 2)
+        }
         do {
             baseline = try SoakReportDirectory.load(URL(fileURLWithPath: options.baselinePath, isDirectory: true))
             current = try SoakReportDirectory.load(URL(fileURLWithPath: options.currentPath, isDirectory: true))

@@ -104,7 +104,14 @@ package struct RegressionRule: Sendable, Equatable {
 
         init(text: String) { characters = Array(text) }
 
+        /// The longest right-hand side, in characters: parsing and evaluation recurse, so a very
+        /// long or deeply nested rule (100,000 `(`) would overflow the stack instead of failing.
+        static let longestText = 256
+
         mutating func parseAll() throws -> Term {
+            guard characters.count <= Self.longestText else {
+                throw RegressionRuleError("the right-hand side is longer than \(Self.longestText) characters")
+            }
             let term = try sum()
             skipSpaces()
             guard index == characters.count else {

@@ -84,7 +84,7 @@ extension SoakComparison {
     }
 
     static func count(_ d: Delta) -> String {
-        "\(Int(d.baseline)) → \(Int(d.current))"
+        "\(SVGChart.plain(d.baseline)) → \(SVGChart.plain(d.current))"
     }
 
     static func percent(_ d: Delta) -> String {

@@ -284,7 +284,11 @@ package struct SoakComparison: Sendable, Codable {
 
     /// 5xx answers plus attempts without a response.
     static func failedAttempts(_ e: SoakSummary.EndpointSummary) -> Int {
-        e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0, +)
+        // Saturating: a hand-edited summary's counts near Int.max must not trap the comparison.
+        e.byStatus.filter { Int($0.key).map { $0 >= 500 } ?? true }.values.reduce(0) { sum, count in
+            let (total, overflow) = sum.addingReportingOverflow(count)
+            return overflow ? Int.max : total
+        }
     }
 
     /// The summary's metrics plus per-endpoint rates rules may use: `<endpoint>.429.rate`,

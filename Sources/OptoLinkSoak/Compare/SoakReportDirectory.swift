@@ -50,15 +50,30 @@ package struct SoakReportDirectory: Sendable {
         } catch let error as DecodingError {
             throw SoakReportError(message: "\(file.path): \(error.readableDescription)")
         }
+        // No profile.json: the default regression rules apply. One that is there but does not decode
+        // is an error: dropping its `expect.regression` rules silently would let a regression pass.
         let profileURL = directory.appendingPathComponent("profile.json")
-        let profile = (try? Data(contentsOf: profileURL)).flatMap { try? SoakProfile.decode($0) }
+        var profile: SoakProfile? = nil
+        if let profileData = try? Data(contentsOf: profileURL) {
+            do {
+                profile = try SoakProfile.decode(profileData)
+            } catch {
+                throw SoakReportError(message: "\(profileURL.path): \(error)")
+            }
+        }
         return SoakReportDirectory(url: directory, summary: summary, profile: profile)
     }
 
-    /// The rows of `attempts.csv` (or `attempts.csv.partial`), or `nil` when neither can be read.
+    /// The rows of `attempts.csv` (or `attempts.csv.partial`) for the charts, or `nil` when neither
+    /// can be read or the file is over `SoakRun.chartAttemptsLimitBytes` (32 MB, as for `run` and
+    /// `merge`: two long runs' rows read whole took gigabytes).
     package func attempts() -> [AttemptRecord]? {
         for name in ["attempts.csv", "attempts.csv.partial"] {
-            if let rows = try? ReportCSVReader.attempts(url.appendingPathComponent(name)) { return rows }
+            let file = url.appendingPathComponent(name)
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
+            guard let size else { continue }
+            if size > SoakRun.chartAttemptsLimitBytes { return nil }
+            if let rows = try? ReportCSVReader.attempts(file) { return rows }
         }
         return nil
     }

@@ -9,7 +9,12 @@ package enum AtomicFile {
         let directory = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
-        try data.write(to: temporary)
+        do {
+            try data.write(to: temporary)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)  // a failed write leaves no partial file
+            throw error
+        }
         if rename(temporary.path, url.path) != 0 {
             let code = errno
             try? FileManager.default.removeItem(at: temporary)

@@ -6,6 +6,7 @@ import OptoLink
 /// formats several of these per attempt.)
 func formatSeconds(_ value: Double) -> String {
     guard value.isFinite else { return "0.000000" }
+    guard abs(value) < 9e12 else { return String(value) }  // beyond what an Int64 of microseconds holds
     let micros = Int64((value * 1e6).rounded())
     let magnitude = micros.magnitude
     let fraction = String(magnitude % 1_000_000)

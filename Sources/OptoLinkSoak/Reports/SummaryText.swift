@@ -199,7 +199,9 @@ extension SummaryText {
         let width = 0.5
         let binCount = Int((limit / width).rounded(.up))
         var bins = [Int](repeating: 0, count: binCount + 1)
-        for bucket in histogram.buckets where bucket.count == 2 {
+        // A hand-edited summary's buckets (nan, 1e300) are left out rather than trapped on.
+        for bucket in histogram.buckets
+        where bucket.count == 2 && RunTimeline.isPlausible(bucket[0]) && (0..<1e15).contains(bucket[1]) {
             let index = Swift.min(binCount, Swift.max(0, Int(bucket[0] / width)))
             bins[index] += Int(bucket[1])
         }

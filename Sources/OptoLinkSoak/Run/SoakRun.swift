@@ -102,6 +102,10 @@ public struct SoakRun: Sendable {
             )
         }
         let directory = outputDirectory(for: profile)
+        if let baseline = options.baselineDirectory, PathProblem.samePlace(baseline, directory.path) {
+            return fail(
+                "--baseline \(baseline) is the --out directory: the run would overwrite the report it is compared with")
+        }
         if let problem = PathProblem.creatingDirectory(directory.path) { return fail("--out \(problem)") }
         if !options.force, let file = PathProblem.existingReport(in: directory.path) {
             return fail(

@@ -187,6 +187,15 @@ package enum MergeCommand {
                 seen[shard.manifest.shard.index] = shard.url
             }
             let count = first.manifest.shard.count
+            // Shards of one run start together (one --start-at, or within seconds); starts further
+            // apart than the longest shard plus an hour are another run of the same plan.
+            let starts = given.map(\.manifest.startEpoch)
+            let longest = given.map(\.manifest.activeSeconds).max() ?? 0
+            if let earliest = starts.min(), let latest = starts.max(), latest - earliest > longest + 3_600 {
+                throw SoakReportError(
+                    message: "merge: the shards started \(formatSeconds(latest - earliest)) s apart, longer than a "
+                        + "shard ran: they are not one run. Run all shards with one --start-at")
+            }
             let missing = (0..<count).filter { seen[$0] == nil }
             if !missing.isEmpty && !allowPartial {
                 throw SoakReportError(

@@ -44,6 +44,34 @@ package struct ShardManifest: Sendable, Codable {
     /// Reads `directory/shard.json`.
     /// - Throws: ``SoakReportError`` naming the file: missing (not a shard's report), not JSON,
     ///   an unknown `schemaVersion`, or a field that does not decode.
+    /// The first value no run writes (the merge would trap or allocate without bound on it), or `nil`.
+    var problem: String? {
+        let largestCount = 1 << 53
+        if !(1...10_000).contains(shard.count) || !(0..<shard.count).contains(shard.index) {
+            return "shard \(shard.index)/\(shard.count) is not I/N with 0 ≤ I < N ≤ 10000"
+        }
+        if !(startEpoch.isFinite && abs(startEpoch) < 1e11) { return "startEpoch \(startEpoch) is not a Unix time" }
+        for (name, value) in [("lateSeconds", lateSeconds), ("activeSeconds", activeSeconds)]
+        where !(value.isFinite && (0...10_000_000).contains(value)) {
+            return "\(name) \(value) is not within 0…10000000 seconds"
+        }
+        if !(tally.interval.isFinite && (0.001...3_600).contains(tally.interval)) {
+            return "tally.interval \(tally.interval) is not within 0.001…3600 seconds"
+        }
+        let slots = tally.intervals.map(\.slot)
+        if let slot = slots.first(where: { !(0...10_000_000).contains($0) }) {
+            return "tally.intervals slot \(slot) is not within 0…10000000"
+        }
+        let counts =
+            [tally.attempts, tally.calls, tally.status429, tally.errors, tally.journeysStarted, tally.lateStarts]
+            + tally.intervals.flatMap { [$0.journeys, $0.lateStarts, $0.attempts, $0.status429, $0.errors] }
+            + tally.endpoints.values.flatMap { [$0.attempts, $0.calls] + Array($0.byStatus.values) }
+        if let count = counts.first(where: { !(0...largestCount).contains($0) }) {
+            return "a count of \(count) is not within 0…2^53"
+        }
+        return nil
+    }
+
     package static func load(_ directory: URL) throws -> ShardManifest {
         let file = directory.appendingPathComponent(fileName)
         var isDirectory: ObjCBool = false
@@ -71,7 +99,14 @@ package struct ShardManifest: Sendable, Codable {
                     + "supported (this version reads \(currentSchemaVersion)); merge with the version that wrote it")
         }
         do {
-            return try JSONDecoder().decode(ShardManifest.self, from: data)
+            let manifest = try JSONDecoder().decode(ShardManifest.self, from: data)
+            if let problem = manifest.problem {
+                throw SoakReportError(
+                    message: "\(file.path): \(problem); it was not written by a run (edited or damaged)")
+            }
+            return manifest
+        } catch let error as SoakReportError {
+            throw error
         } catch let error as DecodingError {
             throw SoakReportError(message: "\(file.path): \(error.readableDescription)")
         } catch {

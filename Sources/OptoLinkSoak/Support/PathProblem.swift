@@ -3,6 +3,15 @@ import Foundation
 /// Why a path given on the command line cannot be used, as a sentence naming the path; checked
 /// before Foundation is asked, whose own errors read `NSCocoaErrorDomain error 256`.
 enum PathProblem {
+    /// Whether two paths name the same place once made absolute, standardized and with symbolic
+    /// links resolved (`Reports/a`, `./Reports/a/` and a link to it are one place).
+    static func samePlace(_ a: String, _ b: String) -> Bool {
+        func resolved(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        return resolved(a) == resolved(b)
+    }
+
     /// What sits at `path` (symbolic links followed), in words (`a directory`, `a character
     /// device`), or nil when nothing does.
     static func kind(at path: String) -> String? {

@@ -45,6 +45,9 @@ package struct DeclaredLimit: Sendable, Equatable, Codable, CustomStringConverti
         guard let window = Self.parseDuration(rate[1]), window > 0, window.isFinite else {
             throw fail("window '\(rate[1])' is not a positive duration such as '60s', '2s', '500ms' or '1min'")
         }
+        guard (0.001...31_536_000).contains(window) else {
+            throw fail("window '\(rate[1])' is not within 1ms…365d")
+        }
         guard words[1].lowercased() == "per" else { throw fail("expected 'per' after '\(words[0])'") }
         guard let scope = Scope(rawValue: words[2].lowercased()) else {
             throw fail("scope '\(words[2])' must be 'ip' or 'key'")

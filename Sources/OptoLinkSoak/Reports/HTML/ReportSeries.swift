@@ -80,7 +80,9 @@ struct ReportSeries {
 
     static func latencyOverTime(_ attempts: [AttemptRecord], interval: Double) -> [Latency] {
         var cells: [OptoLinkEndpoint: [Int: [Double]]] = [:]
-        for a in attempts where a.status != nil {
+        // Times a hand-edited or damaged CSV can hold (nan, inf, 1e300) are left out of the chart.
+        for a in attempts
+        where a.status != nil && RunTimeline.isPlausible(a.actualStart) && RunTimeline.isPlausible(a.end) {
             cells[a.endpoint, default: [:]][Int(a.actualStart / interval), default: []].append(a.end - a.actualStart)
         }
         func rank(_ sorted: [Double], _ p: Double) -> Double {
@@ -173,7 +175,7 @@ struct ReportSeries {
                     let accepted = sorted.filter { $0.status != 429 }.map(\.actualStart)
                     var low = 0
                     for (high, t) in accepted.enumerated() {
-                        while accepted[low] <= t - declared.windowSeconds { low += 1 }
+                        while low < high, accepted[low] <= t - declared.windowSeconds { low += 1 }
                         points.append((t, Double(high - low + 1)))
                     }
                 }
@@ -184,7 +186,9 @@ struct ReportSeries {
                 let span = (points.map(\.x).max() ?? 0) - (points.map(\.x).min() ?? 0)
                 let bin = max(1, span / Double(maxPoints - 1))
                 var fullest: [Int: (x: Double, y: Double)] = [:]
-                for p in points where (fullest[Int(p.x / bin)]?.y ?? -1) < p.y { fullest[Int(p.x / bin)] = p }
+                for p in points where RunTimeline.isPlausible(p.x) && (fullest[Int(p.x / bin)]?.y ?? -1) < p.y {
+                    fullest[Int(p.x / bin)] = p
+                }
                 points = fullest.values.sorted { $0.x < $1.x }
             }
             windows.within = points.filter { $0.y <= Double(declared.limit) }

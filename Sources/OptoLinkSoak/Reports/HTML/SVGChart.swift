@@ -165,6 +165,8 @@ struct SVGChart {
 
     static func r(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
+        // Coordinates come from report data; one that is not finite or is absurd is drawn at 0.
+        guard rounded.isFinite, abs(rounded) < 1e12 else { return "0" }
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
     }
 
