@@ -120,4 +120,20 @@ struct HostileReportTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") }
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// A journey name with terminal escapes (ESC [2J clears the screen, CR rewrites the line) is
+    /// printed inert in the summary text: every control character but newline and tab is shown as
+    /// U+FFFD.
+    @Test func controlCharactersInNamesArePrintedInert() async throws {
+        #expect(
+            SummaryText.printable("a\u{1B}[31mb\rc\u{7}d\u{9B}e\u{7F}f\tg\nh")
+                == "a\u{FFFD}[31mb\u{FFFD}c\u{FFFD}d\u{FFFD}e\u{FFFD}f\tg\nh")
+        let json = e2eProfile(devices: 4, rate: 40, steps: #"{"kind": "firstLaunch"}"#)
+            .replacingOccurrences(of: #"[{"name": "j","#, with: #"[{"name": "j\u001b[2J\r","#)
+        let e2e = try EndToEndRun(profile: json)
+        #expect(await e2e.makeRun().execute().exitCode == 0, "\(e2e.log)")
+        let text = try String(contentsOf: e2e.reportDirectory.appendingPathComponent("summary.txt"), encoding: .utf8)
+        #expect(text.contains("journey j\u{FFFD}[2J\u{FFFD} from intended start"), "\(text)")
+        #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0 == "\r" })
+    }
 }

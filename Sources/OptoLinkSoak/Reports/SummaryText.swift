@@ -2,6 +2,20 @@ import Foundation
 
 /// The short human-readable report (`summary.txt`, also printed at the end of a run).
 package enum SummaryText {
+    /// `text` with every control character other than line feed and tab shown as `�`: journey
+    /// names come from the profile and notes can quote a server, and neither may move a terminal's
+    /// cursor or colour a CI log (an escape sequence, a carriage return).
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: Self.isHidden) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { out.append(Self.isHidden(scalar) ? "\u{FFFD}" : scalar) }
+        return String(out)
+    }
+
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
+    }
+
     package static func render(_ s: SoakSummary) -> String {
         func ms(_ seconds: Double) -> String { String(format: "%.1fms", seconds * 1000) }
         var lines: [String] = []
@@ -81,7 +95,7 @@ package enum SummaryText {
             lines += s.notes.map { "note: \($0)" }
         }
         for t in s.thresholds { lines.append(t.line) }
-        return lines.joined(separator: "\n") + "\n"
+        return Self.printable(lines.joined(separator: "\n")) + "\n"
     }
 }
 
