@@ -21,7 +21,8 @@ struct NativeTransportLimitsTests {
 
     private func runAgainst(
         devices: Int, configure: @escaping (inout SoakRunOptions) -> Void,
-        events: @escaping @Sendable (HTTPRequest) -> HTTPHandlerResult
+        events: @escaping @Sendable (HTTPRequest) -> HTTPHandlerResult,
+        override: @escaping @Sendable (HTTPRequest) -> HTTPHandlerResult? = { _ in nil }
     ) async throws -> (EndToEndRun, sdkConnections: Set<UInt64>, result: SoakRunResult) {
         let e2e = try EndToEndRun(
             profile: """
@@ -39,7 +40,7 @@ struct NativeTransportLimitsTests {
                 if request.headers["X-OptoLink-SDK"] != nil {
                     connections.withLock { _ = $0.insert(connection.connectionId) }
                 }
-                return Self.launchReplies(request)
+                return override(request) ?? Self.launchReplies(request)
                     ?? (request.path == "/sdk/events" ? events(request) : .respond(.init(status: 404)))
             }
         ) { server in
@@ -119,6 +120,32 @@ struct NativeTransportLimitsTests {
         #expect(result.exitCode == 2 && result.summary == nil)
         #expect(
             result.error?.contains("is a directory, not a ledger file") == true, "\(String(describing: result.error))")
+    }
+
+    /// The success status with a body that is not the contract's JSON (a WAF's HTML page, an empty
+    /// body, a `/match` without `matched`) counts as failed; the SDK took it as a success or a miss.
+    @Test(arguments: [
+        ("/sdk/events", "events", "<html>Access denied</html>", 200, 1), ("/sdk/events", "events", "", 200, 1),
+        ("/match", "match", "[]", 201, 1), ("/match", "match", #"{"ok":true}"#, 201, 1),
+        ("/sdk/events", "events", #"{"ok":true}"#, 200, 0),
+        ("/match", "match", #"{"matched":false,"matchMethod":"NONE"}"#, 201, 0),
+    ])
+    func aSuccessBodyOffTheContractIsFailed(
+        _ route: String, _ endpoint: String, _ body: String, _ status: Int, _ off: Int
+    )
+        async throws
+    {
+        let (_, _, result) = try await runAgainst(
+            devices: 1, configure: { _ in },
+            events: { _ in .respond(HTTPResponse(status: 200, body: Array(#"{"ok":true}"#.utf8))) },
+            override: { request in
+                guard request.path == route else { return nil }
+                return .respond(HTTPResponse(status: status, body: Array(body.utf8)))
+            })
+        let summary = try #require(result.summary)
+        #expect(summary.endpoints[endpoint]?.offContractResponses == off, "\(body)")
+        #expect(summary.metrics["\(endpoint).failed"] == Double(off))
+        #expect(summary.metrics["http.failed"] == Double(off))
     }
 
     @Test("a 2 MiB response body is a bad response, not 2 MiB held per connection")

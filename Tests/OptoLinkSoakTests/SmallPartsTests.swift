@@ -86,3 +86,18 @@ struct FastPathTests {
         #expect(AttemptClassification.correlationId(endpoint: .events, body: Data("{}".utf8)) == nil)
     }
 }
+
+/// `AttemptClassification.isOffContract`: the success status with a body that is not the contract's.
+@Suite struct OffContractBodyTests {
+    @Test(arguments: [
+        (OptoLinkEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
+        (.match, 201, #" {"matched":true,"matchMethod":"CLIPBOARD","linkId":"l"} "#, false),
+        (.match, 201, "[]", true), (.match, 201, "", true), (.match, 201, #"{"matchedX":1}"#, true),
+        (.match, 429, "<html></html>", false), (.data, 200, #"{"linkId":"l","path":"/p","params":{}}"#, false),
+        (.data, 200, "{}", true), (.events, 200, #"{"ok":true}"#, false), (.events, 200, "<html>denied</html>", true),
+        (.events, 500, "<html>502</html>", false), (.session, 200, "", true), (.session, 200, "null", true),
+    ])
+    func classification(_ endpoint: OptoLinkEndpoint, _ status: Int, _ body: String, _ off: Bool) {
+        #expect(AttemptClassification.isOffContract(endpoint: endpoint, status: status, body: Data(body.utf8)) == off)
+    }
+}

@@ -31,6 +31,9 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
     /// The client IP the server should attribute this attempt to (the device's simulated IP,
     /// sent as `X-Forwarded-For`), or `nil` when the socket peer is used.
     package var clientIP: String?
+    /// A success status whose body is not the contract's JSON (``AttemptClassification/isOffContract(endpoint:status:body:)``).
+    /// Counted in the endpoint's `failed`; not a CSV column.
+    package var offContract = false
 
     package init(
         device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempt: Int,

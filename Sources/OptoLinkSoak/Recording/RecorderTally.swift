@@ -45,6 +45,8 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         package var callLatency = LatencyHistogram()
         package var requestBytes = 0
         package var responseBytes = 0
+        /// Success statuses with a body off the contract; `nil` in shards written before it was counted.
+        package var offContract: Int?
 
         mutating func add(_ o: Endpoint) {
             attempts += o.attempts
@@ -57,6 +59,7 @@ package struct RecorderTally: Sendable, Codable, Equatable {
             callLatency.merge(o.callLatency)
             requestBytes += o.requestBytes
             responseBytes += o.responseBytes
+            if let more = o.offContract { offContract = (offContract ?? 0) + more }
         }
     }
 
@@ -182,7 +185,7 @@ package struct RecorderTally: Sendable, Codable, Equatable {
                 attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                 attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                 callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,
-                responseBytes: e.responseBytes)
+                responseBytes: e.responseBytes, offContractResponses: e.offContract)
         }
         let totals = SoakSummary.Totals(
             attempts: attempts, calls: calls, status429: status429, errors: errors,
@@ -244,7 +247,7 @@ extension SoakRecorder {
                     callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: e.attemptLatency,
                     attemptLatencyFromIntended: e.attemptLatencyFromIntended, callLatency: e.callLatency,
-                    requestBytes: e.requestBytes, responseBytes: e.responseBytes)
+                    requestBytes: e.requestBytes, responseBytes: e.responseBytes, offContract: e.offContract)
             }
             t.attempts = s.attempts
             t.calls = s.calls

@@ -26,6 +26,8 @@ extension SoakRecorder: OptoLinkMiddleware {
             record.responseBytes = response.body.count
             record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(
                 status: response.status, body: response.body)
+            record.offContract = AttemptClassification.isOffContract(
+                endpoint: context.endpoint, status: response.status, body: response.body)
             endAttempt(label: label, record: record)
             return response
         } catch {

@@ -47,6 +47,7 @@ package final class SoakRecorder: Sendable {
         var callLatency = LatencyHistogram()
         var requestBytes = 0
         var responseBytes = 0
+        var offContract = 0
     }
 
     /// Counters of one interval of the run (the `timeline` of `summary.json`).
@@ -210,6 +211,7 @@ package final class SoakRecorder: Sendable {
                 }
                 stats.requestBytes += record.requestBytes
                 stats.responseBytes += record.responseBytes
+                if record.offContract { stats.offContract += 1 }
             }
             if !cancelled { s.allAttempts.record(record.end - record.actualStart) }
             let slot = Int(record.actualStart / interval)

@@ -159,6 +159,10 @@ public struct SoakSummary: Sendable, Codable {
         package var callLatency: HistogramSummary
         package var requestBytes: Int
         package var responseBytes: Int
+        /// Attempts answered with the success status but a body off the contract (not a JSON
+        /// object; `/match` without `matched`, `/data` without `path`); counted in `failed`.
+        /// `nil` in reports written before it was counted.
+        package var offContractResponses: Int? = nil
     }
 
     /// Counts over every endpoint (`summary.json` `totals`).

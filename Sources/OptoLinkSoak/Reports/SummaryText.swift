@@ -46,7 +46,8 @@ package enum SummaryText {
             "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
                 + String(format: "%.0f/s", s.totals.attemptsPerSecond)
                 + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
-                + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status outside the contract or no response)")
+                + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status or body outside the contract, or no response)"
+        )
         // Columns: attempt latency = service time of one HTTP attempt; call p99 = the whole call
         // (retries and back-off included) measured from its intended start.
         let latencyHeader = ["p50", "p95", "p99", "p99.9", "max"].map { " " + $0.leftPadded(to: 8) }.joined()
@@ -70,6 +71,9 @@ package enum SummaryText {
                 ].map { ms($0).leftPadded(to: 8) }
             lines.append(
                 columns.joined(separator: " ") + " | " + ms(e.callLatency.p99).leftPadded(to: 18) + "  " + statuses)
+            if let off = e.offContractResponses, off > 0 {
+                lines.append("  \(off) of them answered \(name) with a body off the contract (not its JSON): failed")
+            }
         }
         if s.deferredMatch.firstLaunches > 0 {
             let methods = s.deferredMatch.byMethod.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }

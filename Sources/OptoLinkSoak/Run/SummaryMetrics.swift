@@ -161,7 +161,8 @@ package enum SummaryMetrics {
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
             let endpointFailed =
-                OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0
+                (OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0)
+                + (e.offContractResponses ?? 0)
             m["\(name).failed"] = Double(endpointFailed)
             failed += endpointFailed
             m["\(name).errors.rate"] = e.attempts > 0 ? Double(errors) / Double(e.attempts) : 0
