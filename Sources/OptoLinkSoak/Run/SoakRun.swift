@@ -87,12 +87,13 @@ public struct SoakRun: Sendable {
         if let shard = options.shard {
             if let problem = Self.shardProblem(shard, options: options, profile: profile) { return fail(problem) }
         }
-        if let ledger = options.ledgerPath, let problem = PathProblem.readingFile(ledger, as: "ledger"),
-            FileManager.default.fileExists(atPath: ledger)
+        // The file may be written while the run lasts (it is read at the end), but a path that
+        // exists and can never be read as one (a directory, a device) is refused now.
+        if let ledger = options.ledgerPath, let kind = PathProblem.kind(at: ledger),
+            kind != "a regular file" || !FileManager.default.isReadableFile(atPath: ledger),
+            let problem = PathProblem.readingFile(ledger, as: "ledger")
         {
-            // The file may be written while the run lasts (it is read at the end), but a path that
-            // exists and can never be read as one (a directory, a device) is refused now.
-            if !problem.hasSuffix("is empty (0 bytes)") { return fail("--ledger \(problem)") }
+            return fail("--ledger \(problem)")
         }
         for note in profile.deprecations { log("note: \(note)") }
         stopRequests.setGrace(profile.load.grace)

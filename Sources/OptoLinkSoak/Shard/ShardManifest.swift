@@ -47,7 +47,7 @@ package struct ShardManifest: Sendable, Codable {
     /// The first value no run writes (the merge would trap or allocate without bound on it), or `nil`.
     var problem: String? {
         let largestCount = 1 << 53
-        if !(1...10_000).contains(shard.count) || !(0..<shard.count).contains(shard.index) {
+        if !shard.isWithinBounds {
             return "shard \(shard.index)/\(shard.count) is not I/N with 0 ≤ I < N ≤ 10000"
         }
         if !(startEpoch.isFinite && abs(startEpoch) < 1e11) { return "startEpoch \(startEpoch) is not a Unix time" }

@@ -21,14 +21,17 @@ package struct SoakShard: Sendable, Equatable, Hashable, Codable, CustomStringCo
     /// - Throws: ``SoakUsageError`` naming `--shard` when the text is not of that form.
     package init(parsing text: String) throws {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), (1...10_000).contains(count),
-            (0..<count).contains(index)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]),
+            SoakShard(index: index, count: count).isWithinBounds
         else {
             throw SoakUsageError(
                 message: "--shard: \"\(text)\" is not I/N with 0 ≤ I < N ≤ 10000 (I is 0-based, e.g. 0/3, 1/3, 2/3)")
         }
         self.init(index: index, count: count)
     }
+
+    /// Whether `0 ≤ index < count ≤ 10000`, the shards a plan can have.
+    package var isWithinBounds: Bool { (1...10_000).contains(count) && (0..<count).contains(index) }
 
     /// Whether journey (or closed-model worker) `k` of the plan is this shard's.
     package func owns(_ k: Int) -> Bool { count <= 1 || k % count == index }
