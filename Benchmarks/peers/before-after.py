@@ -5,6 +5,10 @@ rounds against one `optolink-soak serve` (limits off), medians.
 CPU per 1,000 requests (user + system of the driver process, from the kernel's rusage, as /proc
 reports it) is the measure to compare: on a shared machine it moves far less than requests/s.
 
+Heap allocations per request are counted too (`malloc-count.c` loaded with LD_PRELOAD, when a C
+compiler is present): the difference between a 3 s and a 6 s run of each binary, divided by the
+difference in requests. Unlike CPU time it does not move with the load of the machine.
+
 Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [MORE_BINARIES…] [SECONDS [ROUNDS]]
 A binary may carry extra `run` flags after an `@`, e.g. `.build/release/optolink-soak@--client-loops 1`.
 Prints one line per run and a JSON summary on stdout (the machine's load average included).
@@ -12,6 +16,7 @@ Prints one line per run and a JSON summary on stdout (the machine's load average
 import csv
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -66,15 +71,53 @@ def main():
                 results[binary].append(run)
                 print(f"round {r + 1} {binary}: {run['cpuPer1000']:.4f} CPU s/1k, {run['rate']:.0f} req/s, "
                       f"{run['errors']} errors, load {run['loadavg1']:.2f}", file=sys.stderr, flush=True)
+        allocations = {b: allocations_per_request(b, base, work) for b in binaries}
     finally:
         server.terminate()
         server.wait()
     summary = dict(secondsPerRun=seconds, rounds=rounds, loadAverageBefore=load_before,
                    loadAverageAfter=os.getloadavg(), binaries={
                        b: dict(medianCPUSecondsPer1000=statistics.median(x["cpuPer1000"] for x in runs),
-                               medianRequestsPerSecond=statistics.median(x["rate"] for x in runs), runs=runs)
+                               medianRequestsPerSecond=statistics.median(x["rate"] for x in runs),
+                               mallocsPerRequest=allocations[b], runs=runs)
                        for b, runs in results.items()})
     print(json.dumps(summary, indent=2))
+
+
+def allocations_per_request(binary, base, work):
+    """Heap allocations per request of `binary` (closed model, as above): a 3 s and a 6 s run under
+    `malloc-count.c`; `None` without a C compiler."""
+    shim = os.path.join(work, "malloc-count.so")
+    if not os.path.exists(shim):
+        compiler = shutil.which("cc") or shutil.which("gcc")
+        if not compiler:
+            return None
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", shim,
+                        os.path.join(ROOT, "Benchmarks", "peers", "malloc-count.c")], check=True)
+    with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
+        profile = json.load(f)
+    executable, _, flags = binary.partition("@")
+    counts = []
+    for seconds in (3, 6):
+        profile["load"]["duration"] = seconds
+        path = os.path.join(work, f"allocations-{seconds}.json")
+        with open(path, "w") as f:
+            json.dump(profile, f)
+        out = os.path.join(work, f"allocations-{seconds}-{abs(hash(binary))}")
+        run = subprocess.run([executable, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                              "--no-progress", "--transport", "native", "--out", out] + flags.split(),
+                             env=dict(os.environ, LD_PRELOAD=shim), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        found = [line for line in run.stderr.splitlines() if line.startswith("malloc-count: ")]
+        if not found:
+            return None
+        with open(os.path.join(out, "summary.json")) as f:
+            attempts = json.load(f)["totals"]["attempts"]
+        counts.append((int(found[-1].split()[1]), attempts))
+    (short_mallocs, short_requests), (long_mallocs, long_requests) = counts
+    if long_requests <= short_requests:
+        return None
+    return (long_mallocs - short_mallocs) / (long_requests - short_requests)
 
 
 if __name__ == "__main__":
