@@ -127,6 +127,10 @@ struct HotPathTests {
         #"{"properties":"opl_corr"}"#,
         #"{"properties":{"opl_corr":{"nested":"object"}}}"#,
         #"{"a":{"b":{"c":"d"}},"properties":{"opl_corr":"deep sibling"}}"#,
+        // Keys with escapes are read without a copy of their own and never taken for one looked for.
+        #"{"propert\"ies":{"opl_corr":"decoy"},"properties":{"opl_corr":"real"}}"#,
+        #"{"properties":{"opl_corr\/":"decoy","opl\\corr":"decoy","opl_corr":"after escaped keys"}}"#,
+        #"{"properties":{"k\n":"v\t","opl_corr":"x"},"tail\"key":{"opl_corr":"nested decoy"}}"#,
     ]
 
     static let otherShapes = [
@@ -143,6 +147,8 @@ struct HotPathTests {
         #"["not","an","object"]"#,
         "",
         #"{"properties":{"opl_corr":null}}"#,
+        #"{"a\q":"bad escape in a key","properties":{"opl_corr":"x"}}"#,
+        "{\"a\u{01}b\":\"raw control byte in a key\",\"properties\":{\"opl_corr\":\"x\"}}",
         String(repeating: #"{"a":"#, count: 40) + #""x""# + String(repeating: "}", count: 40),
     ]
 
@@ -262,6 +268,73 @@ struct HotPathTests {
         #expect(ids.count == 3)
         #expect(ids[0] == ids[1])
         #expect(mode == .perPartition ? ids[2] != ids[0] : ids[2] == ids[0])
+    }
+
+    // MARK: - Fewer allocations, same results
+
+    /// The verdict passes group a call's attempts with the first held inline; what they are
+    /// handed is still every attempt, by attempt number, whatever order they came in.
+    @Test func aCallsAttemptsReachThePassesInAttemptOrder() {
+        func attempt(_ callId: UInt64, _ number: Int, start: Double) -> AttemptRecord {
+            var record = Self.attempts[0]
+            record.callId = callId
+            record.attempt = number
+            record.actualStart = start
+            record.end = start + 0.1
+            return record
+        }
+        func call(_ callId: UInt64, attempts: Int) -> CallRecord {
+            CallRecord(
+                device: "d000001", launch: 1, callId: callId, endpoint: .events, attempts: attempts,
+                intendedStart: 0, start: 0, end: 9, outcome: .ok, finalStatus: 200, correlationId: nil,
+                deviceId: nil)
+        }
+        var groups = CallGroups()
+        for record in [
+            attempt(1, 2, start: 2), attempt(2, 1, start: 0.5), attempt(1, 1, start: 1), attempt(1, 3, start: 3),
+        ] {
+            #expect(groups.consume(.attempt(record)) == nil)
+        }
+        #expect(groups.consume(.attempt(attempt(3, 1, start: 4))) == nil)
+        let first = groups.consume(.call(call(1, attempts: 3)))
+        #expect(first?.attempts.map(\.attempt) == [1, 2, 3])
+        #expect(first?.attempts.map(\.actualStart) == [1, 2, 3])
+        let second = groups.consume(.call(call(2, attempts: 1)))
+        #expect(second?.attempts.map(\.attempt) == [1])
+        #expect(second?.attempts.first?.actualStart == 0.5)
+        #expect(groups.consume(.call(call(1, attempts: 3))) == nil, "a call already handed over")
+        let drained = groups.drain()
+        #expect(drained.map(\.key.callId) == [3])
+        #expect(drained.first?.call == nil)
+        #expect(groups.drain().isEmpty)
+    }
+
+    /// The correlation id the driver writes is `run:device:seq`, the shape the scanner and the
+    /// reconciliation read back.
+    @Test func theCorrelationIdIsRunDeviceAndSequence() throws {
+        let id = JourneyRunner.correlationId(runId: "r8abc", device: "d000042", sequence: 1234)
+        #expect(id == "r8abc:d000042:1234")
+        #expect(CorrelationId(id) != nil)
+        let body = Data(#"{"properties":{"opl_corr":"\#(id)"}}"#.utf8)
+        #expect(CorrelationScanner.scan(body) == .found(id))
+    }
+
+    /// A remote backend without `--ledger` can never have a ledger: the live reconciliation pass
+    /// is then skipped (reported as not available) instead of holding every event call.
+    @Test func reconciliationIsSkippedWhenNoLedgerCanCome() {
+        let base = URL(string: "http://127.0.0.1:1")!
+        #expect(!RemoteBackend(baseURL: base, ledgerFile: nil).mayHaveLedger)
+        #expect(RemoteBackend(baseURL: base, ledgerFile: URL(fileURLWithPath: "/tmp/ledger.jsonl")).mayHaveLedger)
+        var pass = ReconciliationVerdict.makePass(VerdictContext(ledgerStreamed: false))
+        for callId in 1...50 {
+            let call = CallRecord(
+                device: "d000001", launch: 1, callId: UInt64(callId), endpoint: .events, attempts: 1,
+                intendedStart: 0, start: 0, end: Double(callId), outcome: .ok, finalStatus: 200,
+                correlationId: "run:d000001:\(callId)", deviceId: "dev-1")
+            pass.consume(.call(call))
+        }
+        #expect(pass.retained == 0)
+        #expect(!pass.finish().available)
     }
 
     /// Notes the `URLError` code of every attempt that got no response.

@@ -2,11 +2,15 @@ import Synchronization
 
 /// One request in flight: the caller's continuation, resumed exactly once by whichever comes
 /// first, the loop's result or the caller's cancellation.
+///
+/// The continuation is an `UnsafeContinuation` (a `CheckedContinuation` allocates a checker per
+/// request): resuming it once is guaranteed by `State`, which hands it out under the lock to the
+/// one ``finish(_:)`` that sets `finished`, or back to ``attach(_:)`` when the outcome came first.
 final class ClientCall: Sendable {
     typealias Outcome = Result<HTTPClientResponse, HTTPClientError>
 
     private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
+        var continuation: UnsafeContinuation<Outcome, Never>?
         var pending: Outcome?
         var finished = false
     }
@@ -17,7 +21,7 @@ final class ClientCall: Sendable {
     init(id: UInt64) { self.id = id }
 
     /// Stores the continuation, or resumes it at once when the outcome is already known.
-    func attach(_ continuation: CheckedContinuation<Outcome, Never>) {
+    func attach(_ continuation: UnsafeContinuation<Outcome, Never>) {
         let ready: Outcome? = state.withLock { s in
             if let pending = s.pending {
                 s.pending = nil
@@ -32,7 +36,7 @@ final class ClientCall: Sendable {
     /// Delivers the outcome if none was delivered yet; returns `false` when one already was.
     @discardableResult
     func finish(_ outcome: Outcome) -> Bool {
-        let (first, continuation): (Bool, CheckedContinuation<Outcome, Never>?) = state.withLock { s in
+        let (first, continuation): (Bool, UnsafeContinuation<Outcome, Never>?) = state.withLock { s in
             guard !s.finished else { return (false, nil) }
             s.finished = true
             guard let c = s.continuation else {

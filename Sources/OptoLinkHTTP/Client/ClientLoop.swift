@@ -265,7 +265,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         let fd = cepoll_stream_socket(address.family, portable ? 1 : 0)
         guard fd >= 0 else {
             let code = cepoll_errno()
-            pools[key]?.open -= 1
+            pools.modifyValue(forKey: key) { $0.open -= 1 }
             fail(id, .cannotConnect(errno: code))
             return
         }
@@ -278,7 +278,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         connections[Int(fd)] = connection
         connection.callId = id
-        jobs[id]?.connection = token
+        jobs.modifyValue(forKey: id) { $0.connection = token }
         let rc = address.bytes.withUnsafeBytes { raw in
             connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
@@ -324,8 +324,11 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func assign(_ id: UInt64, to connection: ClientConnection) {
         connection.phase = .busy
         connection.callId = id
-        jobs[id]?.connection = connection.token
-        guard let request = jobs[id]?.request else { return }
+        let request = jobs.modifyValue(forKey: id) { job in
+            job.connection = connection.token
+            return job.request
+        }
+        guard let request else { return }
         writeRequest(request, on: connection)
     }
 

@@ -190,7 +190,7 @@ public final class HTTPClient: Sendable {
         // Cancelled before it reaches the loop, the loop drops it unsent (see `ClientLoop.submit`).
         cancellation?({ if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) } })
         let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ClientCall.Outcome, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<ClientCall.Outcome, Never>) in
                 call.attach(continuation)
                 // The loop has exited since the check above: nothing will take the request.
                 if !loop.post(.submit(call, request, deadline: deadline, addresses: addresses)) {

@@ -234,6 +234,8 @@ struct HTTPHeadFields {
     static func parse(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Result<HTTPHeadFields, Failure>
     {
         var head = HTTPHeadFields()
+        // One allocation for a usual head's fields instead of the array growing 1 → 2 → 4 → 8.
+        head.fields.reserveCapacity(8)
         var pos = start
         while pos < end - 2 {
             let le = HTTPBytes.lineEnd(p, from: pos)

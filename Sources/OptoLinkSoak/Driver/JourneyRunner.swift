@@ -82,6 +82,18 @@ package struct JourneyRunner: Sendable {
 
     /// Sleeps on the injected clock until run time `target`, waking when the step window
     /// closes. Returns `false` when the window closed first or the task was cancelled.
+    /// `run:device:seq`, the `opl_corr` property that joins an event call with its ledger row.
+    static func correlationId(runId: String, device: String, sequence: Int) -> String {
+        var id = ""
+        id.reserveCapacity(runId.utf8.count + device.utf8.count + 22)
+        id += runId
+        id += ":"
+        id += device
+        id += ":"
+        id += String(sequence)
+        return id
+    }
+
     func sleep(until target: Double) async -> Bool {
         while true {
             if Task.isCancelled { return false }
@@ -115,8 +127,10 @@ package struct JourneyRunner: Sendable {
                 // Each repetition is a step of its own: none starts once the window has closed.
                 if index > 0, !control.stepAllowed(at: recorder.timeline.now()) { return false }
                 let sequence = device.nextSequence()
-                var props = properties.mapValues { expand($0, device: device, sequence: sequence) }
-                props["opl_corr"] = "\(runId):\(device.id):\(sequence)"
+                // Sized for the correlation id too, and the id built in one buffer: one allocation each.
+                var props = [String: String](minimumCapacity: properties.count + 1)
+                for (key, value) in properties { props[key] = expand(value, device: device, sequence: sequence) }
+                props["opl_corr"] = Self.correlationId(runId: runId, device: device.id, sequence: sequence)
                 let eventName = expand(name, device: device, sequence: sequence)
                 let sent = props
                 let done = await call(device, due: index == 0 ? due : nil) {

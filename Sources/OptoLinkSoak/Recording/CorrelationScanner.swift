@@ -46,8 +46,8 @@ enum CorrelationScanner {
             skipSpace()
             var found: String?
             var sawProperties = false
-            try object { (cursor: inout Cursor, key: [UInt8]) throws(Unsure) in
-                if key.elementsEqual("properties".utf8) {
+            try object { (cursor: inout Cursor, key: UnsafeBufferPointer<UInt8>?) throws(Unsure) in
+                if key?.elementsEqual("properties".utf8) == true {
                     guard !sawProperties else { throw Unsure() }
                     sawProperties = true
                     found = try cursor.properties()
@@ -68,15 +68,21 @@ enum CorrelationScanner {
             }
             var found: String?
             var sawKey = false
-            try object { (cursor: inout Cursor, key: [UInt8]) throws(Unsure) in
-                guard key.elementsEqual("opl_corr".utf8) else {
+            try object { (cursor: inout Cursor, key: UnsafeBufferPointer<UInt8>?) throws(Unsure) in
+                guard key?.elementsEqual("opl_corr".utf8) == true else {
                     try cursor.skipValue()
                     return
                 }
                 guard !sawKey else { throw Unsure() }
                 sawKey = true
+                let start = cursor.index
                 if cursor.peek() == UInt8(ascii: "\"") {
-                    found = String(decoding: try cursor.string(), as: UTF8.self)
+                    if let raw = try cursor.rawString() {
+                        found = String(decoding: raw, as: UTF8.self)
+                    } else {
+                        cursor.index = start
+                        found = String(decoding: try cursor.string(), as: UTF8.self)
+                    }
                 } else {
                     try cursor.skipValue()
                 }
@@ -84,8 +90,12 @@ enum CorrelationScanner {
             return found
         }
 
-        /// `{ "key": value, … }`, calling `member` positioned at each value.
-        mutating func object(_ member: (inout Cursor, [UInt8]) throws(Unsure) -> Void) throws(Unsure) {
+        /// `{ "key": value, … }`, calling `member` positioned at each value with the key's bytes
+        /// (`nil` for a key with escapes: the escapes give none of the characters of the keys looked
+        /// for, so such a key is never one of them).
+        mutating func object(_ member: (inout Cursor, UnsafeBufferPointer<UInt8>?) throws(Unsure) -> Void)
+            throws(Unsure)
+        {
             try expect(UInt8(ascii: "{"))
             depth += 1
             guard depth <= Self.maxDepth else { throw Unsure() }
@@ -97,7 +107,7 @@ enum CorrelationScanner {
             }
             while true {
                 skipSpace()
-                let key = try string()
+                let key = try rawString()
                 skipSpace()
                 try expect(UInt8(ascii: ":"))
                 skipSpace()
@@ -113,11 +123,33 @@ enum CorrelationScanner {
         /// A string or an object of the fast-path shape, skipped.
         mutating func skipValue() throws(Unsure) {
             switch peek() {
-            case UInt8(ascii: "\""): _ = try string()
+            case UInt8(ascii: "\""): _ = try rawString()
             case UInt8(ascii: "{"):
-                try object { (cursor: inout Cursor, _: [UInt8]) throws(Unsure) in try cursor.skipValue() }
+                try object { (cursor: inout Cursor, _: UnsafeBufferPointer<UInt8>?) throws(Unsure) in
+                    try cursor.skipValue()
+                }
             default: throw Unsure()
             }
+        }
+
+        /// A string without escapes as its bytes in the body (no copy: keys and skipped values are
+        /// most of a body's strings); `nil` for a string with escapes, read and checked by ``string()``.
+        mutating func rawString() throws(Unsure) -> UnsafeBufferPointer<UInt8>? {
+            let start = index
+            try expect(UInt8(ascii: "\""))
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
+                bytes[end] >= 0x20
+            {
+                end += 1
+            }
+            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+                defer { index = end + 1 }
+                return UnsafeBufferPointer(rebasing: bytes[index..<end])
+            }
+            index = start
+            _ = try string()
+            return nil
         }
 
         /// A string's decoded bytes.

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
 
@@ -179,9 +180,11 @@ package final class SoakRecorder: Sendable {
                     start: actualStart, end: actualStart)
                 s.openPerLabel[label, default: []].insert(context.callId)
             }
-            s.openCalls[key]?.attempts += 1
-            s.openCalls[key]?.inFlight += 1
-            s.openCalls[key]?.quietUntil = nil
+            s.openCalls.modifyValue(forKey: key) { call in
+                call.attempts += 1
+                call.inFlight += 1
+                call.quietUntil = nil
+            }
             if s.firstAttemptStart == nil { s.firstAttemptStart = actualStart }
         }
         return intended
@@ -294,30 +297,35 @@ package final class SoakRecorder: Sendable {
     /// sleep shows how long it really ran.
     package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
         let now = timeline.now()
-        let finished: [CallRecord] = state.withLock { s in
+        let finished: (first: CallRecord?, more: [CallRecord]) = state.withLock { s in
             if callIds == nil { s.endedLaunches.insert(label) }
-            let keys =
-                callIds.map { $0.map { CallKey(label: label, callId: $0) } }
-                ?? (s.openPerLabel[label] ?? []).sorted().map { CallKey(label: label, callId: $0) }
-            var done: [CallRecord] = []
-            for key in keys {
-                guard s.openCalls[key] != nil else { continue }
-                s.openCalls[key]?.closeRequested = true
-                // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
-                let succeeded = s.openCalls[key]?.lastStatus.map { (200..<300).contains($0) } ?? false
-                if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
-                    s.openCalls[key]?.thrownOutcome = outcome
+            // The usual close is one call that ends one record: no arrays for either.
+            var done: (first: CallRecord?, more: [CallRecord]) = (nil, [])
+            func closeCall(_ callId: UInt64) {
+                let key = CallKey(label: label, callId: callId)
+                let idle = s.openCalls.modifyValue(forKey: key) { call in
+                    call.closeRequested = true
+                    // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
+                    let succeeded = call.lastStatus.map { (200..<300).contains($0) } ?? false
+                    if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
+                        call.thrownOutcome = outcome
+                    }
+                    if outcome == CallOutcome.cancelledByRun { call.end = Swift.max(call.end, now) }
+                    return call.inFlight == 0
                 }
-                if outcome == CallOutcome.cancelledByRun, var call = s.openCalls[key] {
-                    call.end = Swift.max(call.end, now)
-                    s.openCalls[key] = call
-                }
-                if s.openCalls[key]?.inFlight == 0, let record = self.close(key, in: &s) { done.append(record) }
+                guard idle == true, let record = self.close(key, in: &s) else { return }
+                if done.first == nil { done.first = record } else { done.more.append(record) }
             }
-            if callIds == nil { self.forgetLaunchIfDone(label, in: &s) }
+            if let callIds {
+                for callId in callIds { closeCall(callId) }
+            } else {
+                for callId in (s.openPerLabel[label] ?? []).sorted() { closeCall(callId) }
+                self.forgetLaunchIfDone(label, in: &s)
+            }
             return done
         }
-        for record in finished { emit(record) }
+        if let first = finished.first { emit(first) }
+        for record in finished.more { emit(record) }
     }
 
     /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
@@ -361,8 +369,11 @@ package final class SoakRecorder: Sendable {
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
             deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
-        s.openPerLabel[key.label]?.remove(key.callId)
-        if s.openPerLabel[key.label]?.isEmpty == true { s.openPerLabel.removeValue(forKey: key.label) }
+        let emptied = s.openPerLabel.modifyValue(forKey: key.label) { ids in
+            ids.remove(key.callId)
+            return ids.isEmpty
+        }
+        if emptied == true { s.openPerLabel.removeValue(forKey: key.label) }
         forgetLaunchIfDone(key.label, in: &s)
         inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
             stats.calls += 1

@@ -31,12 +31,18 @@ package protocol SoakBackend: Sendable {
     func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int?
     /// What an in-process emulator holds right now; `nil` for a remote backend.
     @Sendable func retained() -> StagingRetained?
+    /// Whether the run can have a ledger at all, live or at its end. When it cannot (a remote
+    /// backend without `--ledger`), reconciliation is not available and the live verdicts skip
+    /// its pass instead of keeping every event call for rows that never come.
+    var mayHaveLedger: Bool { get }
 }
 
 extension SoakBackend {
     package func runStarted(atEpoch epoch: Double) {}
 
     @Sendable package func retained() -> StagingRetained? { nil }
+
+    package var mayHaveLedger: Bool { true }
 
     package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
         false
@@ -54,6 +60,7 @@ package struct RemoteBackend: SoakBackend {
     package let baseURL: URL
     package let ledgerFile: URL?
     package var kind: String { "remote" }
+    package var mayHaveLedger: Bool { ledgerFile != nil }
 
     package init(baseURL: URL, ledgerFile: URL?) {
         self.baseURL = baseURL

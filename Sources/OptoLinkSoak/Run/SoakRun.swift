@@ -185,7 +185,8 @@ public struct SoakRun: Sendable {
         do {
             let span = profile.load.effectiveDuration + profile.load.grace
             let context = VerdictContext(
-                configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledgerStreamed: true,
+                configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
+                ledgerStreamed: ledgerLive || backend.mayHaveLedger,
                 ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
             recorder = try SoakRecorder(
                 directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),

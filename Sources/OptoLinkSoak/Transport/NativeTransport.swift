@@ -61,9 +61,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         guard let (host, port, target) = targets.split(request.url.absoluteString) else {
             throw URLError(.unsupportedURL)
         }
-        var fields: [(name: String, value: String)] = []
-        fields.reserveCapacity(request.headers.count)
-        for (name, value) in request.headers { fields.append((name, value)) }
+        let fields = request.headers.map { (name: $0.key, value: $0.value) }
         // Only the per-device pool mode uses the partition (the shared pool ignores it).
         let partition =
             client.configuration.poolMode == .perPartition ? context.instanceLabel.map(Self.device(of:)) : nil
@@ -80,7 +78,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         } catch {
             throw Self.urlError(error)
         }
-        var responseHeaders: [String: String] = [:]
+        var responseHeaders = [String: String](minimumCapacity: response.headers.fields.count)
         for field in response.headers.fields where responseHeaders[field.name] == nil {
             responseHeaders[field.name] = field.value
         }

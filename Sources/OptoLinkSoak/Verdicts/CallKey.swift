@@ -1,3 +1,5 @@
+import OptoLinkHTTP
+
 /// Names one public SDK call across the run: (virtual device, launch, call id).
 struct CallKey: Hashable, Comparable, Sendable {
     var device: String
@@ -27,11 +29,11 @@ struct CallGroups {
     /// One call's attempts (sorted by attempt number) and its call record, when it had one.
     struct Closed {
         var key: CallKey
-        var attempts: [AttemptRecord]
+        var attempts: AttemptList
         var call: CallRecord?
     }
 
-    private var open: [CallKey: [AttemptRecord]] = [:]
+    private var open: [CallKey: AttemptList] = [:]
     /// The latest attempt end seen so far (seconds since run start).
     private(set) var lastEnd = 0.0
 
@@ -39,13 +41,14 @@ struct CallGroups {
     mutating func consume(_ record: RunRecord) -> Closed? {
         switch record {
         case .attempt(let attempt):
-            open[CallKey(attempt), default: []].append(attempt)
+            let key = CallKey(attempt)
+            if open.modifyValue(forKey: key, { $0.append(attempt) }) == nil { open[key] = AttemptList(attempt) }
             lastEnd = max(lastEnd, attempt.end)
             return nil
         case .call(let call):
             let key = CallKey(call)
             guard let attempts = open.removeValue(forKey: key) else { return nil }
-            return Closed(key: key, attempts: Self.sorted(attempts), call: call)
+            return Closed(key: key, attempts: attempts.sorted(), call: call)
         case .attribution, .ledger:
             return nil
         }
@@ -54,17 +57,38 @@ struct CallGroups {
     /// Calls whose call record never came (the run ended first, or only attempts were given), in key order.
     mutating func drain() -> [Closed] {
         defer { open.removeAll() }
-        return open.keys.sorted().map { Closed(key: $0, attempts: Self.sorted(open[$0, default: []]), call: nil) }
+        return open.sorted { $0.key < $1.key }.map { Closed(key: $0.key, attempts: $0.value.sorted(), call: nil) }
+    }
+}
+
+/// One call's attempts, the first held inline: most calls make one attempt, and a pass holds
+/// every open call, so no array is allocated per call (two passes group the stream this way).
+struct AttemptList: RandomAccessCollection {
+    private var head: AttemptRecord
+    private var tail: [AttemptRecord] = []
+
+    init(_ first: AttemptRecord) { head = first }
+
+    /// The list of `records`, which must not be empty.
+    private init(records: [AttemptRecord]) {
+        head = records[0]
+        tail = Array(records.dropFirst())
     }
 
-    /// `attempts` by attempt number, then start; returned as is when already in that order (the
-    /// usual case: one attempt, or retries recorded in turn), with no copy.
-    private static func sorted(_ attempts: [AttemptRecord]) -> [AttemptRecord] {
+    var startIndex: Int { 0 }
+    var endIndex: Int { 1 + tail.count }
+    subscript(position: Int) -> AttemptRecord { position == 0 ? head : tail[position - 1] }
+
+    mutating func append(_ attempt: AttemptRecord) { tail.append(attempt) }
+
+    /// By attempt number, then start; itself when already in that order (the usual case: one
+    /// attempt, or retries recorded in turn).
+    func sorted() -> AttemptList {
         func before(_ a: AttemptRecord, _ b: AttemptRecord) -> Bool {
             (a.attempt, a.actualStart) < (b.attempt, b.actualStart)
         }
-        if attempts.indices.dropFirst().allSatisfy({ !before(attempts[$0], attempts[$0 - 1]) }) { return attempts }
-        return attempts.sorted(by: before)
+        if indices.dropFirst().allSatisfy({ !before(self[$0], self[$0 - 1]) }) { return self }
+        return AttemptList(records: sorted(by: before))
     }
 }
 

@@ -81,7 +81,8 @@ package struct RetryMatrixVerdict: Verdict {
         let budget: Int
         var groups = CallGroups()
         var calls = 0
-        var histogram: [String: [String: Int]] = [:]
+        /// Endpoint → attempts per call → calls; counted by integers per call, named at the end.
+        var histogram: [OptoLinkEndpoint: [Int: Int]] = [:]
         var byKind: [String: Int] = [:]
         var byEndpoint: [String: Int] = [:]
         var violations = 0
@@ -120,9 +121,20 @@ package struct RetryMatrixVerdict: Verdict {
                 }
             }
             return RetryMatrixVerdict(
-                calls: calls, attemptsPerCall: histogram, violations: violations, violationsByKind: byKind,
+                calls: calls, attemptsPerCall: Self.named(histogram), violations: violations, violationsByKind: byKind,
                 violationsByEndpoint: byEndpoint, examples: examples.sorted, cutShort: cutShort,
                 inconsistentCalls: inconsistent)
+        }
+
+        /// The attempts-per-call histogram as the report names it: endpoint name → count as text → calls.
+        static func named(_ histogram: [OptoLinkEndpoint: [Int: Int]]) -> [String: [String: Int]] {
+            var named: [String: [String: Int]] = [:]
+            for (endpoint, counts) in histogram {
+                for (attempts, calls) in counts {
+                    named[endpoint.rawValue, default: [:]][String(attempts), default: 0] += calls
+                }
+            }
+            return named
         }
 
         private mutating func count(_ violation: Violation, order: WorstOrder) {
@@ -139,7 +151,7 @@ package struct RetryMatrixVerdict: Verdict {
             calls += 1
             if let call = closed.call, call.attempts != callAttempts.count { inconsistent += 1 }
             let endpoint = first.endpoint
-            histogram[endpoint.rawValue, default: [:]][String(callAttempts.count), default: 0] += 1
+            histogram[endpoint, default: [:]][callAttempts.count, default: 0] += 1
             var sequence = 0
             func violation(_ kind: Kind, after attempt: AttemptRecord) -> (Violation, WorstOrder) {
                 defer { sequence += 1 }
