@@ -15,7 +15,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from serving import DEVICE, KEY, ROOT, free_port, register_device, start_serve
+from serving import DEVICE, KEY, ROOT, allocations_per_request, free_port, register_device, start_serve
 
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
 SECONDS = int(os.environ.get("SECONDS_PER_RUN", "10"))
@@ -284,6 +284,8 @@ def main():
             served_lag = start_lag_against_serve(base)
         except Exception as error:  # reported, not fatal
             served_lag = dict(failure=str(error))
+        log("heap allocations per request (malloc-count.c)")
+        allocations = allocations_per_request(SOAK, base, WORK)
         log("perf profile of one native run")
         profile = perf_profile(base)
     finally:
@@ -328,7 +330,7 @@ def main():
         driver=dict(bytesPerDevice=(bench.get("memory") or {}).get("bytesPerDevice"),
                     startLagP99Seconds=(bench.get("startLag") or {}).get("p99"),
                     startLagRate=(bench.get("startLag") or {}).get("rate"), bench=bench,
-                    startLagAgainstServe=served_lag),
+                    startLagAgainstServe=served_lag, mallocsPerRequest=allocations),
         profile=profile)
     os.makedirs(os.path.join(ROOT, "Benchmarks", "results"), exist_ok=True)
     out = os.path.join(ROOT, "Benchmarks", "results", "peers.json")
@@ -385,6 +387,9 @@ def write_markdown(r):
                      f"{fmt(served['p50'] * 1000, 2)} ms | {fmt(served['p99'] * 1000, 2)} ms | "
                      f"{served['lateStarts']} | {served['journeys']} | "
                      f"{fmt(served['driverCPUMicrosecondsPerJourney'])} µs |")
+    if r["driver"].get("mallocsPerRequest") is not None:
+        lines += ["", f"Heap allocations per request of the driver (closed model, `Benchmarks/peers/malloc-count.c`): "
+                      f"{fmt(r['driver']['mallocsPerRequest'], 1)}."]
     if r.get("profile"):
         lines += ["", "## Where the driver's time goes (perf, one native run, 5 s of its steady part)", "",
                   "Inclusive share of the driver process's samples (a sample can count in more than one row):", "",

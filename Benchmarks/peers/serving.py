@@ -1,8 +1,9 @@
-"""What peers.py and before-after.py share: the bench identity and one `optolink-soak serve`
+"""What peers.py and before-after.py share: the bench identity, one `optolink-soak serve`
 (limits off, Benchmarks/peers/serve.json) started on a free loopback port with the bench device
-registered."""
+registered, and the driver's heap allocations per request."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -40,3 +41,40 @@ def register_device(base):
                                      headers={"Content-Type": "application/json", "Authorization": f"Bearer {KEY}"})
     with urllib.request.urlopen(request) as response:
         return response.status
+
+
+def allocations_per_request(binary, base, work):
+    """Heap allocations per request of `binary` (Benchmarks/peers/driver.json, the closed model
+    against `base`): the difference between a 3 s and a 6 s run under
+    `malloc-count.c`; `None` without a C compiler."""
+    shim = os.path.join(work, "malloc-count.so")
+    if not os.path.exists(shim):
+        compiler = shutil.which("cc") or shutil.which("gcc")
+        if not compiler:
+            return None
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", shim,
+                        os.path.join(ROOT, "Benchmarks", "peers", "malloc-count.c")], check=True)
+    with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
+        profile = json.load(f)
+    executable, _, flags = binary.partition("@")
+    counts = []
+    for seconds in (3, 6):
+        profile["load"]["duration"] = seconds
+        path = os.path.join(work, f"allocations-{seconds}.json")
+        with open(path, "w") as f:
+            json.dump(profile, f)
+        out = os.path.join(work, f"allocations-{seconds}-{abs(hash(binary))}")
+        run = subprocess.run([executable, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                              "--no-progress", "--transport", "native", "--out", out] + flags.split(),
+                             env=dict(os.environ, LD_PRELOAD=shim), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        found = [line for line in run.stderr.splitlines() if line.startswith("malloc-count: ")]
+        if not found:
+            return None
+        with open(os.path.join(out, "summary.json")) as f:
+            attempts = json.load(f)["totals"]["attempts"]
+        counts.append((int(found[-1].split()[1]), attempts))
+    (short_mallocs, short_requests), (long_mallocs, long_requests) = counts
+    if long_requests <= short_requests:
+        return None
+    return (long_mallocs - short_mallocs) / (long_requests - short_requests)
