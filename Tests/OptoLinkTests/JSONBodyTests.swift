@@ -61,4 +61,42 @@ struct JSONBodyTests {
         #expect(Self.bodies.count == 8)
         #expect(Self.declined.count == 8)
     }
+
+    /// Objects of 0 to 40 random keys, in every order the hash table gives them: the writer's
+    /// sort agrees with `JSONSerialization`'s, nested objects included, and a pair of keys equal
+    /// ignoring case (at any depth) is declined.
+    @Test func randomKeySetsSortAsJSONSerializationDoes() throws {
+        var state: UInt64 = 0x5EED_0B0D
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+        func keys(_ count: Int) -> [String] {
+            var seen = Set<String>()
+            var out: [String] = []
+            while out.count < count {
+                let key = String((0..<(1 + next(6))).map { _ in alphabet[next(alphabet.count)] })
+                if seen.insert(key.lowercased()).inserted { out.append(key) }
+            }
+            return out
+        }
+        for round in 0..<300 {
+            var object: [String: Any] = [:]
+            for key in keys(next(41)) { object[key] = "v\(next(1000))" }
+            if round % 3 == 0 {
+                var inner: [String: String] = [:]
+                for key in keys(next(12)) { inner[key] = "w/\(round)" }
+                object["nested_\(round % 7 == 0 ? "x" : "y")"] = inner
+            }
+            let data = try #require(OptoLinkJSONBody.encode(object), "round \(round)")
+            #expect(String(decoding: data, as: UTF8.self) == (try Self.reference(object)), "round \(round)")
+            if let some = object.keys.first(where: { $0.lowercased() != $0.uppercased() }) {
+                var tied = object
+                tied[some.uppercased() == some ? some.lowercased() : some.uppercased()] = "tie"
+                #expect(OptoLinkJSONBody.encode(tied) == nil, "round \(round): \(some)")
+                #expect(OptoLinkJSONBody.encode(["outer": tied]) == nil, "round \(round), nested")
+            }
+        }
+    }
 }

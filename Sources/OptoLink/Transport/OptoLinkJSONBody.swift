@@ -20,51 +20,75 @@ enum OptoLinkJSONBody {
     }
 
     private static func write(_ object: [String: Any], into out: inout [UInt8]) -> Bool {
-        guard let members = sortedMembers(object) else { return false }
         out.append(UInt8(ascii: "{"))
-        for (index, member) in members.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            guard writeString(member.key, into: &out) else { return false }
+        var first = true
+        let ok = forEachSorted(object) { key, value in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            guard writeString(key, into: &out) else { return false }
             out.append(UInt8(ascii: ":"))
-            switch member.value {
-            case let value as String:
-                guard writeString(value, into: &out) else { return false }
-            case let value as [String: String]:
-                guard write(value, into: &out) else { return false }
-            case let value as [String: Any]:
-                guard write(value, into: &out) else { return false }
-            default:
-                return false
+            switch value {
+            case let value as String: return writeString(value, into: &out)
+            case let value as [String: String]: return write(value, into: &out)
+            case let value as [String: Any]: return write(value, into: &out)
+            default: return false
             }
         }
         out.append(UInt8(ascii: "}"))
-        return true
+        return ok
     }
 
     private static func write(_ object: [String: String], into out: inout [UInt8]) -> Bool {
-        guard let members = sortedMembers(object) else { return false }
         out.append(UInt8(ascii: "{"))
-        for (index, member) in members.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            guard writeString(member.key, into: &out) else { return false }
+        var first = true
+        let ok = forEachSorted(object) { key, value in
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            guard writeString(key, into: &out) else { return false }
             out.append(UInt8(ascii: ":"))
-            guard writeString(member.value, into: &out) else { return false }
+            return writeString(value, into: &out)
         }
         out.append(UInt8(ascii: "}"))
-        return true
+        return ok
     }
 
-    /// The members in `JSONSerialization`'s sorted order, or `nil` when a key is outside
-    /// `[A-Za-z_]` or two keys are equal ignoring case (their order then depends on a tie-break rule).
-    private static func sortedMembers<Value>(_ object: [String: Value]) -> [(key: String, value: Value)]? {
+    /// Calls `member` with each member in `JSONSerialization`'s sorted order while it returns
+    /// `true`; `false` when it returned `false`, a key is outside `[A-Za-z_]` or two keys are equal
+    /// ignoring case (their order would then depend on a tie-break rule).
+    ///
+    /// The order is an insertion sort of the members' indices in a temporary buffer (on the stack
+    /// for the SDK's few members): no array of members per object and per request.
+    private static func forEachSorted<Value>(
+        _ object: [String: Value], _ member: (String, Value) -> Bool
+    ) -> Bool {
         for key in object.keys {
-            guard !key.isEmpty, key.utf8.allSatisfy(isKeyByte) else { return nil }
+            guard !key.isEmpty, key.utf8.allSatisfy(isKeyByte) else { return false }
         }
-        let members = object.sorted { foldedOrder($0.key, $1.key) < 0 }
-        for index in members.indices.dropFirst() where foldedOrder(members[index - 1].key, members[index].key) == 0 {
-            return nil
+        return withUnsafeTemporaryAllocation(of: Dictionary<String, Value>.Index.self, capacity: object.count) {
+            order in
+            guard let base = order.baseAddress else { return true }  // an empty object
+            order.initialize(repeating: object.startIndex)
+            defer { base.deinitialize(count: order.count) }
+            var count = 0
+            for index in object.indices {
+                let key = object[index].key
+                var slot = count
+                while slot > 0 {
+                    let comparison = foldedOrder(object[order[slot - 1]].key, key)
+                    if comparison == 0 { return false }
+                    if comparison < 0 { break }
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = index
+                count += 1
+            }
+            for position in 0..<count {
+                let (key, value) = object[order[position]]
+                guard member(key, value) else { return false }
+            }
+            return true
         }
-        return members
     }
 
     private static func isKeyByte(_ byte: UInt8) -> Bool {
