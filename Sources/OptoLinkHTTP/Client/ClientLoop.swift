@@ -334,8 +334,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     private func writeRequest(_ request: HTTPClientRequest, on connection: ClientConnection) {
         HTTPRequestSerializer.serializeHead(
-            method: request.method, target: request.target, host: request.hostHeader, headers: request.headers,
-            bodyLength: request.body.count, into: &connection.output)
+            method: request.method, target: request.target, host: request.host, port: request.port,
+            headers: request.headers, bodyLength: request.body.count, into: &connection.output)
         if request.expectsContinue {
             connection.heldBody = request.body
             timers.schedule(

@@ -33,12 +33,6 @@ public struct HTTPClientRequest: Sendable, Equatable {
         self.partition = partition
     }
 
-    /// `host:port` as the `Host` header carries it (IPv6 literals in brackets).
-    var hostHeader: String {
-        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return port == 80 ? bracketed : "\(bracketed):\(port)"
-    }
-
     var expectsContinue: Bool {
         guard !body.isEmpty, let value = headers["Expect"] else { return false }
         return value.caseInsensitiveEquals("100-continue")

@@ -16,11 +16,39 @@ public enum HTTPRequestSerializer {
         method: String, target: String, host: String, headers: HTTPHeaders, bodyLength: Int,
         into buffer: inout [UInt8]
     ) {
+        serializeHead(method: method, target: target, headers: headers, bodyLength: bodyLength, into: &buffer) {
+            appendSanitized(host, to: &$0)
+        }
+    }
+
+    /// Like ``serializeHead(method:target:host:headers:bodyLength:into:)``, with the `Host` value
+    /// written from `host` and `port` (`host:port`, the port left out when it is 80; an IPv6
+    /// literal in brackets) straight into `buffer`, without a string per request.
+    public static func serializeHead(
+        method: String, target: String, host: String, port: Int, headers: HTTPHeaders, bodyLength: Int,
+        into buffer: inout [UInt8]
+    ) {
+        serializeHead(method: method, target: target, headers: headers, bodyLength: bodyLength, into: &buffer) {
+            let bracketed = host.utf8.contains(UInt8(ascii: ":")) && host.utf8.first != UInt8(ascii: "[")
+            if bracketed { $0.append(UInt8(ascii: "[")) }
+            appendSanitized(host, to: &$0)
+            if bracketed { $0.append(UInt8(ascii: "]")) }
+            if port != 80 {
+                $0.append(UInt8(ascii: ":"))
+                HTTPResponseSerializer.appendDecimal(port, to: &$0)
+            }
+        }
+    }
+
+    private static func serializeHead(
+        method: String, target: String, headers: HTTPHeaders, bodyLength: Int, into buffer: inout [UInt8],
+        host appendHost: (inout [UInt8]) -> Void
+    ) {
         appendSanitized(method, to: &buffer)
         buffer.append(.space)
         appendSanitized(target.isEmpty ? "/" : target, to: &buffer)
         buffer.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-        appendSanitized(host, to: &buffer)
+        appendHost(&buffer)
         buffer.append(contentsOf: crlf)
         for field in headers.fields where !isOwnedHeader(field.name) {
             appendSanitized(field.name, to: &buffer)
