@@ -99,4 +99,26 @@ struct JSONBodyTests {
             }
         }
     }
+
+    /// The events body written directly is the generic writer's (and so `JSONSerialization`'s)
+    /// output for the same object, and is declined exactly when that one is.
+    @Test func theEventBodyIsTheGenericBodyOfTheSameObject() throws {
+        let cases: [(String, String, [String: String])] = [
+            ("b3b1c7de-0000-4000-8000-00000000be0c", "purchase", ["opl_corr": "run:d000001:7", "k": "v"]),
+            ("d", "", [:]),
+            ("d/1", #"quote " back\ é 😀"#, ["Zeta": "1", "alpha": "2", "_u": "3", "beta": "4"]),
+            ("d", "tick", ["key": "x", "KEY": "tie ignoring case"]),
+            ("d", "line\nbreak", ["k": "v"]),
+            ("d", "e", ["bad-key": "v"]),
+            ("d\u{1}", "e", [:]),
+        ]
+        for (deviceId, eventName, properties) in cases {
+            let object: [String: Any] = ["deviceId": deviceId, "eventName": eventName, "properties": properties]
+            let direct = OptoLinkJSONBody.encodeEvent(deviceId: deviceId, eventName: eventName, properties: properties)
+            #expect(direct == OptoLinkJSONBody.encode(object), "\(eventName)")
+            if let direct {
+                #expect(String(decoding: direct, as: UTF8.self) == (try Self.reference(object)))
+            }
+        }
+    }
 }

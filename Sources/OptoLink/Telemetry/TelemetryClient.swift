@@ -28,6 +28,11 @@ struct TelemetryClient: Sendable {
 
     /// `POST /sdk/events` with `deviceId`, `eventName`, `properties` (flat string map).
     func trackEvent(name: String, properties: [String: String]) async throws {
+        // The most frequent body, written directly; any shape the writer declines takes the general path.
+        if let json = OptoLinkJSONBody.encodeEvent(deviceId: deviceId, eventName: name, properties: properties) {
+            _ = try await api.post(.events, json: json)
+            return
+        }
         let body: [String: Any] = ["deviceId": deviceId, "eventName": name, "properties": properties]
         _ = try await api.post(.events, body: body)
     }

@@ -29,6 +29,13 @@ struct OptoLinkAPIClient: Sendable {
         return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId())
     }
 
+    /// Sends a `POST` of a JSON body already written as one public call and returns its 2xx response.
+    /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
+    func post(_ endpoint: OptoLinkEndpoint, json: Data, callId: UInt64? = nil) async throws -> OptoLinkHTTPResponse {
+        let request = try factory.post(endpoint, json: json)
+        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId())
+    }
+
     /// `GET /{orgKey}/{shortCode}/data?deviceId=…` as one public call.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
     func linkData(orgKey: String, shortCode: String, deviceId: String) async throws

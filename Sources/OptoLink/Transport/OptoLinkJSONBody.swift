@@ -19,6 +19,22 @@ enum OptoLinkJSONBody {
         return Data(out)
     }
 
+    /// The body of `POST /sdk/events`, `{"deviceId":…,"eventName":…,"properties":{…}}`, written
+    /// without building the `[String: Any]` object first (its keys are fixed and already in
+    /// order): the same bytes as ``encode(_:)`` of that object, and `nil` exactly when it is `nil`.
+    static func encodeEvent(deviceId: String, eventName: String, properties: [String: String]) -> Data? {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(contentsOf: #"{"deviceId":"#.utf8)
+        guard writeString(deviceId, into: &out) else { return nil }
+        out.append(contentsOf: #","eventName":"#.utf8)
+        guard writeString(eventName, into: &out) else { return nil }
+        out.append(contentsOf: #","properties":"#.utf8)
+        guard write(properties, into: &out) else { return nil }
+        out.append(UInt8(ascii: "}"))
+        return Data(out)
+    }
+
     private static func write(_ object: [String: Any], into out: inout [UInt8]) -> Bool {
         out.append(UInt8(ascii: "{"))
         var first = true

@@ -92,6 +92,11 @@ struct OptoLinkRequestFactory: Sendable {
         let data =
             OptoLinkJSONBody.encode(body)
             ?? (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return try post(endpoint, json: data)
+    }
+
+    /// A `POST` of a JSON body already written (`data`) to a fixed endpoint.
+    func post(_ endpoint: OptoLinkEndpoint, json data: Data) throws(OptoLinkConnectionError) -> OptoLinkHTTPRequest {
         guard let url = templates.urls[endpoint] else {
             throw OptoLinkConnectionError(underlying: URLError(.badURL))
         }
