@@ -4,8 +4,9 @@
     /// The Apple-platform ``OptoLinkKeyValueStore``: the UserDefaults suite `optolink_sdk`
     /// (docs/CONTRACT.md §2, decision 3; privacy manifest reason CA92.1).
     ///
-    /// `@unchecked Sendable`: the only stored property is a `UserDefaults`, which Apple
-    /// documents as thread-safe; this type adds no mutable state of its own.
+    /// `@unchecked Sendable` is sound: the only stored property is `defaults`, a `let` (never
+    /// reassigned), and the `UserDefaults` it refers to is documented by Apple as thread-safe;
+    /// `shared` is a `static let`. This type adds no mutable state of its own.
     final class UserDefaultsKeyValueStore: OptoLinkKeyValueStore, @unchecked Sendable {
         static let suiteName = "optolink_sdk"
         static let shared = UserDefaultsKeyValueStore()

@@ -13,21 +13,28 @@ import OptoLinkStaging
 enum SoakBench {
     static func log(_ text: String) { FileHandle.standardError.write(Data("bench: \(text)\n".utf8)) }
 
+    /// A started embedded emulator with its limits off (the bench measures the driver, not the
+    /// limits), or `nil` after saying why it did not start.
+    static func startEmulator() async -> StagingServer? {
+        var configuration = StagingConfiguration()
+        configuration.limits.enabled = false
+        let server = StagingServer(configuration: configuration)
+        do {
+            try await server.start()
+            return server
+        } catch {
+            log("error: the embedded emulator did not start: \(error)")
+            return nil
+        }
+    }
+
     static func run(_ options: SoakCommand.BenchOptions) async -> Int32 {
         let outPath = options.outPath ?? defaultOutPath()
         if let problem = PathProblem.creatingDirectory(URL(fileURLWithPath: outPath).deletingLastPathComponent().path) {
             log("error: --out \(problem)")
             return 2
         }
-        var configuration = StagingConfiguration()
-        configuration.limits.enabled = false
-        let server = StagingServer(configuration: configuration)
-        do {
-            try await server.start()
-        } catch {
-            log("error: the embedded emulator did not start: \(error)")
-            return 2
-        }
+        guard let server = await startEmulator() else { return 2 }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("soak-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         #if DEBUG
@@ -57,13 +64,7 @@ enum SoakBench {
         // tens of thousands of devices and an in-memory ledger of every event they sent (its
         // array regrows by copying, hundreds of thousands of rows) in the one above.
         log("start lag at \(options.lagRate) journeys/s")
-        let lagServer = StagingServer(configuration: configuration)
-        do {
-            try await lagServer.start()
-        } catch {
-            log("error: the embedded emulator did not start: \(error)")
-            return 2
-        }
+        guard let lagServer = await startEmulator() else { return 2 }
         results.startLag = await startLag(
             server: lagServer, rate: options.lagRate, seconds: options.seconds, scratch: scratch,
             transport: options.transport)

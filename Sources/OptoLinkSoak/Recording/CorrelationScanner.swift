@@ -75,13 +75,13 @@ enum CorrelationScanner {
                 }
                 guard !sawKey else { throw Unsure() }
                 sawKey = true
-                let start = cursor.index
                 if cursor.peek() == UInt8(ascii: "\"") {
+                    let start = cursor.index
                     if let raw = try cursor.rawString() {
                         found = String(decoding: raw, as: UTF8.self)
                     } else {
-                        cursor.index = start
-                        found = String(decoding: try cursor.string(), as: UTF8.self)
+                        cursor.index = start  // the value has escapes: read it again, decoded
+                        found = String(decoding: try cursor.decoded(), as: UTF8.self)
                     }
                 } else {
                     try cursor.skipValue()
@@ -133,7 +133,8 @@ enum CorrelationScanner {
         }
 
         /// A string without escapes as its bytes in the body (no copy: keys and skipped values are
-        /// most of a body's strings); `nil` for a string with escapes, read and checked by ``string()``.
+        /// most of a body's strings); `nil` for a string with escapes, read and checked by
+        /// ``decoded()``. Either way the cursor ends past the string.
         mutating func rawString() throws(Unsure) -> UnsafeBufferPointer<UInt8>? {
             let start = index
             try expect(UInt8(ascii: "\""))
@@ -148,24 +149,14 @@ enum CorrelationScanner {
                 return UnsafeBufferPointer(rebasing: bytes[index..<end])
             }
             index = start
-            _ = try string()
+            _ = try decoded()
             return nil
         }
 
-        /// A string's decoded bytes.
-        mutating func string() throws(Unsure) -> [UInt8] {
+        /// A string's bytes with its escapes decoded, read byte by byte (``rawString()`` takes the
+        /// strings without escapes in one slice).
+        mutating func decoded() throws(Unsure) -> [UInt8] {
             try expect(UInt8(ascii: "\""))
-            // Most strings have no escape: take them in one slice.
-            var end = index
-            while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"),
-                bytes[end] >= 0x20
-            {
-                end += 1
-            }
-            if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
-                defer { index = end + 1 }
-                return Array(bytes[index..<end])
-            }
             var out: [UInt8] = []
             while index < bytes.count {
                 let byte = bytes[index]

@@ -11,8 +11,9 @@ extension SoakRecorder: OptoLinkMiddleware {
     ) async throws -> OptoLinkHTTPResponse {
         let label = context.instanceLabel ?? "?"
         let actualStart = timeline.now()
-        let intended = beginAttempt(label: label, context: context, actualStart: actualStart)
         let (device, launch) = AttemptClassification.splitLabel(label)
+        let intended = beginAttempt(
+            label: label, context: context, actualStart: actualStart, parts: (device, launch))
         var record = AttemptRecord(
             device: device, launch: launch, callId: context.callId, endpoint: context.endpoint,
             attempt: context.attempt, intendedStart: intended, actualStart: actualStart, end: actualStart, status: nil,

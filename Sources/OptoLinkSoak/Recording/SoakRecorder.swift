@@ -167,23 +167,30 @@ package final class SoakRecorder: Sendable {
 
     // MARK: Attempts and calls
 
-    /// Notes the start of an attempt; returns its intended start.
-    func beginAttempt(label: String, context: OptoLinkRequestContext, actualStart: Double) -> Double {
+    /// Notes the start of an attempt; returns its intended start. `parts` is the label split into
+    /// device and launch when the caller has it already (``AttemptClassification/splitLabel(_:)``).
+    func beginAttempt(
+        label: String, context: OptoLinkRequestContext, actualStart: Double,
+        parts: (device: String, launch: Int)? = nil
+    ) -> Double {
         let claimed = context.attempt == 1 ? StepContext.current?.claim(callId: context.callId) : nil
         let intended = Swift.min(claimed ?? actualStart, actualStart)
         let key = CallKey(label: label, callId: context.callId)
         state.withLock { s in
-            if s.openCalls[key] == nil {
-                let (device, launch) = AttemptClassification.splitLabel(label)
-                s.openCalls[key] = OpenCall(
-                    device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
-                    start: actualStart, end: actualStart)
-                s.openPerLabel[label, default: []].insert(context.callId)
-            }
-            s.openCalls.modifyValue(forKey: key) { call in
+            let known = s.openCalls.modifyValue(forKey: key) { call in
                 call.attempts += 1
                 call.inFlight += 1
                 call.quietUntil = nil
+            }
+            if known == nil {
+                let (device, launch) = parts ?? AttemptClassification.splitLabel(label)
+                var call = OpenCall(
+                    device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
+                    start: actualStart, end: actualStart)
+                call.attempts = 1
+                call.inFlight = 1
+                s.openCalls[key] = call
+                s.openPerLabel[label, default: []].insert(context.callId)
             }
             if s.firstAttemptStart == nil { s.firstAttemptStart = actualStart }
         }
