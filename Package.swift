@@ -44,6 +44,10 @@ let package = Package(
         // Benchmark server for Benchmarks/http-server.sh (the HTTP layer alone, one trivial route).
         .executableTarget(
             name: "optolink-http-bench", dependencies: ["OptoLinkHTTP"], path: "Benchmarks/HTTPServerBench"),
+        // The driver's lower layers alone (native client; SDK over it) for Benchmarks/peers.sh.
+        .executableTarget(
+            name: "optolink-client-bench", dependencies: ["OptoLinkHTTP", "OptoLink", "OptoLinkSoak"],
+            path: "Benchmarks/ClientLayersBench"),
 
         .testTarget(name: "OptoLinkTests", dependencies: ["OptoLink", "OptoLinkTestSupport"]),
         .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP"]),

@@ -6,7 +6,8 @@
 # bench device, then runs every tool in turn on POST /sdk/events with 64 connections for
 # SECONDS_PER_RUN seconds, ROUNDS interleaved rounds, and keeps the medians:
 #   wrk, hey, siege, Locust (FastHttpUser, 1 process),
-#   optolink-soak run (the SDK on the native transport), optolink-soak run --transport urlsession.
+#   optolink-soak run (the SDK on the native transport), optolink-soak run --transport urlsession,
+#   and the driver's lower layers alone (optolink-client-bench: the native client; the SDK over it).
 # Then the driver's own figures on the native transport (optolink-soak bench: memory per launched
 # device, start lag p99 at 5,000 journeys/s) and a perf profile of one more native run.
 # Writes Benchmarks/results/peers.json and Benchmarks/peers.md (load average recorded: the
@@ -32,4 +33,5 @@ if [[ ! -x Benchmarks/.venv/bin/locust ]]; then
 fi
 
 swift build -c release --product optolink-soak 2>&1 | tail -1
+swift build -c release --product optolink-client-bench 2>&1 | tail -1
 exec python3 Benchmarks/peers/peers.py

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from serving import DEVICE, KEY, ROOT, allocations_per_request, free_port, register_device, start_serve
 
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
+LAYERS = os.path.join(ROOT, ".build", "release", "optolink-client-bench")
 SECONDS = int(os.environ.get("SECONDS_PER_RUN", "10"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "64"))
@@ -157,6 +158,16 @@ def run_driver(base, tag, transport):
                 errors=summary["totals"]["errors"], exit=code, transport=summary["run"].get("transport"))
 
 
+def run_layer(base, tag, layer):
+    """The driver's lower layers alone (optolink-client-bench): the native client, or the SDK over it."""
+    out = os.path.join(WORK, f"{tag}.txt")
+    cmd = [LAYERS, "--base-url", base, "--layer", layer, "--seconds", str(SECONDS), "--connections",
+           str(CONNECTIONS), "--device-id", DEVICE, "--api-key", KEY]
+    code, cpu, _ = timed(cmd, out)
+    result = json.loads(text(out).strip().splitlines()[-1])
+    return dict(rate=result["rate"], requests=result["requests"], cpu=cpu, errors=result["errors"], exit=code)
+
+
 TOOLS = {
     "wrk": lambda url, base, tag: run_wrk(url, tag),
     "hey": lambda url, base, tag: run_hey(url, tag),
@@ -164,6 +175,9 @@ TOOLS = {
     "locust": lambda url, base, tag: run_locust(url, tag),
     "optolink-soak native": lambda url, base, tag: run_driver(base, tag, "native"),
     "optolink-soak urlsession": lambda url, base, tag: run_driver(base, tag, "urlsession"),
+    # Not peers: the driver's layers without the soak's journeys, recording and verdicts (reading.md).
+    "layer: native client alone": lambda url, base, tag: run_layer(base, tag, "client"),
+    "layer: SDK on the native transport": lambda url, base, tag: run_layer(base, tag, "sdk"),
 }
 
 
@@ -307,6 +321,10 @@ def main():
         "native/hey": native / hey if hey else None,
         "native/wrk": native / wrk if wrk else None,
         "native/urlsession": native / urlsession if urlsession else None,
+        "native client alone/hey": (tools["layer: native client alone"]["medianRequestsPerSecond"] or 0) / hey
+        if hey else None,
+        "SDK on the native transport/hey": (tools["layer: SDK on the native transport"]["medianRequestsPerSecond"]
+                                            or 0) / hey if hey else None,
     }
     targets = {
         "native >= hey": bool(hey) and native >= hey,
@@ -374,6 +392,23 @@ def write_markdown(r):
     }
     for name, met in r["targets"].items():
         lines.append(f"| {name} | {observed[name]} | {'yes' if met else 'no'} |")
+    layers = [(name, r["tools"].get(name)) for name in ("layer: native client alone",
+                                                         "layer: SDK on the native transport",
+                                                         "optolink-soak native")]
+    hey_tool = r["tools"].get("hey") or {}
+    if all(t for _, t in layers) and hey_tool.get("medianRequestsPerSecond"):
+        hey_rate, hey_cpu = hey_tool["medianRequestsPerSecond"], hey_tool["medianCPUSecondsPer1000"]
+        lines += ["", "## The driver's layers beside hey (not targets: where the driver's CPU goes)", "",
+                  "`optolink-client-bench` runs the lower layers alone in the same rounds: the native client "
+                  "sending the SDK's events request, then SDK instances calling `trackEvent` over it, without "
+                  "the soak's journeys, recorder, CSV rows and verdicts. The last row is the whole driver.", "",
+                  "| layer | requests/s | × hey | CPU s per 1,000 requests | × hey's CPU |", "|---|---|---|---|---|"]
+        for name, t in layers:
+            label = {"optolink-soak native": "whole driver (`optolink-soak run`, native)"}.get(
+                name, name.removeprefix("layer: "))
+            rate, cpu = t["medianRequestsPerSecond"] or 0, t["medianCPUSecondsPer1000"] or 0
+            lines.append(f"| {label} | {fmt(rate)} | {fmt(rate / hey_rate, 2)} | {fmt(cpu, 3)} | "
+                         f"{fmt(cpu / hey_cpu, 2) if hey_cpu else '–'} |")
     served = r["driver"].get("startLagAgainstServe") or {}
     bench_lag = (r["driver"].get("bench") or {}).get("startLag") or {}
     lines += ["", "## Start lag at 5,000 journeys/s (relaunch + one event: 2 requests per journey)", "",
