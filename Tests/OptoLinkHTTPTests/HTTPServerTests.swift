@@ -382,21 +382,6 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func atTheCapWithEveryConnectionMidRequestANewOneIsRefused() async throws {
-        try await withHTTPServer(.init(loopCount: 1, maxConnections: 2), handler: echoHandler) { server in
-            let a = try TestClient(port: server.port)
-            let b = try TestClient(port: server.port)
-            for client in [a, b] { try client.send("GET / HTTP/1.1\r\nHo") }  // requests in progress
-            #expect(await eventually { server.counters().connectionsAccepted == 2 })
-            let c = try TestClient(port: server.port)
-            c.sendIgnoringErrors("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(throws: (any Error).self) { try c.readResponse() }
-            #expect(server.counters().connectionsRejected == 1)
-            try a.send("st: x\r\n\r\n")
-            #expect(try a.readResponse().status == 200)
-        }
-    }
-
     @Test func silentConnectionsDoNotLockOutNewClients() async throws {
         // Every slot held by a connection that never sends a byte (the lock-out seen at 16,384).
         let configuration = HTTPServer.Configuration(

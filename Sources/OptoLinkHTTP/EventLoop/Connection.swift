@@ -59,4 +59,12 @@ final class Connection {
 
     /// No request in progress, nothing to write, nothing scheduled: safe to close on shutdown.
     var isIdle: Bool { parser.isIdle && !hasPendingOutput && delayed == nil }
+
+    /// Still receiving a request: the parser holds bytes of an unfinished one (head or body), and
+    /// nothing else is under way (no complete request with the handler, no response being written,
+    /// not closing). Such a connection may be answered 408 and reclaimed at the connection cap.
+    var isReceivingRequest: Bool {
+        requestStart != nil && !parser.isIdle && delayed == nil && !hasPendingOutput && !closeAfterWrite
+            && !lingering
+    }
 }

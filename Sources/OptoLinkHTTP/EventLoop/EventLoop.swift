@@ -155,7 +155,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             shared.track(fd)
             counters.accepted.wrappingAdd(1, ordering: .relaxed)
             let open = shared.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-            if draining || (open > configuration.maxConnections && !reclaimIdleConnection()) {
+            if draining || (open > configuration.maxConnections && !reclaimConnection()) {
                 shared.openConnections.wrappingSubtract(1, ordering: .relaxed)
                 counters.rejected.wrappingAdd(1, ordering: .relaxed)
                 shared.release(fd)
@@ -184,20 +184,65 @@ final class EventLoop<Poller: ReadinessPoller> {
         }
     }
 
-    /// At the connection cap: closes this loop's longest-idle connection (no request in progress,
-    /// nothing to write) so a new client is served instead of refused. Silent connections count
-    /// as idle. Returns `false` when every connection of this loop is busy.
-    private func reclaimIdleConnection() -> Bool {
-        var oldest: Connection?
-        for case let connection? in connections
-        where connection.isIdle && !connection.lingering && connection.requestStart == nil {
-            if let current = oldest, current.lastActivity <= connection.lastActivity { continue }
-            oldest = connection
+    /// At the connection cap: frees one slot of this loop so a new client is served instead of refused.
+    ///
+    /// One scan finds both candidates. First choice: the longest-idle connection (no request in
+    /// progress, nothing to write; silent connections count as idle), closed without a word. Else
+    /// the connection that has spent the longest on one unfinished request it is still *receiving*
+    /// (partial head, or a body that trickles or stalls; see ``Connection/isReceivingRequest``): it
+    /// is answered 408 exactly as its request timeout would answer it, then closed. Ranked by
+    /// `requestStart`, not `lastActivity`: a slowloris that sends one byte every few seconds always
+    /// looks recently active, yet it has been on the same request the longest, and it is the one
+    /// whose 408 was due first anyway. A connection whose complete request is with the handler
+    /// (delayed response), whose response is being written, or that is closing, is never taken.
+    ///
+    /// - Returns: `false` when no connection of this loop can be taken (the new one is refused).
+    private func reclaimConnection() -> Bool {
+        var idle: Connection?
+        var stalled: Connection?
+        // Ties (bytes read in the same loop iteration) go to the connection accepted first.
+        for case let connection? in connections where !connection.lingering {
+            let id = connection.info.connectionId
+            if connection.isIdle, connection.requestStart == nil {
+                if let current = idle,
+                    (current.lastActivity, current.info.connectionId) <= (connection.lastActivity, id)
+                {
+                    continue
+                }
+                idle = connection
+            } else if idle == nil, connection.isReceivingRequest, let start = connection.requestStart {
+                if let current = stalled, let since = current.requestStart,
+                    (since, current.info.connectionId) <= (start, id)
+                {
+                    continue
+                }
+                stalled = connection
+            }
         }
-        guard let oldest else { return false }
-        counters.reclaimed.wrappingAdd(1, ordering: .relaxed)
-        close(oldest)
+        if let idle {
+            counters.reclaimed.wrappingAdd(1, ordering: .relaxed)
+            close(idle)
+            return true
+        }
+        guard let stalled else { return false }
+        counters.reclaimedMidRequest.wrappingAdd(1, ordering: .relaxed)
+        answerRequestTimeout(stalled)
+        // The slot is needed now, so no lingering close: drop what the client sent since the last
+        // read (a close with unread input would be a reset that can destroy the 408), then close.
+        discardUnreadInput(stalled)
+        close(stalled)
         return true
+    }
+
+    /// Reads and drops whatever the client has sent that the loop has not read yet (at most 1 MiB).
+    private func discardUnreadInput(_ connection: Connection) {
+        guard !connection.closed else { return }
+        for _ in 0..<16 {
+            let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
+            if n > 0 { continue }
+            if n < 0, cepoll_errno() == EINTR { continue }
+            return
+        }
     }
 
     /// Out of descriptors or memory: stop polling the listener for 100 ms instead of spinning on it.
@@ -477,10 +522,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             close(connection)  // the client stopped reading
         } else if connection.requestStart != nil {
             counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
-            counters.recordBadRequest(status: 408)
-            connection.requestStart = nil
-            respondWithError(status: 408, parseError: nil, on: connection)
-            flush(connection)
+            answerRequestTimeout(connection)
         } else if !connection.receivedAny {
             counters.requestTimeouts.wrappingAdd(1, ordering: .relaxed)
             close(connection)  // silent since accept: nothing to answer
@@ -488,6 +530,16 @@ final class EventLoop<Poller: ReadinessPoller> {
             counters.idleTimeouts.wrappingAdd(1, ordering: .relaxed)
             close(connection)
         }
+    }
+
+    /// The one 408 path: a request that did not arrive in time is answered through the error
+    /// renderer (`Connection: close`) and written at once; used by the request timeout and by a
+    /// reclaim at the connection cap.
+    private func answerRequestTimeout(_ connection: Connection) {
+        counters.recordBadRequest(status: 408)
+        connection.requestStart = nil
+        respondWithError(status: 408, parseError: nil, on: connection)
+        flush(connection)
     }
 
     // MARK: - Shutdown

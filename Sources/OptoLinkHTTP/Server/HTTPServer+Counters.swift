@@ -13,10 +13,16 @@ extension HTTPServer {
         public var connectionsAccepted: Int
         /// Connections open right now.
         public var connectionsOpen: Int
-        /// Connections closed right after accept because `maxConnections` were open and none was idle.
+        /// Connections closed right after accept because `maxConnections` were open and none could be
+        /// reclaimed (every one of the accepting loop had a complete request in hand, a response being
+        /// written, or was closing).
         public var connectionsRejected: Int
         /// Idle connections closed to make room for a new client at `maxConnections`.
         public var connectionsReclaimed: Int
+        /// Connections still receiving a request (partial head, stalled body) answered 408 and closed to
+        /// make room for a new client at `maxConnections`, when no idle one was left (docs/LINUX.md §2).
+        /// Their 408s are also in ``badRequestsByStatus``, not in ``requestTimeouts``.
+        public var connectionsReclaimedMidRequest: Int
         /// Requests parsed completely and passed to the handler.
         public var requests: Int
         /// Requests answered by the server itself with an error status (400, 408, 411, 413, 431, 501, 505), by status.
@@ -37,6 +43,7 @@ extension HTTPServer {
             connectionsOpen = 0
             connectionsRejected = 0
             connectionsReclaimed = 0
+            connectionsReclaimedMidRequest = 0
             requests = 0
             badRequestsByStatus = [:]
             idleTimeouts = 0
@@ -49,7 +56,8 @@ extension HTTPServer {
         public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
 
         private enum CodingKeys: String, CodingKey {
-            case connectionsAccepted, connectionsOpen, connectionsRejected, connectionsReclaimed, requests
+            case connectionsAccepted, connectionsOpen, connectionsRejected, connectionsReclaimed
+            case connectionsReclaimedMidRequest, requests
             case badRequestsByStatus
             case idleTimeouts, requestTimeouts, resets, closedWithoutResponse
         }
@@ -61,6 +69,8 @@ extension HTTPServer {
             connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
             connectionsRejected = try container.decode(Int.self, forKey: .connectionsRejected)
             connectionsReclaimed = try container.decodeIfPresent(Int.self, forKey: .connectionsReclaimed) ?? 0
+            connectionsReclaimedMidRequest =
+                try container.decodeIfPresent(Int.self, forKey: .connectionsReclaimedMidRequest) ?? 0
             requests = try container.decode(Int.self, forKey: .requests)
             idleTimeouts = try container.decode(Int.self, forKey: .idleTimeouts)
             requestTimeouts = try container.decode(Int.self, forKey: .requestTimeouts)
@@ -85,6 +95,7 @@ extension HTTPServer {
             try container.encode(connectionsOpen, forKey: .connectionsOpen)
             try container.encode(connectionsRejected, forKey: .connectionsRejected)
             try container.encode(connectionsReclaimed, forKey: .connectionsReclaimed)
+            try container.encode(connectionsReclaimedMidRequest, forKey: .connectionsReclaimedMidRequest)
             try container.encode(requests, forKey: .requests)
             try container.encode(idleTimeouts, forKey: .idleTimeouts)
             try container.encode(requestTimeouts, forKey: .requestTimeouts)
@@ -110,6 +121,7 @@ final class LoopCounters: Sendable {
     let accepted = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
     let reclaimed = Atomic<Int>(0)
+    let reclaimedMidRequest = Atomic<Int>(0)
     let requests = Atomic<Int>(0)
     let idleTimeouts = Atomic<Int>(0)
     let requestTimeouts = Atomic<Int>(0)
@@ -162,6 +174,7 @@ final class ServerShared: Sendable {
             result.connectionsAccepted += loop.accepted.load(ordering: .relaxed)
             result.connectionsRejected += loop.rejected.load(ordering: .relaxed)
             result.connectionsReclaimed += loop.reclaimed.load(ordering: .relaxed)
+            result.connectionsReclaimedMidRequest += loop.reclaimedMidRequest.load(ordering: .relaxed)
             result.requests += loop.requests.load(ordering: .relaxed)
             result.idleTimeouts += loop.idleTimeouts.load(ordering: .relaxed)
             result.requestTimeouts += loop.requestTimeouts.load(ordering: .relaxed)

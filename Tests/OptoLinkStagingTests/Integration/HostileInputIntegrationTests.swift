@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 import Testing
 
 @testable import OptoLinkStaging
@@ -63,6 +64,40 @@ import Testing
             #expect((object["message"] as? String)?.isEmpty == false)
             #expect(object["timestamp"] is String)
             #expect(object["path"] as? String == "")
+        }
+    }
+
+    /// At the connection cap, partial heads that stall (the 16,384-connection lock-out, scaled down to
+    /// 4 slots) do not keep a new client out: the oldest is answered the 408 envelope and closed.
+    @Test func stalledHeadsAtTheCapGiveWayWithThe408Envelope() async throws {
+        let http = HTTPServer.Configuration(
+            loopCount: 1, timeouts: .init(request: .seconds(30), shutdownGrace: .milliseconds(300)),
+            maxConnections: 4)
+        try await withStagingServer(http: http) { server in
+            let head = "POST /sdk/events HTTP/1.1\r\nHost: x\r\n"
+            let stalled = try (0..<3).map { _ in try HeldSocket(port: server.port) }
+            for socket in stalled { try socket.send(head) }
+            // Its answer means the loop has read every stalled head sent before it.
+            let marker = try HeldSocket(port: server.port)
+            try marker.send("GET /__admin/health HTTP/1.1\r\nHost: x\r\n\r\n" + head)
+            #expect(try marker.readResponse().head.hasPrefix("HTTP/1.1 200 "))
+
+            let fresh = try HeldSocket(port: server.port, timeout: 5)  // far below the 30 s request timeout
+            try fresh.send("GET /__admin/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try fresh.readResponse().head.hasPrefix("HTTP/1.1 200 "))
+
+            let answer = try stalled[0].readResponse()
+            #expect(answer.head.hasPrefix("HTTP/1.1 408 "))
+            #expect(answer.head.contains("Content-Type: application/json; charset=utf-8"))
+            #expect(answer.head.contains("Connection: close"))
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any], "\(answer.body)")
+            #expect(object["statusCode"] as? Int == 408)
+            #expect(object["error"] as? String == "Request Timeout")
+            #expect(stalled[0].closesWithNothingMore())
+            let counters = server.httpCounters()
+            #expect(counters.connectionsReclaimedMidRequest == 1)
+            #expect(counters.connectionsRejected == 0)
         }
     }
 
