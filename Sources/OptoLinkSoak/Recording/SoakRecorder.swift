@@ -177,7 +177,7 @@ package final class SoakRecorder: Sendable {
         let intended = Swift.min(claimed ?? actualStart, actualStart)
         let key = CallKey(label: label, callId: context.callId)
         state.withLock { s in
-            let known = s.openCalls.modifyValue(forKey: key) { call in
+            let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
                 call.attempts += 1
                 call.inFlight += 1
                 call.quietUntil = nil
