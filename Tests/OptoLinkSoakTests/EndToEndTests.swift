@@ -158,13 +158,29 @@ struct EndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: e2e.reportDirectory.path))
     }
 
-    @Test("an unreachable backend exits 2")
-    func unreachable() async throws {
+    /// A run against `baseURL`, where nothing listens; returns it and what it logged.
+    private func runUnreachable(_ baseURL: String) async throws -> (SoakRunResult, [String]) {
         let e2e = try EndToEndRun(profile: e2eProfile(devices: 2, rate: 20, steps: #"{"kind": "firstLaunch"}"#))
-        var run = e2e.makeRun { $0.baseURL = URL(string: "http://127.0.0.1:1") }
+        var run = e2e.makeRun { $0.baseURL = URL(string: baseURL) }
         run.makeBackend = { _, options in RemoteBackend(baseURL: options.baseURL!, ledgerFile: nil) }
         let result = await run.execute()
         #expect(result.exitCode == 2)
         #expect(result.error?.hasPrefix("unreachable backend") == true)
+        return (result, e2e.log)
+    }
+
+    @Test("an unreachable backend exits 2")
+    func unreachable() async throws {
+        _ = try await runUnreachable("http://127.0.0.1:1")
+    }
+
+    @Test("an unreachable https:// backend: the transport note comes before the error, not instead of it")
+    func unreachableHTTPSSaysWhichTransportFirst() async throws {
+        let (_, log) = try await runUnreachable("https://127.0.0.1:1")
+        let note = log.firstIndex { $0.contains("https") && $0.contains("URLSession") }
+        let error = log.firstIndex { $0.contains("unreachable backend") }
+        #expect(note != nil, "\(log)")
+        #expect(error != nil, "\(log)")
+        if let note, let error { #expect(note < error, "\(log)") }
     }
 }

@@ -138,6 +138,10 @@ public struct SoakRun: Sendable {
         let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
 
+        // The transport note first: a user who points an https:// URL at a broken endpoint learns
+        // which stack the run takes before the reachability check reports the endpoint.
+        let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
+        if let transportNote { log(transportNote) }
         let linkIds: [String: String]
         do {
             try await BackendProbe.checkReachable(backend.baseURL, session: session)
@@ -199,8 +203,6 @@ public struct SoakRun: Sendable {
         // Outage windows count from the run's start, not from the emulator's.
         backend.runStarted(atEpoch: timeline.originEpoch)
         let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
-        let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
-        if let transportNote { log(transportNote) }
         let nativeClient: HTTPClient?
         let transport: any OptoLinkTransport
         switch transportKind {
