@@ -7,8 +7,10 @@ import Testing
 
 @Suite struct VerdictSummaryTextTests {
     @Test func linesNameCountsAndOffenders() throws {
+        // The 429's N = 10 agrees with the oracle's 10 s window (a shorter N on the run's first
+        // hit would say the server's window opened before the run: use before it, not a finding).
         let attempts =
-            Fixture.call(.events, call: 1, [.init(status: 429, retryAfter: 2, gapAfter: 0.05), .init(status: 200)])
+            Fixture.call(.events, call: 1, [.init(status: 429, retryAfter: 10, gapAfter: 0.05), .init(status: 200)])
             + Fixture.call(.events, call: 2, start: 3, [.init(status: 500, gapAfter: 0.5), .init(status: 200)])
         let calls = [Fixture.callRecord(.events, call: 1, attempts: 2, corr: "r:d000001:1")]
         let ledger = [
@@ -26,7 +28,7 @@ import Testing
         ).summaryLines()
         #expect(lines.count == 7)
         #expect(lines[0].hasPrefix("back-off: 1 retries judged — 1 early"))
-        #expect(lines[0].contains("worst early: d000001 call 1 events waited 50.0 ms of 2.00 s"))
+        #expect(lines[0].contains("worst early: d000001 call 1 events waited 50.0 ms of 10.00 s"))
         #expect(lines[1] == "retry matrix: 2 calls, 1 violations (retried_5xx_telemetry 1)")
         #expect(lines[2] == "reconciliation (against the server ledger):")
         #expect(lines[3].hasPrefix("  events: 0 delivered once, 1 duplicated"))
@@ -85,7 +87,7 @@ import Testing
 @Suite struct VerdictReportCodingTests {
     @Test func reportRoundTripsThroughJSON() throws {
         let attempts =
-            Fixture.call(.events, call: 1, [.init(status: 429, retryAfter: 2, gapAfter: 0.05), .init(status: 200)])
+            Fixture.call(.events, call: 1, [.init(status: 429, retryAfter: 10, gapAfter: 0.05), .init(status: 200)])
             + Fixture.call(.match, call: 2, start: 3, [.init(status: 503, gapAfter: 0.5), .init(status: 201)])
         let configuration = VerdictsConfiguration(limits: ["events": try DeclaredLimit(parsing: "1/10s per key")])
         let report = Verdicts.evaluate(

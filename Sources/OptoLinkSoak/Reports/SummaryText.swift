@@ -135,7 +135,13 @@ extension SummaryText {
                 !wrong.isEmpty || !lenient.isEmpty
                 ? "NO, the server did not enforce the declared limits exactly"
                 : !unreached.isEmpty ? "NOT SHOWN, a declared limit was never reached" : "YES, enforced exactly"
-            lines.append("limits enforced by the server: \(verdict) — \(details)")
+            let priorUse = buckets.reduce(0) { $0 + $1.value.priorUse }
+            let hint =
+                priorUse == 0
+                ? ""
+                : "; \(priorUse) 429s explained by use of the bucket before this run (a previous run or another "
+                    + "client); reset the emulator between runs: POST /__admin/reset"
+            lines.append("limits enforced by the server: \(verdict) — \(details)\(hint)")
         }
         let backoff = verdicts.backoff
         if !limits.buckets.isEmpty || backoff.rateLimited.checked > 0 || s.totals.status429 > 0 {

@@ -56,7 +56,8 @@ package struct VerdictCheck: Sendable, Equatable, Codable {
                     name: "limits.\(name)", status: status,
                     detail: "\(bucket.declared): \(bucket.accepted) accepted, \(bucket.rejected) rejected, "
                         + "\(bucket.tooLenient) too lenient, \(bucket.tooStrict) too strict, \(bucket.wrongN) wrong N, "
-                        + "\(bucket.wrongMessage) wrong message, \(bucket.ambiguous) ambiguous"))
+                        + "\(bucket.wrongMessage) wrong message, \(bucket.ambiguous) ambiguous"
+                        + (bucket.priorUse > 0 ? ", \(bucket.priorUse) explained by use before the run" : "")))
         }
         let a = v.attribution.overall
         checks.append(

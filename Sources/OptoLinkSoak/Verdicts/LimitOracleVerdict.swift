@@ -20,6 +20,18 @@ import OptoLink
 ///   window length; each hit is judged against the passed hits that certainly / possibly fall in
 ///   its window; `N` must lie in `1…ceil(window)`.
 /// - **Wrong message**: a 429 whose body gave no parseable `N` (counted in every algorithm).
+/// - **Use before the run** (``Bucket/priorUse``, not a finding): a key may hold hits from
+///   before the run (an earlier run against the same emulator, another client of a shared
+///   backend), so a correct server rejects early in the key's first window. The server's `N`
+///   says when its window, or the oldest hit in its log, runs out: at most `N` seconds after the
+///   429's latest arrival. A 429 that too few run hits explain and whose `end + N` falls clearly
+///   (beyond the edge tolerance) before the oracle's own first close (fixed: the key's first start
+///   plus the window) or before the run's first hit plus the window (sliding: its oldest logged
+///   hit predates the run) counts as prior use. A fixed window is then re-anchored to close when
+///   the server's does (where `(start + N - 1, end + N]` of those 429s meet) and everything after
+///   is judged as usual; within the tolerance of the bound the 429 is ambiguous. A 429 whose `N`
+///   agrees with the oracle's window is judged as before, so an early-rejecting server with its
+///   window starting at the run's first hit is still too strict.
 package struct LimitOracleVerdict: Verdict {
     /// The verdict for one declared bucket.
     package struct Bucket: Sendable, Codable, Equatable {
@@ -38,6 +50,10 @@ package struct LimitOracleVerdict: Verdict {
         package var wrongMessage = 0
         package var wrongN = 0
         package var ambiguous = 0
+        /// 429s explained by use of the bucket before the run (a previous run, another client):
+        /// their `N` shows the server's window, or its oldest counted hit, began before the
+        /// run's first hit on the key. Not a finding against the server.
+        package var priorUse = 0
         /// At least one 429 was seen, so the limit was actually exercised.
         package var reachedLimit: Bool { rejected > 0 }
         /// The limit was exercised and every judged hit matched the declaration.
@@ -52,7 +68,7 @@ package struct LimitOracleVerdict: Verdict {
 
         private enum CodingKeys: String, CodingKey {
             case declared, endpoints, keys, windows, accepted, rejected, uncertain, tooLenient, tooStrict
-            case wrongMessage, wrongN, ambiguous, reachedLimit, enforcedExactly, examples
+            case wrongMessage, wrongN, ambiguous, priorUse, reachedLimit, enforcedExactly, examples
         }
 
         package init(from decoder: any Decoder) throws {
@@ -69,6 +85,8 @@ package struct LimitOracleVerdict: Verdict {
             wrongMessage = try c.decode(Int.self, forKey: .wrongMessage)
             wrongN = try c.decode(Int.self, forKey: .wrongN)
             ambiguous = try c.decode(Int.self, forKey: .ambiguous)
+            // Summaries written before prior use was told apart have no such field.
+            priorUse = try c.decodeIfPresent(Int.self, forKey: .priorUse) ?? 0
             examples = try c.decode([Finding].self, forKey: .examples)
         }
 
@@ -86,6 +104,7 @@ package struct LimitOracleVerdict: Verdict {
             try c.encode(wrongMessage, forKey: .wrongMessage)
             try c.encode(wrongN, forKey: .wrongN)
             try c.encode(ambiguous, forKey: .ambiguous)
+            try c.encode(priorUse, forKey: .priorUse)
             try c.encode(reachedLimit, forKey: .reachedLimit)
             try c.encode(enforcedExactly, forKey: .enforcedExactly)
             try c.encode(examples, forKey: .examples)
@@ -119,7 +138,7 @@ package struct LimitOracleVerdict: Verdict {
 
     package static let key = "limits"
 
-    static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous"]
+    static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous", "prior_use"]
 
     package static var metricPatterns: [MetricPattern] {
         [
@@ -159,6 +178,8 @@ package struct LimitOracleVerdict: Verdict {
             /// Sliding window: whether each hit of `hits` is judged already.
             var judged: [Bool] = []
             var fixed = LimitReplay.FixedWindowState()
+            /// The earliest start of the key's hits in the run (run seconds).
+            var firstStart = Double.infinity
         }
 
         let configuration: VerdictsConfiguration
@@ -207,6 +228,7 @@ package struct LimitOracleVerdict: Verdict {
                     while position > 0, Self.before(hit, state.hits[position - 1]) { position -= 1 }
                     state.hits.insert(hit, at: position)
                     state.judged.insert(false, at: position)
+                    state.firstStart = min(state.firstStart, hit.start)
                 }
             }
             if attempt.end.isFinite { latestEnd = max(latestEnd, attempt.end) }
@@ -233,7 +255,9 @@ package struct LimitOracleVerdict: Verdict {
                     case .slidingWindow:
                         let judged = state.judged
                         let hits = state.hits
-                        replays[index].slidingWindow(hits, key: key) { !judged[$0] && hits[$0].end < watermark }
+                        replays[index].slidingWindow(hits, key: key, runStart: state.firstStart) {
+                            !judged[$0] && hits[$0].end < watermark
+                        }
                         for position in state.hits.indices where hits[position].end < watermark {
                             state.judged[position] = true
                         }
@@ -270,6 +294,7 @@ package struct LimitOracleVerdict: Verdict {
                 ("accepted", bucket.accepted), ("rejected", bucket.rejected), ("uncertain", bucket.uncertain),
                 ("windows", bucket.windows), ("too_lenient", bucket.tooLenient), ("too_strict", bucket.tooStrict),
                 ("wrong_message", bucket.wrongMessage), ("wrong_n", bucket.wrongN), ("ambiguous", bucket.ambiguous),
+                ("prior_use", bucket.priorUse),
             ]
             for (metric, value) in values {
                 metrics["limits.\(name).\(metric)"] = Double(value)

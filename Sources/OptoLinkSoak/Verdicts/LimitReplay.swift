@@ -36,6 +36,9 @@ struct LimitReplay {
         var openLow: Double?
         var moved: [Hit] = []
         var floating: [Hit] = []
+        /// Whether the key's first window of the run is replayed already (only there can the
+        /// server's window have opened before the run's first hit).
+        var firstWindowDone = false
     }
 
     let declared: DeclaredLimit
@@ -157,24 +160,23 @@ struct LimitReplay {
                 return
             }
             openLow = min(openLow, openHigh)
-            let closeLow = openLow + ttl
-            let closeHigh = openHigh + ttl
-            var clear: [Hit] = []
-            var edge: [Hit] = []
-            for hit in moved {
-                if hit.end + tolerance <= closeLow { clear.append(hit) } else { edge.append(hit) }
-            }
-            var next = index
-            while next < hits.count {
-                let hit = hits[next]
-                if hit.end + tolerance <= closeLow {
-                    clear.append(hit)
-                } else if hit.start - tolerance >= closeHigh {
-                    break
-                } else {
-                    edge.append(hit)
-                }
-                next += 1
+            var closeLow = openLow + ttl
+            var closeHigh = openHigh + ttl
+            var (clear, edge, next) = Self.split(
+                hits, from: index, moved: moved, closeLow: closeLow, closeHigh: closeHigh,
+                tolerance: tolerance)
+            // The key's first window: 429s whose `N` says the server's window closes clearly before
+            // this one can are use of the bucket from before the run (see `priorUseClose`); the
+            // window then closes when the server's does.
+            let firstWindow = !state.firstWindowDone
+            state.firstWindowDone = true
+            var priorUse = false
+            if firstWindow, let close = priorUseClose(clear, edge, closeLow: closeLow) {
+                priorUse = true
+                (closeLow, closeHigh) = close
+                (clear, edge, next) = Self.split(
+                    hits, from: index, moved: moved, closeLow: closeLow,
+                    closeHigh: closeHigh, tolerance: tolerance)
             }
             floating.removeAll { $0.end + tolerance < openLow }
             bucket.windows += 1
@@ -193,7 +195,14 @@ struct LimitReplay {
             let starts = (clear + edge + floating).map(\.start).sorted()
             for hit in rejected {
                 let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
-                if before < limit {
+                if before < limit && priorUse {
+                    bucket.priorUse += 1
+                } else if before < limit && firstWindow && Self.endsBefore(hit, closeLow) {
+                    // Its `N` ends the server's window within the tolerance before this one's
+                    // earliest close: maybe use from just before the run, maybe too strict.
+                    bucket.ambiguous += 1
+                    continue
+                } else if before < limit {
                     bucket.tooStrict += 1
                     finding(.tooStrict, hit, key: key, "429 with at most \(before) of \(limit) hits before it")
                 }
@@ -222,6 +231,63 @@ struct LimitReplay {
         }
     }
 
+    /// The hits of one window from `hits[start...]` and the carried-over `moved` ones: **clear**
+    /// (certainly before the close, `closeLow…closeHigh`), **edge** (straddling it), and the index
+    /// of the first hit certainly after it.
+    private static func split(
+        _ hits: [Hit], from start: Int, moved: [Hit], closeLow: Double, closeHigh: Double, tolerance: Double
+    ) -> (clear: [Hit], edge: [Hit], next: Int) {
+        var clear: [Hit] = []
+        var edge: [Hit] = []
+        for hit in moved {
+            if hit.end + tolerance <= closeLow { clear.append(hit) } else { edge.append(hit) }
+        }
+        var next = start
+        while next < hits.count {
+            let hit = hits[next]
+            if hit.end + tolerance <= closeLow {
+                clear.append(hit)
+            } else if hit.start - tolerance >= closeHigh {
+                break
+            } else {
+                edge.append(hit)
+            }
+            next += 1
+        }
+        return (clear, edge, next)
+    }
+
+    /// Whether a 429's `N` says the server's window (or its oldest counted hit) runs out before
+    /// `bound` (run seconds): it runs out at most `N` seconds after the hit's latest arrival.
+    static func endsBefore(_ hit: Hit, _ bound: Double) -> Bool {
+        guard let n = hit.retryAfterSeconds else { return false }
+        return hit.end + Double(n) < bound
+    }
+
+    /// Fixed window, a key's first window: the server's close (`low…high`, run seconds) when
+    /// its 429s prove its window opened before the run's first hit, else `nil`.
+    ///
+    /// A 429 proves it when fewer than `limit` of the run's hits can precede it (otherwise it is
+    /// no evidence of anything but the run's own use, and a short `N` is just wrong) and its `N`
+    /// ends the server's window more than the tolerance before this window's earliest close
+    /// `closeLow`. The server answers `N = ceil(seconds left)`, so its window closes in
+    /// `(start + N - 1, end + N]` of each such 429; the close is where those intervals meet
+    /// (the earliest 429's alone if they do not: the others are then wrong about `N`).
+    private func priorUseClose(_ clear: [Hit], _ edge: [Hit], closeLow: Double) -> (Double, Double)? {
+        let starts = (clear + edge).map(\.start).sorted()
+        let proofs = clear.filter { hit in
+            hit.isRejected && Self.endsBefore(hit, closeLow - tolerance)
+                && Self.count(of: starts, atOrBelow: hit.end) - 1 < declared.limit
+        }
+        let intervals = proofs.sorted { $0.start < $1.start }.compactMap { hit in
+            hit.retryAfterSeconds.map { (hit.start + Double($0 - 1), hit.end + Double($0)) }
+        }
+        guard let first = intervals.first else { return nil }
+        let low = intervals.map(\.0).max() ?? first.0
+        let high = intervals.map(\.1).min() ?? first.1
+        return low < high ? (low, high) : first
+    }
+
     /// `ceil(seconds)` as an integer, clamped to ±10⁹ (never traps on infinities or NaN).
     static func wholeSecondsUp(_ seconds: Double) -> Int {
         guard !seconds.isNaN else { return 0 }
@@ -246,12 +312,15 @@ struct LimitReplay {
     /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
     mutating func slidingWindow(_ hits: [Hit], key: String) {
         tally(hits)
-        slidingWindow(hits, key: key) { _ in true }
+        slidingWindow(hits, key: key, runStart: hits.map(\.start).min() ?? 0) { _ in true }
     }
 
     /// Judges the hits at the positions `judge` picks, against every hit in `hits` (which must
-    /// hold every hit that may share a window with them). Hits are tallied by the caller.
-    mutating func slidingWindow(_ hits: [Hit], key: String, judge: (Int) -> Bool) {
+    /// hold every hit that may share a window with them). `runStart` is the earliest start of
+    /// the key's hits in the run (run seconds): a 429 whose `N` says the oldest hit in the
+    /// server's log arrived before it is use of the bucket from before the run. Hits are
+    /// tallied by the caller.
+    mutating func slidingWindow(_ hits: [Hit], key: String, runStart: Double, judge: (Int) -> Bool) {
         let ttl = declared.windowSeconds
         let limit = declared.limit
         let counted = hits.filter { !$0.isRejected }  // passed or uncertain
@@ -292,7 +361,15 @@ struct LimitReplay {
                     bucket.ambiguous += 1
                 }
             } else if hit.isRejected {
-                if possible < limit {
+                // The oldest hit in the server's log leaves it `N` seconds after the 429 at the
+                // latest, so it arrived by `end + N - ttl`; before the run's first hit, it is
+                // not the run's.
+                if possible < limit && Self.endsBefore(hit, runStart + ttl - tolerance) {
+                    bucket.priorUse += 1
+                } else if possible < limit && Self.endsBefore(hit, runStart + ttl) {
+                    bucket.ambiguous += 1
+                    continue
+                } else if possible < limit {
                     bucket.tooStrict += 1
                     finding(.tooStrict, hit, key: key, "429 with at most \(possible) of \(limit) passes in the window")
                 } else if definite < limit {

@@ -73,9 +73,10 @@ extension LimitOracleVerdict {
                         ("wrong message", b.wrongMessage),
                     ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }.joined(separator: ", ")
                 }
-                let judged = b.accepted + b.rejected - b.ambiguous
+                let judged = b.accepted + b.rejected - b.ambiguous - b.priorUse
+                let prior = b.priorUse > 0 ? ", \(b.priorUse) explained by use before the run" : ""
                 return "  \(name) \(b.declared) — \(verdict) (\(b.windows) windows, \(b.accepted) passed, "
-                    + "\(b.rejected) rejected; \(Swift.max(0, judged)) judged, \(b.ambiguous) ambiguous)"
+                    + "\(b.rejected) rejected; \(Swift.max(0, judged)) judged, \(b.ambiguous) ambiguous\(prior))"
             }
             lines.append("limits (\(limits.algorithm.rawValue)):")
             lines += parts + limits.errors.map { "  \($0)" }
