@@ -53,6 +53,8 @@ struct BrokenRunTests {
         // The report is still written, and its first lines say why.
         let text = try String(contentsOf: run.reportDirectory.appendingPathComponent("summary.txt"), encoding: .utf8)
         #expect(text.split(separator: "\n").prefix(4).contains { $0.hasPrefix("STOPPED EARLY (misconfigured)") })
+        #expect(result.summary?.result == .invalid)
+        #expect(text.hasPrefix("result: invalid (exit 2), the run cannot be judged: stopped early"), "\(text)")
     }
 
     @Test("a wrong base path (every call 404) stops the run early with exit 2")

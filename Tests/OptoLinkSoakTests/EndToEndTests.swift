@@ -21,6 +21,7 @@ struct EndToEndTests {
                 thresholds: #"["http.errors.rate == 0", "journeys.completed == 24"]"#))
         let result = await e2e.makeRun().execute()
         #expect(result.exitCode == 0, "\(e2e.log)")
+        #expect(try e2e.summaryJSON()["result"] as? String == "passed")
         let attempts = try e2e.attempts()
         let matches = attempts.filter { $0.endpoint == .match }
         #expect(matches.filter { $0.attempt == 1 }.count == devices)
@@ -122,6 +123,29 @@ struct EndToEndTests {
         let json = try e2e.summaryJSON()
         let runInfo = try #require(json["run"] as? [String: Any])
         #expect(runInfo["interrupted"] as? Bool == true)
+        // One word says how it ended, the same as the exit code; the first line of summary.txt too.
+        #expect(json["result"] as? String == reason.rawValue)
+        #expect(RunResult(rawValue: reason.rawValue)?.exitCode == code)
+        let text = try String(contentsOf: e2e.reportDirectory.appendingPathComponent("summary.txt"), encoding: .utf8)
+        #expect(text.hasPrefix("result: \(reason.rawValue) (exit \(code)), SIG"), "\(text.prefix(200))")
+        // compare refuses the stopped run as the current side and as the baseline (exit 2, saying why),
+        // unless --allow-partial: partial counts are no evidence of "no regression".
+        let copy = e2e.directory.appendingPathComponent("copy")
+        try FileManager.default.copyItem(at: e2e.reportDirectory, to: copy)
+        let refused = MessageLog()
+        let options = CompareOptions(baselinePath: copy.path, currentPath: e2e.reportDirectory.path)
+        #expect(CompareCommand.run(options, log: refused.append).exitCode == 2)
+        let signal = reason == .terminated ? "SIGTERM" : "SIGINT"
+        for side in ["baseline", "current"] {
+            #expect(
+                refused.lines.contains {
+                    $0.hasPrefix("error: the \(side) run did not run its course (stopped by \(signal) after ")
+                        && $0.contains("--allow-partial")
+                }, "\(refused.lines)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: e2e.reportDirectory.appendingPathComponent("compare").path))
+        #expect(await OptoLinkSoak.main(["compare", copy.path, e2e.reportDirectory.path]) == 2)
+        #expect(await OptoLinkSoak.main(["compare", "--allow-partial", copy.path, e2e.reportDirectory.path]) == 0)
         let attempts = try e2e.attempts()
         #expect(attempts.count > 10)
         #expect(try e2e.calls().count > 0)
@@ -143,6 +167,9 @@ struct EndToEndTests {
         let thresholds = try #require(result.summary?.thresholds)
         #expect(thresholds.map(\.passed) == [false, true])
         #expect(thresholds[0].observed == 5)
+        #expect(try e2e.summaryJSON()["result"] as? String == "failed")
+        let text = try String(contentsOf: e2e.reportDirectory.appendingPathComponent("summary.txt"), encoding: .utf8)
+        #expect(text.hasPrefix("result: failed (exit 1), 1 of 2 thresholds failed"), "\(text.prefix(200))")
     }
 
     @Test("a bad profile exits 2 naming the field and writes nothing")

@@ -30,8 +30,9 @@ extension WholeRuns {
             #expect(summary.run.durationSeconds < 40)
             let lines = SummaryText.render(summary).split(separator: "\n").map(String.init)
             #expect(lines.count > 4)
-            #expect(lines[2].hasPrefix("limits enforced by the server: YES, enforced exactly"), "\(lines[2])")
-            #expect(lines[3].hasPrefix("clients waited as told: YES"), "\(lines[3])")
+            #expect(lines[0] == "result: passed (exit 0), every threshold passed (\(summary.thresholds.count) judged)")
+            #expect(lines[3].hasPrefix("limits enforced by the server: YES, enforced exactly"), "\(lines[3])")
+            #expect(lines[4].hasPrefix("clients waited as told: YES"), "\(lines[4])")
             // Every threshold judged something: none passes by default.
             #expect(summary.thresholds.allSatisfy { $0.notExercised == nil })
         }

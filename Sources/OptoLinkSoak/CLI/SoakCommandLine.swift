@@ -26,6 +26,7 @@ package enum SoakCommandLine {
         Run `optolink-soak <command> --help` for a command's options.
         Exit codes: 0 thresholds passed · 1 a threshold failed · 2 could not run ·
         130 interrupted (SIGINT/Ctrl-C) · 143 terminated (SIGTERM); both still write the report.
+        summary.json "result" says the same in one word: passed, failed, invalid, interrupted, terminated.
         """
 
     package static let runUsage = """
@@ -77,7 +78,8 @@ package enum SoakCommandLine {
           --no-thresholds      ignore the profile's thresholds (--threshold ones still apply)
           --junit FILE         also write thresholds and verdicts as JUnit XML to FILE
           --baseline DIR       then compare with that earlier report (see `compare --help`);
-                               the comparison goes to <report>/compare/, exit 1 on a regression
+                               the comparison goes to <report>/compare/, exit 1 on a regression,
+                               2 when it cannot compare (e.g. work was cut at the grace deadline)
           --metrics-listen HOST:PORT
                                serve live Prometheus metrics at http://HOST:PORT/metrics while
                                the run lasts (loopback only; port 0 = any free port, printed)
@@ -131,14 +133,21 @@ package enum SoakCommandLine {
         OPTIONS:
           --out DIR          where the files go (default CURRENT/compare/)
           --force            compare even when the profiles differ (noted in the output)
+          --allow-partial    compare even when a run did not run its course (noted in the output)
           --junit FILE       also write one JUnit test case per check
           --alpha P          default rule: significance level (default 0.01)
           --min-shift PCT    default rule: relative latency change, e.g. 10% (default 10%)
           --floor DURATION   default rule: absolute latency change, e.g. 5ms (default 5ms)
           -h, --help         this help
 
+        A run that did not run its course (stopped by SIGINT/SIGTERM, stopped early as
+        misconfigured or by an abortOnFail threshold, work cut at the grace deadline, a merge with
+        missing shards) has partial counts, which never look worse: compare refuses it, baseline
+        or current, with exit 2 and a line saying why, unless --allow-partial.
+
         Exit codes: 0 no regression · 1 regression · 2 could not compare (unreadable report,
-        unknown schemaVersion, different profiles without --force, or inconclusive).
+        unknown schemaVersion, different profiles without --force, a partial run without
+        --allow-partial, or inconclusive).
         """
 
     package static let mergeUsage = """
@@ -399,6 +408,7 @@ package enum SoakCommandLine {
             switch flag {
             case "--out": options.outDirectory = try value()
             case "--force": options.force = true
+            case "--allow-partial": options.allowPartial = true
             case "--junit": options.junitPath = try value()
             case "--alpha": options.rules.alpha = try number(flag, value(), 1e-9...0.5, "a significance level (0…0.5)")
             case "--min-shift":

@@ -9,6 +9,9 @@ package struct CompareOptions: Sendable, Equatable {
     /// Compare even when the runs' profiles differ (noted in the output).
     package var force = false
     package var junitPath: String?
+    /// Compare even when a run did not run its course (a stop signal, an early stop, the grace
+    /// deadline, missing shards): its counts are partial, so without this the answer is exit 2.
+    package var allowPartial = false
     /// The default rule's settings (`--alpha`, `--min-shift`, `--floor`).
     package var rules = RegressionRules()
 
@@ -19,7 +22,8 @@ package struct CompareOptions: Sendable, Equatable {
 }
 
 /// `optolink-soak compare BASELINE CURRENT`: exit 0 no regression, 1 regression, 2 could not
-/// compare (unreadable report, unknown `schemaVersion`, different profiles without `--force`).
+/// compare (unreadable report, unknown `schemaVersion`, different profiles without `--force`, a
+/// run that did not run its course without `--allow-partial`, or inconclusive).
 package enum CompareCommand {
     /// What a compare produced.
     package struct Result: Sendable {
@@ -77,8 +81,21 @@ package enum CompareCommand {
         if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {
             notes.append("the runs used different backends (\(b.backend) \(b.baseURL), \(c.backend) \(c.baseURL))")
         }
-        if b.interrupted || c.interrupted {
-            notes.append("a run was interrupted (\(b.interrupted ? "baseline" : "current")): its counts are partial")
+        // Partial counts never look worse than whole ones, and a partial baseline makes a whole
+        // run look worse: neither is evidence either way unless the user says so.
+        let partial = [("baseline", baseline.summary), ("current", current.summary)].compactMap { name, summary in
+            Self.partialReason(summary).map { "the \(name) run did not run its course (\($0)): its counts are partial" }
+        }
+        if !partial.isEmpty {
+            guard options.allowPartial else {
+                for line in partial {
+                    log(
+                        "error: \(line), so it is no evidence of no regression. Re-run it, or use --allow-partial "
+                            + "to compare anyway.")
+                }
+                return Result(exitCode: 2)
+            }
+            notes += partial.map { $0 + "; compared anyway (--allow-partial)" }
         }
         let comparison = SoakComparison.compare(
             baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
@@ -103,6 +120,34 @@ package enum CompareCommand {
         log("compare: \(out.appendingPathComponent("compare.md").path)")
         let code: Int32 = comparison.regressed ? 1 : comparison.inconclusive ? 2 : 0
         return Result(exitCode: code, comparison: comparison, outDirectory: out)
+    }
+
+    /// Why a run did not run its course, or `nil` when it did: a stop signal, an early stop
+    /// (misconfigured, an `abortOnFail` threshold), work cut at the grace deadline, missing shards
+    /// (`merge --allow-partial`), or a report that cannot be judged (`result` `invalid`).
+    package static func partialReason(_ summary: SoakSummary) -> String? {
+        let run = summary.run
+        let after = "after \(String(format: "%.1f", run.durationSeconds)) s"
+        var reasons: [String] = []
+        if run.interrupted || run.stopReason.isSignal {
+            let signal =
+                run.stopReason == .terminated || summary.result == .terminated
+                ? "SIGTERM" : run.stopReason == .interrupted || summary.result == .interrupted ? "SIGINT" : "a signal"
+            reasons.append("stopped by \(signal) \(after)")
+        }
+        switch run.stopReason {
+        case .deadline: reasons.append("work still running at the grace deadline was cancelled")
+        case .misconfigured: reasons.append("stopped early \(after): every response was refused (misconfigured)")
+        case .thresholdAborted: reasons.append("stopped early \(after): an abortOnFail threshold failed")
+        case .completed, .duration, .iterations, .interrupted, .terminated: break
+        }
+        if let missing = run.shards?.missing, !missing.isEmpty, let count = run.shards?.count {
+            reasons.append("shards \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) are missing")
+        }
+        if summary.result == .invalid && run.stopReason != .misconfigured {
+            reasons.append("its result is invalid, see its notes")
+        }
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
     private static func short(_ hash: String?) -> String {

@@ -8,6 +8,9 @@ public struct SoakSummary: Sendable, Codable {
     public static let currentSchemaVersion = 1
     /// The report format's version; readers refuse versions they do not know.
     public var schemaVersion = SoakSummary.currentSchemaVersion
+    /// The run's one-word outcome, matching its exit code: `passed` (0), `failed` (1), `invalid`
+    /// (2), `interrupted` (130), `terminated` (143). `nil` in reports written before it existed.
+    package var result: RunResult? = nil
     /// What ran, where, and how it ended.
     public var run: RunMetadata
     /// Journeys scheduled, started, completed and cut short, and their start lag.

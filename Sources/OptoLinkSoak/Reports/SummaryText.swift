@@ -19,6 +19,7 @@ package enum SummaryText {
     package static func render(_ s: SoakSummary) -> String {
         func ms(_ seconds: Double) -> String { String(format: "%.1fms", seconds * 1000) }
         var lines: [String] = []
+        if let result = s.result { lines.append(resultLine(result, s)) }
         lines.append("optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)")
         lines.append(
             "backend \(s.run.backend) \(s.run.baseURL)" + (s.run.transport.map { " · transport \($0)" } ?? "")
@@ -104,6 +105,28 @@ package enum SummaryText {
 }
 
 extension SummaryText {
+    /// The first line: `summary.json` `result` in the same word, its exit code, and why.
+    static func resultLine(_ result: RunResult, _ s: SoakSummary) -> String {
+        let failed = s.thresholds.filter { !$0.passed }.count
+        let why: String
+        switch result {
+        case .passed: why = "every threshold passed (\(s.thresholds.count) judged)"
+        case .failed: why = "\(failed) of \(s.thresholds.count) thresholds failed (listed at the end)"
+        case .invalid:
+            let cause =
+                s.run.stopReason == .misconfigured
+                ? "stopped early, every response was refused (misconfigured)"
+                : s.notes.contains { $0.hasPrefix("--ledger could not be read") }
+                    ? "the --ledger file could not be read"
+                    : s.notes.contains { $0.hasPrefix("report I/O failed") }
+                        ? "a report file is incomplete" : "the first note says why"
+            why = "the run cannot be judged: \(cause)"
+        case .interrupted: why = "SIGINT stopped the run; its counts are partial"
+        case .terminated: why = "SIGTERM stopped the run; its counts are partial"
+        }
+        return "result: \(result.rawValue) (exit \(result.exitCode)), \(why)"
+    }
+
     /// The answer to the question the tool exists for, right under the title: did the server
     /// enforce the declared limits exactly, and did every client wait as told. Also why a run
     /// stopped early. Empty for a run that declares no limits and saw no 429.
@@ -149,7 +172,7 @@ extension SummaryText {
             let retries = verdicts.retries
             let verdict: String
             if waited.checked == 0 {
-                verdict = "NOT SHOWN, no retry after a 429 was judged"
+                verdict = "NOT SHOWN, " + notJudged(status429: s.totals.status429, backoff)
             } else if waited.early > 0 || retries.violations > 0 {
                 var problems: [String] = []
                 if waited.early > 0 {
@@ -166,6 +189,24 @@ extension SummaryText {
             lines.append("clients waited as told: \(verdict)")
         }
         return lines
+    }
+}
+
+extension SummaryText {
+    /// Why no retry after a 429 with `N` was judged: no 429 at all, or what became of them.
+    static func notJudged(status429: Int, _ backoff: BackoffVerdict) -> String {
+        guard status429 > 0 else { return "no 429 was answered, so there was no retry after one to judge" }
+        guard let unretried = backoff.rateLimitedNotRetried else {
+            return "\(status429) 429s, no retry after one with N was judged"
+        }
+        if unretried.runEnded == status429 { return "\(status429) 429s, none followed by a retry before the run ended" }
+        let parts = [
+            (unretried.runEnded, "cut by the run's end before their retry"),
+            (unretried.callEnded, "ended their call (retry budget spent, or an endpoint never retried)"),
+            (backoff.rateLimitedWithoutN, "carried no N (their retries are judged on the exponential table)"),
+        ].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+        return "\(status429) 429s, none retried after the N it asked for"
+            + (parts.isEmpty ? "" : ": " + parts.joined(separator: "; "))
     }
 }
 

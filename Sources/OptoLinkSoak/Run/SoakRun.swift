@@ -419,6 +419,19 @@ public struct SoakRun: Sendable {
         summary.notes += ioProblems.map { "report I/O failed: \($0)" }
         if let ledgerError { summary.notes.append("--ledger could not be read: \(ledgerError)") }
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
+        // Why the run cannot be judged, most fundamental first; the exit code comes from `result`.
+        var invalidReason: String? = nil
+        if stopReason == .misconfigured {
+            invalidReason = monitorMessage ?? "stopped early: every response was refused (401/403/404)"
+        } else if let ledgerError {
+            // The run asked to be reconciled with a ledger and could not be: a CI gate must not pass it.
+            invalidReason = "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
+        } else if !ioProblems.isEmpty {
+            invalidReason =
+                "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
+        }
+        let result = RunResult.judge(invalidReason: invalidReason, signal: signal, thresholds: summary.thresholds)
+        summary.result = result
         do {
             if let shard = options.shard {
                 let manifest = ShardManifest(
@@ -437,29 +450,19 @@ public struct SoakRun: Sendable {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
-        if stopReason == .misconfigured {
-            let message = monitorMessage ?? "stopped early: every response was refused (401/403/404)"
-            log("error: \(message)")
-            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
+        if let invalidReason {
+            log("error: \(invalidReason)")
+            return SoakRunResult(
+                exitCode: result.exitCode, directory: directory, summary: summary, error: invalidReason)
         }
-        if let ledgerError {
-            // The run asked to be reconciled with a ledger and could not be: a CI gate must not pass it.
-            let message = "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
-            log("error: \(message)")
-            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
-        }
-        if !ioProblems.isEmpty {
-            let message =
-                "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
-            log("error: \(message)")
-            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: message)
-        }
-        let failed = summary.thresholds.contains { !$0.passed }
-        var code: Int32 = signal == .terminated ? 143 : interrupted ? 130 : failed ? 1 : 0
+        var code = result.exitCode
         var junit = JUnitReport.run(summary)
         if let baseline = options.baselineDirectory {
             var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
             compare.outDirectory = directory.appendingPathComponent("compare").path
+            // A run whose own exit code already fails a gate (a signal, an abortOnFail stop) still gets
+            // its comparison; one that passed but was cut at the grace deadline is refused (exit 2).
+            compare.allowPartial = code != 0
             let compared = CompareCommand.run(compare, log: log)
             if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
             // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.

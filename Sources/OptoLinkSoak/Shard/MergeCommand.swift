@@ -55,6 +55,9 @@ package enum MergeCommand {
         package var signal: StopReason?
         /// Notes to add to the merged report (e.g. shards that never wrote a report).
         package var notes: [String] = []
+        /// Why the merged run cannot be judged although the merge itself works (`run --processes`:
+        /// a shard failed or wrote no report): `result` `invalid`, exit 2.
+        package var invalidReason: String?
         /// The backend kind to report (`embedded` when `run --processes` hosted the emulator;
         /// default: what the shards saw).
         package var backendKind: String?
@@ -330,7 +333,18 @@ package enum MergeCommand {
                     + "out to keep memory flat")
         }
         let ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
-        summary.notes = notes + evaluated.notes + ioProblems.map { "report I/O failed: \($0)" }
+        summary.notes =
+            (extras.invalidReason.map { [$0] } ?? []) + notes + evaluated.notes
+            + ioProblems.map { "report I/O failed: \($0)" }
+        var invalidReason = extras.invalidReason
+        if invalidReason == nil, !ioProblems.isEmpty {
+            invalidReason =
+                "a shard's report is incomplete, so the merged verdicts cannot be trusted: "
+                + ioProblems.joined(separator: "; ")
+        }
+        let result = RunResult.judge(
+            invalidReason: invalidReason, signal: extras.signal, thresholds: summary.thresholds)
+        summary.result = result
 
         do {
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
@@ -348,15 +362,11 @@ package enum MergeCommand {
                 return Result(exitCode: 2, directory: out, summary: summary, error: "\(error)")
             }
         }
-        if !ioProblems.isEmpty {
-            let message =
-                "a shard's report is incomplete, so the merged verdicts cannot be trusted: "
-                + ioProblems.joined(separator: "; ")
-            log("error: \(message)")
-            return Result(exitCode: 2, directory: out, summary: summary, error: message)
+        if let invalidReason {
+            log("error: \(invalidReason)")
+            return Result(exitCode: result.exitCode, directory: out, summary: summary, error: invalidReason)
         }
-        let failed = summary.thresholds.contains { !$0.passed }
-        let code: Int32 = extras.signal == .terminated ? 143 : extras.signal == .interrupted ? 130 : failed ? 1 : 0
+        let code = result.exitCode
         return Result(exitCode: code, directory: out, summary: summary, error: nil)
     }
 

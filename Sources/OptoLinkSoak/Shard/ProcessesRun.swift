@@ -146,11 +146,18 @@ package struct ProcessesRun: Sendable {
         merge.force = true
         merge.junitPath = options.junitPath
         merge.ledgerPath = options.ledgerPath
+        // A stop signal keeps its own exit code; otherwise a failed or missing shard makes the run invalid.
+        let failedShards = outcomes.filter { $0.status != 0 && $0.status != 1 }.map { "\($0.shard)" }
+        if signal == nil && (!failedShards.isEmpty || present.count < processes) {
+            extras.invalidReason =
+                "\(processes - present.count) of \(processes) shards wrote no report"
+                + (failedShards.isEmpty
+                    ? "" : "; shard \(failedShards.joined(separator: ", ")) exited with a status other than 0 or 1")
+                + ", so the merged report covers only part of the plan"
+        }
         let result = MergeCommand.run(merge, extras: extras, log: log)
-        var code = result.exitCode
-        let failedShard = outcomes.contains { $0.status != 0 && $0.status != 1 }
-        if code < 100 && (failedShard || present.count < processes) { code = 2 }
-        return SoakRunResult(exitCode: code, directory: result.directory, summary: result.summary, error: result.error)
+        return SoakRunResult(
+            exitCode: result.exitCode, directory: result.directory, summary: result.summary, error: result.error)
     }
 
     /// How one shard process ended.

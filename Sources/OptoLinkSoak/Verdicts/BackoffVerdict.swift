@@ -29,6 +29,21 @@ package struct BackoffVerdict: Verdict {
         }
     }
 
+    /// 429s no retry followed (`summary.json` `verdicts.backoff.rateLimitedNotRetried`).
+    package struct NotRetried: Sendable, Codable, Equatable {
+        /// The run ended first: its cutoff cancelled the call (in its back-off or in flight), or
+        /// the call was still open when the records ended.
+        package var runEnded = 0
+        /// The call ended with the 429: its retry budget was spent, or its endpoint is never
+        /// retried (the session check-in).
+        package var callEnded = 0
+
+        package init(runEnded: Int = 0, callEnded: Int = 0) {
+            self.runEnded = runEnded
+            self.callEnded = callEnded
+        }
+    }
+
     /// One judged retry.
     package struct Offender: Sendable, Codable, Equatable {
         package var device: String
@@ -56,6 +71,9 @@ package struct BackoffVerdict: Verdict {
     package var exponential = Counts()
     /// 429s without a parseable `N` that were retried (judged against the exponential table).
     package var rateLimitedWithoutN = 0
+    /// 429s that were the last attempt of their call, by why no retry followed; `nil` in reports
+    /// written before they were counted.
+    package var rateLimitedNotRetried: NotRetried? = nil
     /// `gap − expected` (seconds) of every judged retry.
     package var excess: Distribution
     /// The same, bucketed: negative (early), then 0–50 ms, 50–250 ms, 0.25–1 s, 1–5 s, ≥ 5 s.
@@ -108,6 +126,7 @@ package struct BackoffVerdict: Verdict {
         var rateLimited = Counts()
         var exponential = Counts()
         var withoutN = 0
+        var notRetried = NotRetried()
         var early = WorstList<Offender>()
         var late = WorstList<Offender>()
         var excesses = DistributionSketch()
@@ -130,6 +149,7 @@ package struct BackoffVerdict: Verdict {
                 rateLimited: rateLimited,
                 exponential: exponential,
                 rateLimitedWithoutN: withoutN,
+                rateLimitedNotRetried: notRetried,
                 excess: excesses.distribution,
                 excessHistogram: excessBars,
                 worstEarly: early.sorted,
@@ -139,6 +159,10 @@ package struct BackoffVerdict: Verdict {
         private mutating func judge(_ group: CallGroups.Closed) {
             let key = group.key
             let callAttempts = group.attempts
+            if let last = callAttempts.last, last.status == 429 {
+                let cut = group.call.map { [.cancelledByRun, .unfinished].contains($0.outcome) } ?? true
+                if cut { notRetried.runEnded += 1 } else { notRetried.callEnded += 1 }
+            }
             for (previous, next) in zip(callAttempts, callAttempts.dropFirst()) {
                 let outcome = ContractRetryExpectation.Outcome(previous)
                 guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else {
