@@ -47,12 +47,12 @@ public enum OptoLinkSoak {
             let requests = run.stopRequests
             // SIGINT (Ctrl-C) and SIGTERM both stop new work, let in-flight calls finish within
             // the grace period and write the report; the exit code says which one (130 / 143).
+            // A second signal ends the grace period at once (the report is still written).
             let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
                 number, name, reason in
                 SignalTrap(signal: number) {
-                    // Stop first: the message reads the cutoff the stop set (or the one already due).
-                    control.stop(reason)
-                    FileHandle.standardError.write(Data("\n\(requests.record(name, control: control))\n".utf8))
+                    let line = requests.record(name, stopping: control, for: reason)
+                    FileHandle.standardError.write(Data("\n\(line)\n".utf8))
                 }
             }
             defer { for trap in traps { trap.cancel() } }

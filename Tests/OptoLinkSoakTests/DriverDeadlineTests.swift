@@ -243,6 +243,40 @@ struct DriverDeadlineTests {
         #expect(run.summary.unfinished == 3)
     }
 
+    @Test(
+        "a second stop signal ends a 60 s grace at once: requests in flight and Retry-After sleeps are cut then",
+        arguments: [false, true])
+    func secondSignalEndsTheGrace(backingOff: Bool) async throws {
+        let run = try VirtualDriverRun(
+            profile: deadlineProfile(
+                devices: 3, steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "e", "repeat": 5}"#,
+                load: #"{"model": "closed", "concurrency": 3, "duration": 60, "grace": 60}"#,
+                sdk: #"{"maxRetries": 2, "timeout": 30}"#)
+        ) { _, context in
+            guard context.endpoint == .events else { return VirtualBackend.ok(context) }
+            if backingOff { return VirtualBackend.rateLimited(50) }
+            return try await VirtualBackend.silent()
+        }
+        let control = run.control
+        let clock = run.clock
+        let requests = StopRequests()
+        let interrupter = Task {
+            try await clock.sleep(for: .seconds(1))
+            _ = requests.record("SIGINT", stopping: control, for: .interrupted)
+            try await clock.sleep(for: .seconds(2))
+            _ = requests.record("SIGINT", stopping: control, for: .interrupted)
+        }
+        let (reason, end) = await run.run()
+        _ = try await interrupter.value
+        #expect(control.stopReason == .interrupted)
+        #expect(reason == .deadline, "in-flight calls were cut")
+        #expect(abs(control.cutoff - 1) < Self.epsilon, "the cutoff is the first stop, not the stop + 60 s")
+        #expect(end < 3.5, "the run ended at \(end) s, soon after the second signal at 3 s")
+        let calls = try run.calls().filter { $0.endpoint == .events }
+        #expect(calls.count == 3)
+        #expect(calls.allSatisfy { $0.outcome == .cancelledByRun })
+    }
+
     @Test("SIGINT with grace 1 and calls that answer within it: stopReason is interrupted and nothing is cut")
     func interruptWithinGrace() async throws {
         let clockBox = Mutex<SteppingClock?>(nil)

@@ -141,7 +141,7 @@ struct ServeCommandTests {
         let text = lines.joined(separator: "\n")
         for needle in [
             "org acme", "org globex", "Authorization: Bearer opl_sdk_test_acme_client", "welcome", "promo", "hello",
-            "match 30/60s, data 500/1s, sdk 60/60s, events 600/60s", "X-Forwarded-For not trusted",
+            "match 30/60s, data 500/1s, session_identity 60/60s, events 600/60s", "X-Forwarded-For not trusted",
         ] {
             #expect(text.contains(needle), "banner lacks \(needle)")
         }

@@ -18,19 +18,57 @@ struct StopRequestsTests {
         return (control, clock)
     }
 
-    @Test("the second signal says the run is already stopping and how long in-flight calls may take")
+    @Test("the first signal gives in-flight calls the grace period; the second ends it now; a third only says so")
     func secondSignal() {
         let (control, clock) = Self.armed(duration: 60, grace: 15)
         let requests = StopRequests()
         requests.setGrace(15)
         clock.advance(by: .seconds(20))
-        control.stop(.interrupted)
-        let first = requests.record("SIGINT", control: control)
-        #expect(first == "SIGINT: stopping new work; in-flight calls end within 15 s, then the report is written…")
+        let first = requests.record("SIGINT", stopping: control, for: .interrupted)
+        #expect(
+            first == "SIGINT: stopping new work; in-flight calls end within 15 s, then the report is written "
+                + "(SIGINT again: end them now)…")
+        #expect(control.stopReason == .interrupted)
+        #expect(control.cutoff == 35)
         clock.advance(by: .seconds(5))
-        let second = requests.record("SIGINT", control: control)
-        #expect(second == "SIGINT again: already stopping; in-flight calls end within 10 s, then the report is written")
-        #expect(requests.count == 2)
+        #expect(control.attemptAllowed(at: 25), "the grace period still runs")
+        let second = requests.record("SIGINT", stopping: control, for: .interrupted)
+        #expect(second == "SIGINT again: ending in-flight calls now; the report is written with what was measured")
+        #expect(control.graceEnded)
+        #expect(control.cutoff == 20, "the cutoff is the stop itself")
+        #expect(control.secondsUntilCutoff == 0)
+        #expect(!control.attemptAllowed(at: 25))
+        #expect(control.stopReason == .interrupted, "the first reason stays")
+        let third = requests.record("SIGTERM", stopping: control, for: .terminated)
+        #expect(third == "SIGTERM again: already ending in-flight calls; the report is being written")
+        #expect(control.stopReason == .interrupted)
+        #expect(requests.count == 3)
+    }
+
+    @Test("a second signal in the grace period after the run's end cuts at the end, not later")
+    func secondSignalAfterTheEnd() {
+        let (control, clock) = Self.armed(duration: 2, grace: 60)
+        let requests = StopRequests()
+        clock.advance(by: .seconds(5))
+        _ = requests.record("SIGTERM", stopping: control, for: .terminated)
+        #expect(control.cutoff == 62)
+        _ = requests.record("SIGTERM", stopping: control, for: .terminated)
+        #expect(control.cutoff == 2)
+        #expect(!control.attemptAllowed(at: 5))
+    }
+
+    @Test("two signals before the run's clock starts: the run is cut as soon as it is armed")
+    func twoSignalsBeforeTheRunStarts() {
+        let control = RunControl()
+        let requests = StopRequests()
+        _ = requests.record("SIGINT", stopping: control, for: .interrupted)
+        _ = requests.record("SIGINT", stopping: control, for: .interrupted)
+        let clock = ManualClock()
+        control.arm(timeline: RunTimeline(clock: clock, epoch: 0), window: 10, end: 10, grace: 30)
+        #expect(control.cutoff == 0, "arming does not give back the grace period: the cutoff is the start")
+        clock.advance(by: .seconds(1))
+        #expect(control.secondsUntilCutoff == 0)
+        #expect(!control.attemptAllowed(at: 1))
     }
 
     @Test(
@@ -44,14 +82,14 @@ struct StopRequestsTests {
         control.stop(.interrupted)
         #expect(control.cutoff == 3, "the stop after the duration does not move the cutoff")
         let first = requests.record("SIGINT", control: control)
-        #expect(first == "SIGINT: stopping new work; in-flight calls end within 0.7 s, then the report is written…")
-        // A second signal 0.55 s later: 0.15 s are left, shown rounded up, never less than is left.
+        #expect(
+            first.hasPrefix("SIGINT: stopping new work; in-flight calls end within 0.7 s, then the report is written"))
+        // 0.55 s later 0.15 s are left, shown rounded up, never less than is left.
         clock.advance(by: .milliseconds(550))
-        let second = requests.record("SIGINT", control: control)
-        #expect(second.hasPrefix("SIGINT again: already stopping; in-flight calls end within 0.2 s,"))
+        #expect(StopRequests().record("SIGINT", control: control).contains("within 0.2 s,"))
         // Past the cutoff nothing is left.
         clock.advance(by: .seconds(1))
-        #expect(requests.record("SIGTERM", control: control).contains("within 0 s"))
+        #expect(StopRequests().record("SIGTERM", control: control).contains("within 0 s"))
     }
 
     @Test("SIGTERM before the run's clock starts names the grace period; once armed, the cutoff counts from the stop")
@@ -66,8 +104,7 @@ struct StopRequestsTests {
         clock.advance(by: .seconds(7))
         control.arm(timeline: RunTimeline(clock: clock, epoch: 0), window: 10, end: 10, grace: 3)
         clock.advance(by: .milliseconds(1250))
-        let second = requests.record("SIGTERM", control: control)
-        #expect(second.hasPrefix("SIGTERM again: already stopping; in-flight calls end within 1.8 s,"))
+        #expect(StopRequests().record("SIGTERM", control: control).contains("within 1.8 s,"))
     }
 
     @Test("a backend that accepts but never answers is reported as timed out, in words")

@@ -10,7 +10,8 @@ import Synchronization
 ///   is still running then is cancelled.
 ///
 /// A stop (SIGINT, SIGTERM, an early abort) closes the window at once, so in-flight
-/// work gets at most `grace` seconds from the stop. The first reason wins.
+/// work gets at most `grace` seconds from the stop. The first reason wins. A second signal
+/// ends the grace period at once (``endGraceNow()``): in-flight work is cut as at the cutoff.
 package final class RunControl: Sendable {
     private struct State {
         var reason: StopReason?
@@ -20,6 +21,7 @@ package final class RunControl: Sendable {
         var grace = 0.0
         var stoppedAt: Double?
         var cut = false
+        var graceEnded = false
     }
 
     private let state = Mutex(State())
@@ -37,7 +39,7 @@ package final class RunControl: Sendable {
             s.timeline = timeline
             s.window = window
             s.end = Swift.min(end, window)
-            s.grace = Swift.max(0, grace)
+            s.grace = s.graceEnded ? 0 : Swift.max(0, grace)
             if s.reason != nil, s.stoppedAt == nil { s.stoppedAt = timeline.now() }
         }
     }
@@ -51,6 +53,20 @@ package final class RunControl: Sendable {
             s.stoppedAt = s.timeline?.now()
         }
     }
+
+    /// Ends the grace period now (a second stop signal): the cutoff becomes the stop, or the run's
+    /// end if that came first, so the driver's watchdog cancels in-flight work within 0.25 s and the
+    /// report is written with what was measured. Stops the run as `why` if it was not stopped yet.
+    package func endGraceNow(_ why: StopReason) {
+        stop(why)
+        state.withLock { s in
+            s.graceEnded = true
+            s.grace = 0
+        }
+    }
+
+    /// Whether ``endGraceNow(_:)`` was called.
+    package var graceEnded: Bool { state.withLock { $0.graceEnded } }
 
     /// Whether ``stop(_:)`` was called.
     package var isStopped: Bool { state.withLock { $0.reason != nil } }

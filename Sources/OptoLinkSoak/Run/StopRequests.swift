@@ -2,9 +2,10 @@ import Foundation
 import Synchronization
 
 /// Counts the stop signals (SIGINT, SIGTERM) a run received and words the message for each:
-/// the first stops new work, a later one only says the run is already stopping. Both say how
-/// long in-flight calls may still take, read from the run's actual cutoff (``RunControl/cutoff``:
-/// the run's end or the stop, whichever came first, plus `load.grace`), not from the signal.
+/// the first stops new work and says how long in-flight calls may still take, read from the run's
+/// actual cutoff (``RunControl/cutoff``: the run's end or the stop, whichever came first, plus
+/// `load.grace`), not from the signal; the second ends them now (``RunControl/endGraceNow(_:)``);
+/// a later one only says so again.
 package final class StopRequests: Sendable {
     private struct State {
         var count = 0
@@ -24,7 +25,16 @@ package final class StopRequests: Sendable {
     /// Signals received so far.
     package var count: Int { state.withLock { $0.count } }
 
-    /// Records one signal named `name` (`SIGINT`, `SIGTERM`) after `control` was stopped, and
+    /// Records one signal named `name` (`SIGINT`, `SIGTERM`) that stops `control` for `reason`
+    /// (the first signal) or ends its grace period now (any later one), and returns the line to
+    /// print, with the seconds left until `control`'s cutoff on its clock.
+    package func record(_ name: String, stopping control: RunControl, for reason: StopReason) -> String {
+        let repeated = state.withLock { $0.count > 0 }
+        if repeated { control.endGraceNow(reason) } else { control.stop(reason) }
+        return record(name, control: control)
+    }
+
+    /// Records one signal named `name` after `control` was stopped (or its grace ended), and
     /// returns the line to print, with the seconds left until `control`'s cutoff on its clock.
     package func record(_ name: String, control: RunControl) -> String {
         record(name, secondsLeft: control.secondsUntilCutoff)
@@ -43,10 +53,15 @@ package final class StopRequests: Sendable {
             } else {
                 within = "the grace period (load.grace)"
             }
-            if s.count == 1 {
-                return "\(name): stopping new work; in-flight calls end within \(within), then the report is written…"
+            switch s.count {
+            case 1:
+                return "\(name): stopping new work; in-flight calls end within \(within), then the report is written "
+                    + "(\(name) again: end them now)…"
+            case 2:
+                return "\(name) again: ending in-flight calls now; the report is written with what was measured"
+            default:
+                return "\(name) again: already ending in-flight calls; the report is being written"
             }
-            return "\(name) again: already stopping; in-flight calls end within \(within), then the report is written"
         }
     }
 

@@ -226,14 +226,14 @@ package struct ProcessesRun: Sendable {
                 continuation.resume(returning: 2)
                 return
             }
-            // Passes the run's stop on to the child until it has exited: at once, then every
-            // second (a child still starting up may not have set up its handler yet; a repeat only
-            // prints "already stopping"). A dispatch timer, not a task, so it fires even when the
-            // cooperative pool is busy.
+            // Passes the run's stop on to the child as the parent got it: one signal for the stop,
+            // a second once the parent's grace period was ended by a second signal (the child then
+            // ends its in-flight calls at once too), never more, since the child counts them. A
+            // dispatch timer, not a task, so it fires even when the cooperative pool is busy.
             let pid = process.processIdentifier
             let spawned = DispatchTime.now()
             let timer = DispatchSource.makeTimerSource(queue: .global())
-            let lastSent = Mutex<DispatchTime?>(nil)
+            let sent = Mutex(0)
             timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
             timer.setEventHandler {
                 guard !exited.isSet else {
@@ -246,9 +246,10 @@ package struct ProcessesRun: Sendable {
                 // the CLI). Give up waiting for the line after 10 s.
                 let announced = ((try? FileManager.default.attributesOfItem(atPath: log.path))?[.size] as? Int ?? 0) > 0
                 guard announced || DispatchTime.now() >= spawned + .seconds(10) else { return }
-                let due = lastSent.withLock { last -> Bool in
-                    guard last.map({ DispatchTime.now() >= $0 + .seconds(1) }) ?? true else { return false }
-                    last = .now()
+                let wanted = control.graceEnded ? 2 : 1
+                let due = sent.withLock { count -> Bool in
+                    guard count < wanted else { return false }
+                    count += 1
                     return true
                 }
                 if due { kill(pid, reason == .terminated ? SIGTERM : SIGINT) }

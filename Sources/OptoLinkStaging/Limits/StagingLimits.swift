@@ -7,7 +7,17 @@ public enum StagingRateLimitAlgorithm: String, Sendable, Codable, CaseIterable {
     /// the last window length.
     case slidingLog = "sliding_log"
 
-    public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }
+    /// Decodes `fixed_window` or `sliding_log`; `sliding_window`, the profiles' `expect.algorithm`
+    /// name for the same algorithm, is accepted too, so one spelling works in both places.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` naming the allowed values for any other string.
+    public init(from decoder: any Decoder) throws {
+        if (try? decoder.singleValueContainer().decode(String.self)) == "sliding_window" {
+            self = .slidingLog
+            return
+        }
+        self = try decoder.decodeCase(Self.self)
+    }
 }
 
 /// A limit: `limit` requests per `windowSeconds` seconds.

@@ -91,7 +91,10 @@ public final class StagingServer: Sendable {
             limits.enabled
                 ? "rate limits (\(limits.algorithm.rawValue)): "
                     + StagingBucketClass.allCases.map {
-                        "\($0.rawValue) \(limits.rule(for: $0).limit)/\(Self.seconds(limits.rule(for: $0).windowSeconds))"
+                        // The bucket under the name its configuration and `expect.limits` use.
+                        let name = $0 == .sdk ? "session_identity" : $0.rawValue
+                        let rule = limits.rule(for: $0)
+                        return "\(name) \(rule.limit)/\(Self.seconds(rule.windowSeconds))"
                     }.joined(separator: ", ")
                 : "rate limits: off")
         lines.append(

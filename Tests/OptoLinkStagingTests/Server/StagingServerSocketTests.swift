@@ -75,7 +75,8 @@ import Testing
                 summary.contains {
                     $0.contains("opl_sdk_test_acme_client (CLIENT)") && $0.contains("expired (inactive)")
                 })
-            #expect(summary.contains { $0.contains("match 30/60s, data 500/1s, sdk 60/60s, events 600/60s") })
+            #expect(
+                summary.contains { $0.contains("match 30/60s, data 500/1s, session_identity 60/60s, events 600/60s") })
         }
     }
 

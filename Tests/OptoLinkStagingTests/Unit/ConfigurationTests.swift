@@ -35,6 +35,21 @@ import Testing
         #expect(c.fixtures.orgs.first?.links.first?.active == true)
     }
 
+    @Test("limits.algorithm takes the profiles' expect.algorithm spelling too: sliding_window = sliding_log")
+    func slidingWindowSpelling() throws {
+        let decoder = JSONDecoder()
+        for (text, algorithm) in [
+            ("sliding_window", StagingRateLimitAlgorithm.slidingLog), ("sliding_log", .slidingLog),
+            ("fixed_window", .fixedWindow),
+        ] {
+            let limits = try decoder.decode(StagingLimits.self, from: Data(#"{"algorithm": "\#(text)"}"#.utf8))
+            #expect(limits.algorithm == algorithm, "\(text)")
+        }
+        #expect(throws: DecodingError.self) {
+            try decoder.decode(StagingLimits.self, from: Data(#"{"algorithm": "sliding"}"#.utf8))
+        }
+    }
+
     @Test(arguments: [
         (#"{"port": "x"}"#, "port"),
         (#"{"limits": {"match": {"limit": 0, "windowSeconds": 1}}}"#, "limits.match.limit"),
