@@ -89,9 +89,10 @@ package enum CompareCommand {
         if !partial.isEmpty {
             guard options.allowPartial else {
                 for line in partial {
-                    log(
-                        "error: \(line), so it is no evidence of no regression. Re-run it, or use --allow-partial "
-                            + "to compare anyway.")
+                    let why =
+                        line.hasPrefix("the current")
+                        ? "so it cannot show there is no regression" : "so it is no reference to compare with"
+                    log("error: \(line), \(why). Re-run it, or use --allow-partial to compare anyway.")
                 }
                 return Result(exitCode: 2)
             }

@@ -110,7 +110,9 @@ extension SummaryText {
         let failed = s.thresholds.filter { !$0.passed }.count
         let why: String
         switch result {
-        case .passed: why = "every threshold passed (\(s.thresholds.count) judged)"
+        case .passed:
+            why =
+                s.thresholds.isEmpty ? "no threshold to judge" : "every threshold passed (\(s.thresholds.count) judged)"
         case .failed: why = "\(failed) of \(s.thresholds.count) thresholds failed (listed at the end)"
         case .invalid:
             let cause =
