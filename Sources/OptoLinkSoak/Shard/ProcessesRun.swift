@@ -149,11 +149,13 @@ package struct ProcessesRun: Sendable {
         // A stop signal keeps its own exit code; otherwise a failed or missing shard makes the run invalid.
         let failedShards = outcomes.filter { $0.status != 0 && $0.status != 1 }.map { "\($0.shard)" }
         if signal == nil && (!failedShards.isEmpty || present.count < processes) {
-            extras.invalidReason =
-                "\(processes - present.count) of \(processes) shards wrote no report"
+            let missing = processes - present.count
+            let problems =
+                (missing > 0 ? ["\(missing) of \(processes) shards wrote no report"] : [])
                 + (failedShards.isEmpty
-                    ? "" : "; shard \(failedShards.joined(separator: ", ")) exited with a status other than 0 or 1")
-                + ", so the merged report covers only part of the plan"
+                    ? [] : ["shard \(failedShards.joined(separator: ", ")) exited with a status other than 0 or 1"])
+            extras.invalidReason =
+                problems.joined(separator: "; ") + ", so the merged report may cover only part of the plan"
         }
         let result = MergeCommand.run(merge, extras: extras, log: log)
         return SoakRunResult(
