@@ -142,7 +142,7 @@ package enum SoakCommandLine {
 
         A run that did not run its course (stopped by SIGINT/SIGTERM, stopped early as
         misconfigured or by an abortOnFail threshold, work cut at the grace deadline, a merge with
-        missing shards) has partial counts, which never look worse: compare refuses it, baseline
+        missing shards) has partial counts, which prove nothing either way: compare refuses it, baseline
         or current, with exit 2 and a line saying why, unless --allow-partial.
 
         Exit codes: 0 no regression · 1 regression · 2 could not compare (unreadable report,

@@ -81,7 +81,7 @@ package enum CompareCommand {
         if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {
             notes.append("the runs used different backends (\(b.backend) \(b.baseURL), \(c.backend) \(c.baseURL))")
         }
-        // Partial counts never look worse than whole ones, and a partial baseline makes a whole
+        // Counts cut short mostly look better than whole ones, and a partial baseline makes a whole
         // run look worse: neither is evidence either way unless the user says so.
         let partial = [("baseline", baseline.summary), ("current", current.summary)].compactMap { name, summary in
             Self.partialReason(summary).map { "the \(name) run did not run its course (\($0)): its counts are partial" }
