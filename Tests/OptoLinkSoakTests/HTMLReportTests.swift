@@ -55,8 +55,18 @@ struct HTMLReportTests {
             let expected = try #require(Self.lookup(summary, key), "\(key) not in summary.json")
             #expect(abs(expected - value) <= 1e-9 * max(1, abs(expected)), "\(key)")
         }
-        #expect(html.contains("every threshold passed"))
+        #expect(html.contains("result: passed (exit 0), every threshold passed (2 judged)"))
         #expect(html.components(separatedBy: "<svg class=\"chart\"").count - 1 >= 6)
+        // The headline is the run's result, not its thresholds alone: an interrupted run is no pass.
+        var stopped = try SoakReportDirectory.load(e2e.reportDirectory).summary
+        stopped.result = .interrupted
+        let page = HTMLReport.run(stopped, attempts: nil)
+        #expect(page.contains("<p class=\"outcome fail\" data-key=\"outcome\">result: interrupted (exit 130)"))
+        #expect(!page.contains("every threshold passed"))
+        stopped.result = nil  // a summary written before `result`: judged by its thresholds
+        #expect(
+            HTMLReport.run(stopped, attempts: nil).contains(
+                "<p class=\"outcome pass\" data-key=\"outcome\">every threshold passed"))
     }
 
     @Test("a one-hour run's page stays under 2 MB: bounded series, thinned back-off points, early ones kept")

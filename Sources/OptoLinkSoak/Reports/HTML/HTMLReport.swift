@@ -17,10 +17,21 @@ package enum HTMLReport {
         let series = ReportSeries(
             label: "run", summary: summary, attempts: attempts, earlySlackSeconds: earlySlackSeconds)
         let title = "optolink-soak · \(summary.run.profile) · run \(summary.run.runId)"
-        let passed = summary.thresholds.allSatisfy(\.passed)
+        // The run's result, as summary.txt's first line words it (an interrupted run whose
+        // thresholds passed is not a pass); a summary from before `result` was written falls
+        // back to its thresholds.
+        let passed: Bool
+        let outcome: String
+        if let result = summary.result {
+            passed = result == .passed
+            outcome = SummaryText.resultLine(result, summary)
+        } else {
+            passed = summary.thresholds.allSatisfy(\.passed)
+            outcome = passed ? "every threshold passed" : "a threshold failed"
+        }
         var body = "<header><h1>\(e(title))</h1><p class=\"meta\">\(e(meta(summary)))</p>"
         body += "<p class=\"outcome \(passed ? "pass" : "fail")\" data-key=\"outcome\">"
-        body += passed ? "every threshold passed" : "a threshold failed"
+        body += e(outcome)
         body += "</p></header>"
         body += kpis([series])
         body += charts([series])
