@@ -27,9 +27,6 @@ struct PartialRunReportTests {
             $0.run.stopReason = .deadline
             $0.result = .terminated
         },
-        Cut(description: "the grace deadline", because: "work still running at the grace deadline was cancelled") {
-            $0.run.stopReason = .deadline
-        },
         Cut(description: "misconfigured", because: "every response was refused (misconfigured)") {
             $0.run.stopReason = .misconfigured
             $0.result = .invalid
@@ -59,6 +56,18 @@ struct PartialRunReportTests {
         try FileManager.default.copyItem(at: whole, to: twin)
         #expect(
             CompareCommand.run(CompareOptions(baselinePath: whole.path, currentPath: twin.path)) { _ in }.exitCode == 0)
+        // A run cut only at its grace deadline (no signal) ran its whole plan, as every run of a
+        // profile whose calls sleep out long Retry-Afters at the end: compared as usual.
+        let cutAtDeadline = e2e.directory.appendingPathComponent("deadline")
+        try FileManager.default.copyItem(at: whole, to: cutAtDeadline)
+        var deadlineSummary = try SoakReportDirectory.load(cutAtDeadline).summary
+        deadlineSummary.run.stopReason = .deadline
+        try AtomicFile.writeJSON(deadlineSummary, to: cutAtDeadline.appendingPathComponent("summary.json"))
+        #expect(CompareCommand.partialReason(deadlineSummary) == nil)
+        for (baseline, current) in [(whole, cutAtDeadline), (cutAtDeadline, whole)] {
+            let options = CompareOptions(baselinePath: baseline.path, currentPath: current.path)
+            #expect(CompareCommand.run(options) { _ in }.exitCode == 0)
+        }
         for (index, cut) in Self.cuts.enumerated() {
             let partial = e2e.directory.appendingPathComponent("partial-\(index)")
             try FileManager.default.copyItem(at: whole, to: partial)

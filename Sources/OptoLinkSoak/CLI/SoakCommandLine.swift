@@ -79,7 +79,7 @@ package enum SoakCommandLine {
           --junit FILE         also write thresholds and verdicts as JUnit XML to FILE
           --baseline DIR       then compare with that earlier report (see `compare --help`);
                                the comparison goes to <report>/compare/, exit 1 on a regression,
-                               2 when it cannot compare (e.g. work was cut at the grace deadline)
+                               2 when it cannot compare (e.g. the baseline was interrupted)
           --metrics-listen HOST:PORT
                                serve live Prometheus metrics at http://HOST:PORT/metrics while
                                the run lasts (loopback only; port 0 = any free port, printed)
@@ -141,9 +141,10 @@ package enum SoakCommandLine {
           -h, --help         this help
 
         A run that did not run its course (stopped by SIGINT/SIGTERM, stopped early as
-        misconfigured or by an abortOnFail threshold, work cut at the grace deadline, a merge with
-        missing shards) has partial counts, which prove nothing either way: compare refuses it, baseline
-        or current, with exit 2 and a line saying why, unless --allow-partial.
+        misconfigured or by an abortOnFail threshold, a merge with missing shards) has partial
+        counts, which prove nothing either way: compare refuses it, baseline or current, with exit
+        2 and a line saying why, unless --allow-partial. A run that ran its plan to the end and
+        only had its last calls cut at the grace deadline is whole.
 
         Exit codes: 0 no regression · 1 regression · 2 could not compare (unreadable report,
         unknown schemaVersion, different profiles without --force, a partial run without

@@ -136,11 +136,13 @@ package enum CompareCommand {
                 ? "SIGTERM" : run.stopReason == .interrupted || summary.result == .interrupted ? "SIGINT" : "a signal"
             reasons.append("stopped by \(signal) \(after)")
         }
+        // A run cut at its grace deadline (no signal) ran its whole plan: only calls still in flight
+        // at the cutoff were cancelled, by the profile's design (a Retry-After sleep of up to 60 s),
+        // as in any other run of that profile. It is a whole run, so not refused.
         switch run.stopReason {
-        case .deadline: reasons.append("work still running at the grace deadline was cancelled")
         case .misconfigured: reasons.append("stopped early \(after): every response was refused (misconfigured)")
         case .thresholdAborted: reasons.append("stopped early \(after): an abortOnFail threshold failed")
-        case .completed, .duration, .iterations, .interrupted, .terminated: break
+        case .completed, .duration, .iterations, .deadline, .interrupted, .terminated: break
         }
         if let missing = run.shards?.missing, !missing.isEmpty, let count = run.shards?.count {
             reasons.append("shards \(missing.map { "\($0)/\(count)" }.joined(separator: ", ")) are missing")
