@@ -215,10 +215,7 @@ struct DriverDeadlineTests {
     )
     func interruptThenDeadline() async throws {
         let run = try VirtualDriverRun(
-            profile: deadlineProfile(
-                devices: 3, steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "e", "repeat": 5}"#,
-                load: #"{"model": "closed", "concurrency": 3, "duration": 60, "grace": 1}"#,
-                sdk: #"{"maxRetries": 2, "timeout": 30}"#)
+            profile: Self.relaunchAndFiveEvents(grace: 1)
         ) { _, context in
             if context.endpoint == .events { return try await VirtualBackend.silent() }
             return VirtualBackend.ok(context)
@@ -243,15 +240,20 @@ struct DriverDeadlineTests {
         #expect(run.summary.unfinished == 3)
     }
 
+    /// 3 devices in a closed loop for 60 s, each a relaunch then 5 events; 2 retries, 30 s timeout.
+    static func relaunchAndFiveEvents(grace: Int) -> String {
+        deadlineProfile(
+            devices: 3, steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "e", "repeat": 5}"#,
+            load: #"{"model": "closed", "concurrency": 3, "duration": 60, "grace": \#(grace)}"#,
+            sdk: #"{"maxRetries": 2, "timeout": 30}"#)
+    }
+
     @Test(
         "a second stop signal ends a 60 s grace at once: requests in flight and Retry-After sleeps are cut then",
         arguments: [false, true])
     func secondSignalEndsTheGrace(backingOff: Bool) async throws {
         let run = try VirtualDriverRun(
-            profile: deadlineProfile(
-                devices: 3, steps: #"{"kind": "relaunch"}, {"kind": "event", "name": "e", "repeat": 5}"#,
-                load: #"{"model": "closed", "concurrency": 3, "duration": 60, "grace": 60}"#,
-                sdk: #"{"maxRetries": 2, "timeout": 30}"#)
+            profile: Self.relaunchAndFiveEvents(grace: 60)
         ) { _, context in
             guard context.endpoint == .events else { return VirtualBackend.ok(context) }
             if backingOff { return VirtualBackend.rateLimited(50) }

@@ -9,8 +9,8 @@ package struct CompareOptions: Sendable, Equatable {
     /// Compare even when the runs' profiles differ (noted in the output).
     package var force = false
     package var junitPath: String?
-    /// Compare even when a run did not run its course (a stop signal, an early stop, the grace
-    /// deadline, missing shards): its counts are partial, so without this the answer is exit 2.
+    /// Compare even when a run did not run its course (a stop signal, an early stop, missing
+    /// shards, an invalid result): its counts are partial, so without this the answer is exit 2.
     package var allowPartial = false
     /// The default rule's settings (`--alpha`, `--min-shift`, `--floor`).
     package var rules = RegressionRules()
@@ -83,20 +83,22 @@ package enum CompareCommand {
         }
         // Counts cut short mostly look better than whole ones, and a partial baseline makes a whole
         // run look worse: neither is evidence either way unless the user says so.
-        let partial = [("baseline", baseline.summary), ("current", current.summary)].compactMap { name, summary in
-            Self.partialReason(summary).map { "the \(name) run did not run its course (\($0)): its counts are partial" }
+        let partial: [(line: String, why: String)] = [
+            ("baseline", baseline.summary, "so it is no reference to compare with"),
+            ("current", current.summary, "so it cannot show there is no regression"),
+        ].compactMap { name, summary, why in
+            Self.partialReason(summary).map {
+                ("the \(name) run did not run its course (\($0)): its counts are partial", why)
+            }
         }
         if !partial.isEmpty {
             guard options.allowPartial else {
-                for line in partial {
-                    let why =
-                        line.hasPrefix("the current")
-                        ? "so it cannot show there is no regression" : "so it is no reference to compare with"
-                    log("error: \(line), \(why). Re-run it, or use --allow-partial to compare anyway.")
+                for side in partial {
+                    log("error: \(side.line), \(side.why). Re-run it, or use --allow-partial to compare anyway.")
                 }
                 return Result(exitCode: 2)
             }
-            notes += partial.map { $0 + "; compared anyway (--allow-partial)" }
+            notes += partial.map { $0.line + "; compared anyway (--allow-partial)" }
         }
         let comparison = SoakComparison.compare(
             baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
@@ -124,8 +126,8 @@ package enum CompareCommand {
     }
 
     /// Why a run did not run its course, or `nil` when it did: a stop signal, an early stop
-    /// (misconfigured, an `abortOnFail` threshold), work cut at the grace deadline, missing shards
-    /// (`merge --allow-partial`), or a report that cannot be judged (`result` `invalid`).
+    /// (misconfigured, an `abortOnFail` threshold), missing shards (`merge --allow-partial`), or a
+    /// report that cannot be judged (`result` `invalid`). A cut at the grace deadline is not one.
     package static func partialReason(_ summary: SoakSummary) -> String? {
         let run = summary.run
         let after = "after \(String(format: "%.1f", run.durationSeconds)) s"
