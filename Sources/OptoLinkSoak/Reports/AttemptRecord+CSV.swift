@@ -44,26 +44,23 @@ extension AttemptRecord {
         ]
     }
 
-    /// An empty field as `.some(nil)`, a parseable one as `.some(value)`, anything else `nil`.
-    static func optional<T>(_ field: String, _ parse: (String) -> T?) -> T?? {
-        if field.isEmpty { return .some(nil) }
-        return parse(field).map { .some($0) }
-    }
-
     /// Parses one `attempts.csv` row (as written by ``csvFields``); `nil` when malformed.
-    package init?(csvFields f: [String]) {
-        guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
-            let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempt = Int(f[4]), let intended = Double(f[5]),
-            let start = Double(f[6]), let end = Double(f[7]), let requestBytes = Int(f[13]),
-            let responseBytes = Int(f[14]), let status = Self.optional(f[10], Int.init),
-            let errorKind = Self.optional(f[11], AttemptErrorKind.init(rawValue:)),
-            let retryAfter = Self.optional(f[12], Int.init)
+    package init?(csvFields f: [String]) { self.init(csvRow: f) }
+
+    /// Parses one `attempts.csv` row, as text or as bytes (``CSVRow``); `nil` when malformed.
+    package init?(csvRow f: some CSVFields) {
+        guard f.count == Self.csvHeader.count, let launch = f.int(1), let callId = f.uint64(2),
+            let endpoint = OptoLinkEndpoint(rawValue: f.string(3)), let attempt = f.int(4),
+            let intended = f.double(5), let start = f.double(6), let end = f.double(7),
+            let requestBytes = f.int(13), let responseBytes = f.int(14), let status = f.optional(10, f.int),
+            let errorKind = f.optional(11, { AttemptErrorKind(rawValue: f.string($0)) }),
+            let retryAfter = f.optional(12, f.int)
         else { return nil }
         self.init(
-            device: f[0], launch: launch, callId: callId, endpoint: endpoint, attempt: attempt, intendedStart: intended,
-            actualStart: start, end: end, status: status, errorKind: errorKind,
+            device: f.string(0), launch: launch, callId: callId, endpoint: endpoint, attempt: attempt,
+            intendedStart: intended, actualStart: start, end: end, status: status, errorKind: errorKind,
             retryAfterSeconds: retryAfter, requestBytes: requestBytes, responseBytes: responseBytes,
-            correlationId: f[15].isEmpty ? nil : f[15], clientIP: f[16].isEmpty ? nil : f[16]
+            correlationId: f.nonEmptyString(15), clientIP: f.nonEmptyString(16)
         )
     }
 }
@@ -85,16 +82,19 @@ extension CallRecord {
     }
 
     /// Parses one `calls.csv` row; `nil` when malformed.
-    package init?(csvFields f: [String]) {
-        guard f.count == Self.csvHeader.count, let launch = Int(f[1]), let callId = UInt64(f[2]),
-            let endpoint = OptoLinkEndpoint(rawValue: f[3]), let attempts = Int(f[4]), let intended = Double(f[5]),
-            let start = Double(f[6]), let end = Double(f[7]), let outcome = CallOutcome(csv: f[10]),
-            let finalStatus = AttemptRecord.optional(f[11], Int.init)
+    package init?(csvFields f: [String]) { self.init(csvRow: f) }
+
+    /// Parses one `calls.csv` row, as text or as bytes (``CSVRow``); `nil` when malformed.
+    package init?(csvRow f: some CSVFields) {
+        guard f.count == Self.csvHeader.count, let launch = f.int(1), let callId = f.uint64(2),
+            let endpoint = OptoLinkEndpoint(rawValue: f.string(3)), let attempts = f.int(4),
+            let intended = f.double(5), let start = f.double(6), let end = f.double(7),
+            let outcome = CallOutcome(csv: f.string(10)), let finalStatus = f.optional(11, f.int)
         else { return nil }
         self.init(
-            device: f[0], launch: launch, callId: callId, endpoint: endpoint, attempts: attempts,
+            device: f.string(0), launch: launch, callId: callId, endpoint: endpoint, attempts: attempts,
             intendedStart: intended, start: start, end: end, outcome: outcome, finalStatus: finalStatus,
-            correlationId: f[12].isEmpty ? nil : f[12], deviceId: f[13].isEmpty ? nil : f[13]
+            correlationId: f.nonEmptyString(12), deviceId: f.nonEmptyString(13)
         )
     }
 }
@@ -102,37 +102,58 @@ extension CallRecord {
 /// Reads the records back from a report directory's CSVs (the verdicts run on these).
 package enum ReportCSVReader {
     /// Parses a CSV file whose first row is `header`; every other row must parse.
+    ///
+    /// The file is read whole and must be UTF-8, as before the byte parser: a file that is not
+    /// (or starts with a byte-order mark) goes through `String(contentsOf:encoding:)`, which
+    /// refuses or decodes it exactly as this reader always has.
     /// - Throws: ``ReportIOError`` when the file cannot be read, its header differs, or a row is
     ///   malformed (naming the file and the row number, 1 = the header). Nothing is skipped:
     ///   verdicts over a silently shortened file would judge a run that did not happen.
-    package static func read<T>(_ url: URL, header: [String], _ parse: ([String]) -> T?) throws -> [T] {
-        let text: String
-        do {
-            text = try String(contentsOf: url, encoding: .utf8)
-        } catch {
-            throw ReportIOError(path: url.path, reason: "cannot read it (\(error.localizedDescription))")
-        }
-        let rows = CSV.parse(text)
-        guard let first = rows.first, first == header else {
-            throw ReportIOError(path: url.path, reason: "unexpected header (not written by this version?)")
-        }
+    package static func read<T>(_ url: URL, header: [String], _ parse: @escaping (CSVRow) -> T?) throws -> [T] {
+        var reader = try CSVRecordReader(
+            rows: CSVRowReader(bytes: utf8Contents(of: url), of: url), header: header, parse: parse)
         var records: [T] = []
-        records.reserveCapacity(rows.count - 1)
-        for (index, row) in rows.enumerated().dropFirst() {
-            guard let record = parse(row) else {
-                throw ReportIOError(path: url.path, reason: "row \(index + 1) is malformed: \(row.prefix(4))…")
-            }
-            records.append(record)
-        }
+        while let record = try reader.next() { records.append(record) }
         return records
     }
 
-    package static func attempts(_ url: URL) throws -> [AttemptRecord] {
-        try read(url, header: AttemptRecord.csvHeader, AttemptRecord.init(csvFields:))
+    /// The bytes of `url`, when they are UTF-8 without a byte-order mark; else the UTF-8 of the
+    /// text `String(contentsOf:encoding: .utf8)` makes of them.
+    /// - Throws: ``ReportIOError`` when the file cannot be read (or decoded).
+    static func utf8Contents(of url: URL) throws -> [UInt8] {
+        if let data = try? Data(contentsOf: url) {
+            let bytes = [UInt8](data)
+            let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+            if !bytes.starts(with: bom), isUTF8(bytes) { return bytes }
+        }
+        do {
+            return Array(try String(contentsOf: url, encoding: .utf8).utf8)
+        } catch {
+            throw ReportIOError(path: url.path, reason: "cannot read it (\(error.localizedDescription))")
+        }
     }
 
+    /// Whether `bytes` are valid UTF-8 (all ASCII, the usual case, is checked 8 bytes at a time).
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var i = 0
+            while i + 8 <= raw.count {
+                if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+                i += 8
+            }
+            while i < raw.count, raw[i] < 0x80 { i += 1 }
+            return i == raw.count || String(validating: raw[i...], as: UTF8.self) != nil
+        }
+    }
+
+    /// Reads `attempts.csv` (as ``read(_:header:_:)`` does).
+    package static func attempts(_ url: URL) throws -> [AttemptRecord] {
+        try read(url, header: AttemptRecord.csvHeader, AttemptRecord.init(csvRow:))
+    }
+
+    /// Reads `calls.csv` (as ``read(_:header:_:)`` does).
     package static func calls(_ url: URL) throws -> [CallRecord] {
-        try read(url, header: CallRecord.csvHeader, CallRecord.init(csvFields:))
+        try read(url, header: CallRecord.csvHeader, CallRecord.init(csvRow:))
     }
 }
 

@@ -114,58 +114,16 @@ package enum CSV {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Parses a whole CSV text into rows of fields (quoted fields may span lines).
+    /// Parses a whole CSV text into rows of fields (quoted fields may span lines), with the
+    /// rules of ``CSVParser``.
     package static func parse(_ text: String) -> [[String]] {
-        var rows: [[String]] = []
-        var row: [String] = []
-        var field = ""
-        var quoted = false
-        var iterator = text.unicodeScalars.makeIterator()
-        var pending: Unicode.Scalar? = nil
-        func next() -> Unicode.Scalar? {
-            if let p = pending {
-                pending = nil
-                return p
-            }
-            return iterator.next()
+        var text = text
+        return text.withUTF8 { bytes in
+            var parser = CSVParser()
+            var offset = 0
+            var rows: [[String]] = []
+            while parser.nextRow(in: bytes, at: &offset, final: true) { rows.append(parser.row.strings) }
+            return rows
         }
-        var sawAny = false
-        while let c = next() {
-            sawAny = true
-            if quoted {
-                if c == "\"" {
-                    if let n = next() {
-                        if n == "\"" {
-                            field.unicodeScalars.append("\"")
-                        } else {
-                            quoted = false
-                            pending = n
-                        }
-                    } else {
-                        quoted = false
-                    }
-                } else {
-                    field.unicodeScalars.append(c)
-                }
-            } else if c == "\"" && field.isEmpty {
-                quoted = true
-            } else if c == "," {
-                row.append(field)
-                field = ""
-            } else if c == "\n" {
-                row.append(field)
-                rows.append(row)
-                row = []
-                field = ""
-                sawAny = false
-            } else if c != "\r" {
-                field.unicodeScalars.append(c)
-            }
-        }
-        if sawAny || !field.isEmpty || !row.isEmpty {
-            row.append(field)
-            rows.append(row)
-        }
-        return rows
     }
 }
