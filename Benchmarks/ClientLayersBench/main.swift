@@ -10,6 +10,10 @@
 // CSV rows or verdicts. Both warm up for 1 s, then count the 200s of the next `--seconds`.
 // Prints one JSON object: layer, requests (all sent), counted, rate (requests/s in the window),
 // errors. The caller measures the process's CPU (peers.py: rusage of the child).
+//
+//   optolink-client-bench csv-read --file PATH [--rows N]
+//
+// Times reading a run's `attempts.csv` back instead (CSVReadBench.swift, Benchmarks/csv-read.sh).
 import Foundation
 import OptoLink
 import OptoLinkHTTP
@@ -19,6 +23,11 @@ import Synchronization
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(2)
+}
+
+if CommandLine.arguments.dropFirst().first == "csv-read" {
+    csvReadBench(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
 }
 
 let usage =
