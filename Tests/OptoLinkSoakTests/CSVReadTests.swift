@@ -158,9 +158,9 @@ struct CSVReadTests {
     @Test("rows from bytes in memory equal rows read from the file")
     func rowsFromMemory() throws {
         let text = "h1,h2\n\"a,\"\"b\"\"\r\nc\",é\r\nlast"
-        var reader = CSVRowReader(bytes: Array(text.utf8), of: URL(fileURLWithPath: "/nowhere.csv"))
+        var reader = CSVRowReader(bytes: Data(text.utf8), of: URL(fileURLWithPath: "/nowhere.csv"))
         var rows: [[String]] = []
-        while try reader.advance() { rows.append(reader.row.strings) }
+        while try reader.advance() { rows.append(reader.withRow(\.strings)) }
         #expect(rows == [["h1", "h2"], ["a,\"b\"\r\nc", "é"], ["last"]])
         #expect(reader.rowNumber == 3)
     }

@@ -12,12 +12,14 @@
 /// The delimiters are ASCII, and ASCII bytes never occur inside a multi-byte UTF-8 sequence, so
 /// this splits text exactly as a parser of Unicode scalars with the same rules.
 package struct CSVParser {
-    /// The row read last (valid after ``nextRow(in:at:final:)`` returned `true`).
-    package private(set) var row = CSVRow()
+    /// Fields that could not be slices of the input: quoted with `""` or CR or data after the
+    /// closing quote, holding an unquoted CR, or cut by the end of an input.
+    private var scratch: [UInt8] = []
+    private var spans: [CSVSpan] = []
     private var quoted = false
     /// A `"` inside quotes whose meaning (`""` or the closing quote) the next byte decides.
     private var quoteInQuotes = false
-    /// Where the field being read starts in `row.bytes` (it is empty while `row.bytes.count` is there).
+    /// Where the field being read starts in `scratch` (it is empty while `scratch.count` is there).
     private var fieldStart = 0
     /// Whether any byte of the current row was read (a lone CR before the end still makes a row).
     private var sawAny = false
@@ -27,24 +29,55 @@ package struct CSVParser {
 
     /// Reads the next row from `input` at `offset`, moving `offset` past it.
     ///
-    /// Returns `true` with the row in ``row`` when a LF ends one, or when `final` says `input`
-    /// is all there is and it ends inside a row. Returns `false` when `input` runs out first: the
-    /// partial row is kept and continues with the next input given (`offset` then starts at 0),
-    /// or, with `final`, when nothing is left.
+    /// Returns `true` when a LF ends a row, or when `final` says `input` is all there is and it
+    /// ends inside a row; ``withRow(in:_:)`` then shows the row. Returns `false` when `input` runs
+    /// out first: the partial row is kept (copied) and continues with the next input given
+    /// (`offset` then starts at 0), or, with `final`, when nothing is left.
     package mutating func nextRow(in input: UnsafeBufferPointer<UInt8>, at offset: inout Int, final: Bool) -> Bool {
         if rowDone {
-            row.removeAll()
+            scratch.removeAll(keepingCapacity: true)
+            spans.removeAll(keepingCapacity: true)
             fieldStart = 0
             sawAny = false
             rowDone = false
         }
         if consume(input, at: &offset) { return true }
+        keepFieldsOf(input)
         guard final, sawAny else { return false }
         quoted = false
         quoteInQuotes = false
-        row.endField()
+        endScratchField()
         rowDone = true
         return true
+    }
+
+    /// Calls `body` with the row the last ``nextRow(in:at:final:)`` returned `true` for; `input`
+    /// must be the bytes that call was given.
+    package func withRow<T>(in input: UnsafeBufferPointer<UInt8>, _ body: (CSVRow) throws -> T) rethrows -> T {
+        try scratch.withUnsafeBufferPointer { scratch in
+            try spans.withUnsafeBufferPointer { try body(CSVRow(input: input, scratch: scratch, spans: $0)) }
+        }
+    }
+
+    /// Copies the fields that are slices of `input` to `scratch`, before `input` goes away (the
+    /// field being read, at the end of `scratch`, stays at the end).
+    private mutating func keepFieldsOf(_ input: UnsafeBufferPointer<UInt8>) {
+        guard spans.contains(where: \.inInput) else { return }
+        let partial = Array(scratch[fieldStart...])
+        scratch.removeSubrange(fieldStart...)
+        for index in spans.indices where spans[index].inInput {
+            let span = spans[index]
+            let start = scratch.count
+            scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[span.start..<span.end]))
+            spans[index] = CSVSpan(start: start, end: scratch.count, inInput: false)
+        }
+        fieldStart = scratch.count
+        scratch.append(contentsOf: partial)
+    }
+
+    private mutating func endScratchField() {
+        spans.append(CSVSpan(start: fieldStart, end: scratch.count, inInput: false))
+        fieldStart = scratch.count
     }
 
     /// Consumes bytes until a LF outside quotes (`true`, `offset` past it) or the end of `input`.
@@ -59,7 +92,7 @@ package struct CSVParser {
             if quoteInQuotes {
                 quoteInQuotes = false
                 if byte == quote {
-                    row.bytes.append(quote)
+                    scratch.append(quote)
                     i += 1
                     continue
                 }
@@ -68,64 +101,103 @@ package struct CSVParser {
             if quoted {
                 var j = i
                 while j < end && input[j] != quote { j += 1 }
-                row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[i..<j]))
+                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[i..<j]))
                 if j < end { quoteInQuotes = true }
                 i = Swift.min(j + 1, end)
                 continue
             }
+            let fieldIsEmpty = scratch.count == fieldStart
             switch byte {
             case comma:
-                row.endField()
-                fieldStart = row.bytes.count
+                endScratchField()
                 i += 1
             case lf:
-                row.endField()
+                endScratchField()
                 rowDone = true
                 i += 1
                 return true
             case cr:
                 i += 1
-            case quote where row.bytes.count == fieldStart:
-                quoted = true
-                i += 1
+            case quote where fieldIsEmpty:
+                // `"…"` then `,` or LF is the slice between the quotes.
+                var j = i + 1
+                while j < end && input[j] != quote { j += 1 }
+                if j + 1 < end, input[j + 1] == comma || input[j + 1] == lf {
+                    spans.append(CSVSpan(start: i + 1, end: j, inInput: true))
+                    i = j + 1
+                    if input[i] == lf {
+                        rowDone = true
+                        i += 1
+                        return true
+                    }
+                    i += 1
+                } else {
+                    quoted = true
+                    i += 1
+                }
             default:
                 // A run of data bytes; a `"` in it is data, the field being no longer empty.
+                // `,` LF CR are all below `-`, and most data bytes (digits, letters, `.`, `:`, `-`) are
+                // not: skip 8 bytes at a time while none of them is below `-` (any byte b < 0x2D
+                // borrows into its own top bit in word - 0x2D2D…, which ~word keeps when b < 0x80).
                 var j = i + 1
+                while j + 8 <= end {
+                    let word = UnsafeRawPointer(input.baseAddress.unsafelyUnwrapped + j).loadUnaligned(as: UInt64.self)
+                    if (word &- 0x2D2D_2D2D_2D2D_2D2D) & ~word & 0x8080_8080_8080_8080 != 0 { break }
+                    j += 8
+                }
                 while j < end {
                     let next = input[j]
-                    if next == comma || next == lf || next == cr { break }
+                    if next <= comma && (next == comma || next == lf || next == cr) { break }
                     j += 1
                 }
-                row.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: input[i..<j]))
-                i = j
+                if fieldIsEmpty && j < end && input[j] != cr {
+                    // The whole field: a slice of the input, ended by `,` or LF.
+                    spans.append(CSVSpan(start: i, end: j, inInput: true))
+                    i = j + 1
+                    if input[j] == lf {
+                        rowDone = true
+                        return true
+                    }
+                } else {
+                    scratch.append(contentsOf: UnsafeBufferPointer(rebasing: input[i..<j]))
+                    i = j
+                }
             }
         }
         return false
     }
 }
 
-/// One CSV row's fields as UTF-8 bytes, unquoted (`""` made `"`, CR outside quotes dropped).
+/// Where one field of a row lies: in the parser's input, or in its scratch bytes.
+private struct CSVSpan {
+    var start: Int
+    var end: Int
+    var inInput: Bool
+}
+
+/// One CSV row's fields as UTF-8 bytes, unquoted (`""` made `"`, CR outside quotes dropped);
+/// valid only inside the closure it is given to (``CSVParser/withRow(in:_:)``).
 package struct CSVRow {
-    /// The fields' bytes back to back.
-    fileprivate var bytes: [UInt8] = []
-    /// Where each field ends in `bytes`: field `i` spans `ends[i - 1]..<ends[i]` (from 0 for the first).
-    fileprivate var ends: [Int] = []
+    private let input: UnsafeBufferPointer<UInt8>
+    private let scratch: UnsafeBufferPointer<UInt8>
+    private let spans: UnsafeBufferPointer<CSVSpan>
 
-    /// The number of fields.
-    package var count: Int { ends.count }
-
-    fileprivate mutating func endField() { ends.append(bytes.count) }
-
-    fileprivate mutating func removeAll() {
-        bytes.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
+    fileprivate init(
+        input: UnsafeBufferPointer<UInt8>, scratch: UnsafeBufferPointer<UInt8>, spans: UnsafeBufferPointer<CSVSpan>
+    ) {
+        self.input = input
+        self.scratch = scratch
+        self.spans = spans
     }
 
-    /// Calls `body` with the bytes of field `index` (`0..<count`).
-    package func withField<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
-        let start = index == 0 ? 0 : ends[index - 1]
-        let end = ends[index]
-        return bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start..<end])) }
+    /// The number of fields.
+    package var count: Int { spans.count }
+
+    /// The bytes of field `index` (`0..<count`).
+    package subscript(index: Int) -> UnsafeBufferPointer<UInt8> {
+        let span = spans[index]
+        return UnsafeBufferPointer(rebasing: (span.inInput ? input : scratch)[span.start..<span.end])
     }
 
     /// Every field as a `String` (invalid UTF-8 repaired with U+FFFD).
@@ -169,11 +241,11 @@ extension Array: CSVFields where Element == String {
 }
 
 extension CSVRow: CSVFields {
-    package func string(_ index: Int) -> String { withField(index) { String(decoding: $0, as: UTF8.self) } }
-    package func isEmpty(_ index: Int) -> Bool { withField(index) { $0.isEmpty } }
-    package func int(_ index: Int) -> Int? { withField(index, CSVNumber.integer) }
-    package func uint64(_ index: Int) -> UInt64? { withField(index, CSVNumber.integer) }
-    package func double(_ index: Int) -> Double? { withField(index, CSVNumber.double) }
+    package func string(_ index: Int) -> String { String(decoding: self[index], as: UTF8.self) }
+    package func isEmpty(_ index: Int) -> Bool { self[index].isEmpty }
+    package func int(_ index: Int) -> Int? { CSVNumber.integer(self[index]) }
+    package func uint64(_ index: Int) -> UInt64? { CSVNumber.integer(self[index]) }
+    package func double(_ index: Int) -> Double? { CSVNumber.double(self[index]) }
 }
 
 /// Numbers parsed straight from a field's UTF-8 bytes, each giving what the standard library's
@@ -224,28 +296,29 @@ package enum CSVNumber {
 
     /// The fast path of ``double(_:)``; `nil` when the text is not of its form.
     static func shortDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
-        var i = 0
         let negative = bytes.first == UInt8(ascii: "-")
-        if negative { i = 1 }
+        var i = negative ? 1 : 0
         var significand: UInt64 = 0
-        var digits = 0
-        var fractionDigits = 0
-        var integerDigits = 0
-        var inFraction = false
-        while i < bytes.count {
-            let byte = bytes[i]
+        let integerStart = i
+        while i < bytes.count, case let digit = bytes[i] &- UInt8(ascii: "0"), digit < 10 {
+            significand = significand &* 10 &+ UInt64(digit)
             i += 1
-            if byte == UInt8(ascii: ".") && !inFraction {
-                inFraction = true
-                continue
-            }
-            let digit = byte &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            digits += 1
-            guard digits <= 19 else { return nil }  // 19 digits always fit a UInt64
-            significand = significand * 10 + UInt64(digit)
-            if inFraction { fractionDigits += 1 } else { integerDigits += 1 }
         }
+        let integerDigits = i - integerStart
+        var fractionDigits = 0
+        var inFraction = false
+        if i < bytes.count && bytes[i] == UInt8(ascii: ".") {
+            inFraction = true
+            i += 1
+            let fractionStart = i
+            while i < bytes.count, case let digit = bytes[i] &- UInt8(ascii: "0"), digit < 10 {
+                significand = significand &* 10 &+ UInt64(digit)
+                i += 1
+            }
+            fractionDigits = i - fractionStart
+        }
+        // Anything after the digits, or more digits than a UInt64 always holds (19), is not this form.
+        guard i == bytes.count, integerDigits + fractionDigits <= 19 else { return nil }
         guard integerDigits > 0, !inFraction || fractionDigits > 0, fractionDigits < powersOfTen.count,
             significand <= 1 << 53
         else { return nil }

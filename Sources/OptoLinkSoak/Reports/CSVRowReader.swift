@@ -6,7 +6,7 @@ import Foundation
 package struct CSVRowReader {
     private let handle: FileHandle?
     private let chunkSize: Int
-    private var buffer: [UInt8] = []
+    private var buffer = Data()
     private var position = 0
     private var atEnd = false
     private var parser = CSVParser()
@@ -27,7 +27,7 @@ package struct CSVRowReader {
     }
 
     /// Reads the rows of `bytes`, the whole content of `url` (which names it in errors).
-    package init(bytes: [UInt8], of url: URL) {
+    package init(bytes: Data, of url: URL) {
         self.url = url
         handle = nil
         chunkSize = 0
@@ -42,7 +42,9 @@ package struct CSVRowReader {
     /// - Throws: ``ReportIOError`` when the file cannot be read.
     package mutating func advance() throws -> Bool {
         while true {
-            let found = buffer.withUnsafeBufferPointer { parser.nextRow(in: $0, at: &position, final: atEnd) }
+            let found = buffer.withUnsafeBytes {
+                parser.nextRow(in: $0.bindMemory(to: UInt8.self), at: &position, final: atEnd)
+            }
             if found {
                 rowNumber += 1
                 return true
@@ -54,20 +56,21 @@ package struct CSVRowReader {
             } catch {
                 throw ReportIOError(path: url.path, reason: "cannot read it (\(error.localizedDescription))")
             }
-            buffer.removeAll(keepingCapacity: true)
-            if let data { buffer.append(contentsOf: data) }
+            buffer = data ?? Data()
             position = 0
             atEnd = buffer.isEmpty
         }
     }
 
-    /// The row the last ``advance()`` moved to (do not keep it: the reader reuses its storage).
-    package var row: CSVRow { parser.row }
+    /// Calls `body` with the row the last ``advance()`` moved to.
+    package func withRow<T>(_ body: (CSVRow) throws -> T) rethrows -> T {
+        try buffer.withUnsafeBytes { try parser.withRow(in: $0.bindMemory(to: UInt8.self), body) }
+    }
 
     /// The next row's fields, or `nil` at the end of the file.
     /// - Throws: ``ReportIOError`` when the file cannot be read.
     package mutating func next() throws -> [String]? {
-        try advance() ? row.strings : nil
+        try advance() ? withRow(\.strings) : nil
     }
 }
 
@@ -88,7 +91,7 @@ package struct CSVRecordReader<Record> {
     package init(rows: CSVRowReader, header: [String], parse: @escaping (CSVRow) -> Record?) throws {
         self.rows = rows
         self.parse = parse
-        guard try self.rows.advance(), self.rows.row.strings == header else {
+        guard try self.rows.advance(), self.rows.withRow(\.strings) == header else {
             self.rows.close()
             throw ReportIOError(path: rows.url.path, reason: "unexpected header (not written by this version?)")
         }
@@ -101,9 +104,9 @@ package struct CSVRecordReader<Record> {
             rows.close()
             return nil
         }
-        guard let record = parse(rows.row) else {
+        guard let record = rows.withRow(parse) else {
             rows.close()
-            let row = rows.row.strings
+            let row = rows.withRow(\.strings)
             throw ReportIOError(path: rows.url.path, reason: "row \(rows.rowNumber) is malformed: \(row.prefix(4))…")
         }
         return record

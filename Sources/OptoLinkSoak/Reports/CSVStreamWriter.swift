@@ -122,7 +122,9 @@ package enum CSV {
             var parser = CSVParser()
             var offset = 0
             var rows: [[String]] = []
-            while parser.nextRow(in: bytes, at: &offset, final: true) { rows.append(parser.row.strings) }
+            while parser.nextRow(in: bytes, at: &offset, final: true) {
+                rows.append(parser.withRow(in: bytes, \.strings))
+            }
             return rows
         }
     }
