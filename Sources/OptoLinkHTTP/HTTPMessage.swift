@@ -57,7 +57,8 @@ extension String {
 public struct HTTPRequest: Sendable, Equatable {
     /// `GET`, `POST`, … as sent.
     public var method: String
-    /// The raw request-target, e.g. `/acme/abc123/data?deviceId=x`.
+    /// The request-target as sent, e.g. `/acme/abc123/data?deviceId=x`; an absolute-form target
+    /// (`http://h/p?q`) arrives reduced to origin-form (`/p?q`), its authority in `Host`.
     public var target: String
     /// `target` up to the `?`, still percent-encoded.
     public var path: String
@@ -144,7 +145,7 @@ public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPConnectionInfo) -> HT
 
 /// What the server knows about an error it answers by itself (a request it cannot parse, or one too slow).
 public struct HTTPServerErrorContext: Sendable, Equatable {
-    /// 400, 408, 411, 413, 431, 501 or 505.
+    /// 400, 408, 411 (only with ``HTTPRequestParser/Limits/requireContentLength``), 413, 431, 501 or 505.
     public var status: Int
     /// The parse failure behind the status; `nil` for 408 (the request did not arrive in time).
     public var parseError: HTTPParseError?
@@ -165,7 +166,7 @@ public struct HTTPServerErrorContext: Sendable, Equatable {
 /// connection is closed after it.
 public typealias HTTPErrorRenderer = @Sendable (HTTPServerErrorContext) -> HTTPResponse
 
-/// The renderer used when none is given: `text/plain`, e.g. `411 Length Required`.
+/// The renderer used when none is given: `text/plain`, e.g. `400 Bad Request`.
 public let plainTextErrorRenderer: HTTPErrorRenderer = { context in
     let body = Array("\(context.status) \(HTTPStatusReason.phrase(for: context.status))\n".utf8)
     return HTTPResponse(status: context.status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)

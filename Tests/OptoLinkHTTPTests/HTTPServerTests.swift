@@ -52,14 +52,19 @@ struct HTTPServerTests {
 
     @Test(arguments: [
         ("GARBAGE\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 17_000) + "\r\n\r\n", 431),
-        ("POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n", 413),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400),
-        ("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 411),
-        ("POST / HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400),
-        ("GET / HTTP/2.0\r\n\r\n", 505),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 17_000) + "\r\n\r\n", 431),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413),
+        (
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+            400
+        ),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),  // no Host (RFC 9112 §3.2)
+        ("GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: x y\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", 400),
+        ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
     ])
     func hostileRequestIsAnsweredAndOthersStillServed(_ request: String, _ status: Int) async throws {
         try await withHTTPServer(.init(), handler: echoHandler) { server in
@@ -424,8 +429,9 @@ struct HTTPServerTests {
             }, handler: echoHandler)
         try server.start()
         for (request, status, kind) in [
-            ("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 411, "length_required"),
-            ("GET / HTTP/3.0\r\n\r\n", 505, "unsupported_version"),
+            ("GET / HTTP/1.1\r\n\r\n", 400, "missing_host"),
+            ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "multiple_hosts"),
+            ("GET / HTTP/3.0\r\nHost: x\r\n\r\n", 505, "unsupported_version"),
             ("GET / HTTP/1.1\r\nHo", 408, "timeout"),
         ] {
             let client = try TestClient(port: server.port)

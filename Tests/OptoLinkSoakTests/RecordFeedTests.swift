@@ -69,6 +69,33 @@ import Testing
         #expect(RunTimeline.microseconds(.seconds(3_600) + .nanoseconds(123_456_789)) == 3_600.123457)
     }
 
+    @Test("the real clock's integer path rounds every nanosecond count as the Duration path does")
+    func integerPathRoundsLikeDurations() {
+        var rng = SeededRandom(seed: 11)
+        var samples: [Int64] = [0, 499, 500, 501, -499, -500, -501, 999_999_500, 1_000_000_499, 86_400_000_000_000]
+        for _ in 0..<2_000 { samples.append(Int64.random(in: -1_000_000_000_000...4_000_000_000_000_000, using: &rng)) }
+        for nanos in samples {
+            #expect(
+                RunTimeline.microseconds(nanoseconds: nanos) == RunTimeline.microseconds(.nanoseconds(nanos)),
+                "\(nanos)")
+        }
+        #expect(RunTimeline.wholeNanoseconds(.seconds(5) + .nanoseconds(7)) == 5_000_000_007)
+        #expect(RunTimeline.wholeNanoseconds(.nanoseconds(1) / 2) == nil)
+    }
+
+    @Test("a timeline on ContinuousClock counts from its origin, plus what a late shard has already missed")
+    func continuousClockTimeline() async throws {
+        let fresh = RunTimeline(clock: ContinuousClock())
+        let late = RunTimeline(clock: ContinuousClock(), epoch: 0, alreadyElapsed: 5)
+        let first = fresh.now()
+        try await Task.sleep(for: .milliseconds(20))
+        let second = fresh.now()
+        #expect(first >= 0 && second >= first + 0.0199)  // each read is rounded to the microsecond
+        // Only lower bounds and a generous upper one: the machine may be loaded.
+        #expect(late.now() >= 5.0199 && late.now() < 5 + 600)
+        #expect(second < 600)
+    }
+
     @Test("now() on a clock at odd nanoseconds gives times CSV writes with at most six decimals")
     func nowIsWrittenExactly() {
         let clock = ManualClock()

@@ -189,6 +189,42 @@ import Testing
         #expect(kept.attribution.overall.devices > 0)
     }
 
+    @Test("the passes that judge whole calls share the stream's one grouping and judge as each pass alone does")
+    func callPassesShareOneGrouping() async throws {
+        let run = SyntheticRun(seconds: 60, perSecond: 10)
+        // 80 event calls that end on a timeout with no retry: missing retries, enough to settle early.
+        var attempts = run.attempts
+        var calls = run.calls
+        for index in 0..<80 {
+            let t = 0.5 + Double(index) * 0.5
+            let callId = UInt64(1_000_000 + index)
+            attempts.append(
+                AttemptRecord(
+                    device: "m\(index % 3)", launch: 1, callId: callId, endpoint: .events, attempt: 1, intendedStart: t,
+                    actualStart: t, end: t + 0.01, status: nil, errorKind: .timedOut, retryAfterSeconds: nil,
+                    requestBytes: 1,
+                    responseBytes: 1, correlationId: nil))
+            calls.append(
+                CallRecord(
+                    device: "m\(index % 3)", launch: 1, callId: callId, endpoint: .events, attempts: 1,
+                    intendedStart: t,
+                    start: t, end: t + 0.01, outcome: .connectionError, finalStatus: nil, correlationId: nil))
+        }
+        let context = VerdictContext(configuration: Self.configuration, maxRetries: 2, runStartEpoch: Self.epoch)
+        let streamed = await Self.evaluate(
+            Verdicts.timeOrdered(attempts: attempts, calls: calls, attribution: run.attribution), context: context)
+        let backoffAlone = Verdicts.run(BackoffVerdict.self, attempts: attempts, calls: calls, context: context)
+        let retriesAlone = Verdicts.run(RetryMatrixVerdict.self, attempts: attempts, calls: calls, context: context)
+        #expect(streamed.backoff == backoffAlone)
+        #expect(streamed.retries == retriesAlone)
+        // Both passes judged every call, retries and missing retries included.
+        #expect(streamed.retries.calls == calls.count)
+        #expect((streamed.retries.violationsByKind["missing_retry"] ?? 0) >= 80)
+        #expect(streamed.backoff.exponential.checked > 0)
+        let notRetried = try #require(streamed.backoff.rateLimitedNotRetried)
+        #expect(notRetried.callEnded + notRetried.runEnded > 0)
+    }
+
     @Test("live order with a little reordering (rows of different threads) still gives the same report")
     func smallReorderingKeepsTheReport() async throws {
         let run = SyntheticRun(seconds: 120, perSecond: 10)

@@ -136,6 +136,45 @@ import Testing
         #expect(caught.priorUse == 0)
     }
 
+    /// The timeline through the pass that knows the server's buckets started empty (the run's own emulator).
+    func freshServer(_ list: Timeline, algorithm: VerdictsConfiguration.WindowAlgorithm) throws
+        -> LimitOracleVerdict.Bucket
+    {
+        var context = VerdictContext(
+            configuration: VerdictsConfiguration(
+                limits: ["match": try DeclaredLimit(parsing: "30/60s per ip")], algorithm: algorithm))
+        context.bucketsStartEmpty = true
+        var pass = LimitOracleVerdict.makePass(context)
+        for attempt in VerdictLimitOracleTests.hits(list).sorted(by: { $0.end < $1.end }) {
+            pass.consume(.attempt(attempt))
+        }
+        return try #require(pass.finish().buckets["match"])
+    }
+
+    @Test(
+        "a server known to start empty (the run's own emulator) cannot have prior use: early 429s are too strict",
+        arguments: [VerdictsConfiguration.WindowAlgorithm.fixedWindow, .slidingWindow])
+    func aFreshServerHasNoPriorUse(algorithm: VerdictsConfiguration.WindowAlgorithm) throws {
+        // The timeline a shared backend explains by an earlier window: from a fresh server, five
+        // 429s after five passes of thirty are a server enforcing too strictly.
+        let fresh = try freshServer(Self.priorWindow, algorithm: algorithm)
+        #expect(fresh.priorUse == 0)
+        #expect(fresh.tooStrict == 5)
+        #expect(fresh.ambiguous == 0)
+        #expect(!fresh.enforcedExactly)
+        // An N inside the edge tolerance is no longer ambiguous either.
+        let passes: Timeline = (0..<5).map { (Double($0) * 0.5, 201, nil) }
+        let band = try freshServer(passes + [(10.97, 429, 49)], algorithm: algorithm)
+        #expect(band.ambiguous == 0 && band.priorUse == 0)
+        #expect(band.tooStrict == 1)
+        // The same server judged exactly stays exact: 30 passes, then 429s with the right N.
+        let exactList: Timeline =
+            (0..<30).map { (Double($0) * 0.1, 201, nil) } + [(4.0, 429, 56), (5.0, 429, 55)]
+        let exact = try freshServer(exactList, algorithm: algorithm)
+        #expect(exact.enforcedExactly, "\(exact)")
+        #expect(exact.tooStrict == 0 && exact.priorUse == 0)
+    }
+
     @Test("a bucket from a summary written before prior use was counted decodes with 0")
     func olderSummaryDecodesWithZero() throws {
         var bucket = LimitOracleVerdict.Bucket(

@@ -117,6 +117,47 @@ enum HTTPBytes {
         return (pos..<colon, vs..<ve)
     }
 
+    /// RFC 9110 §7.2 `Host = uri-host [ ":" port ]` with RFC 3986 §3.2.2 hosts: an IP literal in
+    /// brackets, or a reg-name / IPv4 address of unreserved, percent-encoded and sub-delim bytes.
+    /// The empty value is valid (a target URI without an authority). A comma is refused although
+    /// reg-name allows it: `a, b` is what two Host field lines look like once combined (RFC 9110 §5.3).
+    static func isValidHost(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        if !value.isEmpty, value[0] == UInt8(ascii: "[") {
+            guard let close = firstIndex(of: UInt8(ascii: "]"), in: value, 1, value.count), close > 1 else {
+                return false
+            }
+            for j in 1..<close where !isHostByte(value[j]) && value[j] != .colon { return false }
+            i = close + 1
+        } else {
+            while i < value.count, value[i] != .colon {
+                if value[i] == UInt8(ascii: "%") {
+                    guard i + 2 < value.count, hexValue(value[i + 1]) != nil, hexValue(value[i + 2]) != nil else {
+                        return false
+                    }
+                    i += 3
+                    continue
+                }
+                guard isHostByte(value[i]) else { return false }
+                i += 1
+            }
+        }
+        guard i < value.count else { return true }
+        guard value[i] == .colon else { return false }
+        for j in (i + 1)..<value.count where !isDigit(value[j]) { return false }
+        return true
+    }
+
+    /// RFC 3986 unreserved and sub-delims bytes, except the comma (see ``isValidHost(_:)``).
+    private static func isHostByte(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        // - . _ ~ ! $ & ' ( ) * + ; =
+        case 0x2D, 0x2E, 0x5F, 0x7E, 0x21, 0x24, 0x26, 0x27, 0x28, 0x29, 0x2A, 0x2B, 0x3B, 0x3D: true
+        default: false
+        }
+    }
+
     static func string(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: p[range]), as: UTF8.self)
     }
@@ -229,6 +270,9 @@ struct HTTPHeadFields {
     var connectionClose = false
     var connectionKeepAlive = false
     var expectsContinue = false
+    /// How many `Host` field lines the head has, and the value range of the first one.
+    var hostCount = 0
+    var host: Range<Int>?
 
     /// Parses the field lines from `pos` up to the empty line that ends at `end`.
     static func parse(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Result<HTTPHeadFields, Failure>
@@ -250,6 +294,9 @@ struct HTTPHeadFields {
                 head.codings.add(value)
             } else if HTTPBytes.equalsLowercased(name, "expect") {
                 head.expectsContinue = HTTPBytes.equalsLowercased(value, "100-continue")
+            } else if HTTPBytes.equalsLowercased(name, "host") {
+                head.hostCount += 1
+                if head.host == nil { head.host = field.value }
             } else if HTTPBytes.equalsLowercased(name, "connection") {
                 HTTPBytes.forEachToken(value) { token in
                     if HTTPBytes.equalsLowercased(token, "close") { head.connectionClose = true }

@@ -21,18 +21,27 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     /// A chunked body breaks the syntax: a size that is not hexadecimal, a chunk not followed by
     /// CRLF, a bare LF, or a malformed trailer field → 400.
     case malformedChunkedBody
-    /// A `POST`, `PUT` or `PATCH` came without `Content-Length` (when required) → 411.
+    /// A `POST`, `PUT` or `PATCH` came with neither `Content-Length` nor `Transfer-Encoding`, and
+    /// the server opted in to ``HTTPRequestParser/Limits/requireContentLength`` → 411. By default
+    /// such a request has an empty body instead.
     case lengthRequired
     /// `Content-Length` is not a decimal number, or several disagree → 400.
     case invalidContentLength
     /// The version is `HTTP/x.y` but not 1.0 or 1.1 → 505.
     case unsupportedVersion
+    /// An HTTP/1.1 request has no `Host` field (RFC 9112 §3.2; HTTP/1.0 may leave it out) → 400.
+    case missingHost
+    /// A request has more than one `Host` field line (RFC 9112 §3.2) → 400.
+    case multipleHosts
+    /// The `Host` value is not `host[:port]` (whitespace, a comma, a stray `@` or `/`, a bad port),
+    /// or an absolute-form target's authority is empty or invalid (RFC 9112 §3.2, RFC 9110 §4.2.1) → 400.
+    case invalidHost
 
     /// The status code the server answers with.
     public var status: Int {
         switch self {
         case .malformedRequestLine, .malformedHeader, .invalidContentLength, .invalidTransferEncoding,
-            .malformedChunkedBody:
+            .malformedChunkedBody, .missingHost, .multipleHosts, .invalidHost:
             400
         case .lengthRequired: 411
         case .bodyTooLarge: 413
@@ -55,6 +64,9 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
         case .lengthRequired: "length_required"
         case .invalidContentLength: "invalid_content_length"
         case .unsupportedVersion: "unsupported_version"
+        case .missingHost: "missing_host"
+        case .multipleHosts: "multiple_hosts"
+        case .invalidHost: "invalid_host"
         }
     }
 

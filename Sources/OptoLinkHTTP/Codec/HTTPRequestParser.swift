@@ -8,13 +8,16 @@
 /// request line are skipped, as RFC 9112 §2.2 allows. After a failure the parser stays failed:
 /// framing can no longer be trusted, so the caller answers ``HTTPParseError/status`` and closes.
 ///
-/// Deliberately lenient where it is harmless: a missing `Host` header is accepted, header values
-/// are not checked for UTF-8 (invalid bytes decode to U+FFFD), and an absolute-form target
-/// (`GET http://h/p HTTP/1.1`) is passed through as the raw target. Strict where framing is at
-/// stake (request smuggling), each refused with 400: `Transfer-Encoding` together with
-/// `Content-Length`, `Transfer-Encoding` in HTTP/1.0, `chunked` twice or not the final coding,
-/// a malformed chunk size or terminator, differing duplicate `Content-Length`s, whitespace before
-/// a colon, folded lines, bare CR or LF.
+/// A request with neither `Content-Length` nor `Transfer-Encoding` has an empty body (RFC 9112
+/// §6.3), whatever its method. `Host` follows RFC 9112 §3.2, refused with 400: missing in
+/// HTTP/1.1 (HTTP/1.0 may leave it out), sent twice, or not `host[:port]` (whitespace, a comma,
+/// userinfo); an empty value is valid. An `http://` or `https://` absolute-form target
+/// (`GET http://h/p HTTP/1.1`) still needs `Host`, but its authority wins: the request carries
+/// origin-form `/p` and `Host: h`. Header values are not checked for UTF-8 (invalid bytes decode
+/// to U+FFFD). Strict where framing is at stake (request smuggling), each refused with 400:
+/// `Transfer-Encoding` together with `Content-Length`, `Transfer-Encoding` in HTTP/1.0,
+/// `chunked` twice or not the final coding, a malformed chunk size or terminator, differing
+/// duplicate `Content-Length`s, whitespace before a colon, folded lines, bare CR or LF.
 public struct HTTPRequestParser: Sendable {
     /// Size limits and framing rules applied while parsing.
     public struct Limits: Sendable, Equatable {
@@ -22,12 +25,14 @@ public struct HTTPRequestParser: Sendable {
         public var maxHeaderBytes: Int
         /// Largest body, in bytes: a `Content-Length` above it, or chunks adding up past it (413).
         public var maxBodyBytes: Int
-        /// When `true`, `POST`, `PUT` and `PATCH` without `Content-Length` are refused with 411;
-        /// when `false` they have an empty body, as RFC 9112 §6.3 reads.
+        /// When `false` (the default), a request with neither `Content-Length` nor `Transfer-Encoding`
+        /// has an empty body, as RFC 9112 §6.3 reads, whatever its method. When `true`, such a `POST`,
+        /// `PUT` or `PATCH` is refused with 411 (a policy RFC 9110 §15.5.12 allows, e.g. for a server
+        /// that wants every client to state its length); the emulator never turns it on.
         public var requireContentLength: Bool
 
-        /// Defaults: 16 KiB of head, 1 MiB of body, `Content-Length` required on POST/PUT/PATCH.
-        public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1 << 20, requireContentLength: Bool = true) {
+        /// Defaults: 16 KiB of head, 1 MiB of body, a body-less POST/PUT/PATCH accepted as empty.
+        public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1 << 20, requireContentLength: Bool = false) {
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
             self.requireContentLength = requireContentLength
@@ -207,11 +212,29 @@ public struct HTTPRequestParser: Sendable {
         let length = contentLength ?? 0
         if length > limits.maxBodyBytes { return .failure(.bodyTooLarge) }
 
+        // Host (RFC 9112 §3.2): one field with a valid value; only HTTP/1.0 may leave it out.
+        if head.hostCount > 1 { return .failure(.multipleHosts) }
+        if let host = head.host {
+            guard HTTPBytes.isValidHost(UnsafeBufferPointer(rebasing: p[host])) else { return .failure(.invalidHost) }
+        } else if isHTTP11 {
+            return .failure(.missingHost)
+        }
+        var fields = head.fields
+        var target = String(decoding: UnsafeBufferPointer(rebasing: p[(sp1 + 1)..<sp2]), as: UTF8.self)
+        if let absolute = absoluteForm(p, from: sp1 + 1, to: sp2) {
+            // RFC 9112 §3.2.2: the target's authority wins over Host; handlers see origin-form.
+            guard let authority = absolute.authority else { return .failure(.invalidHost) }
+            target = absolute.target
+            if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals("host") }) {
+                fields[index].value = authority
+            } else {
+                fields.append((name: "Host", value: authority))
+            }
+        }
+
         let request = HTTPRequest(
-            method: String(decoding: method, as: UTF8.self),
-            target: String(decoding: UnsafeBufferPointer(rebasing: p[(sp1 + 1)..<sp2]), as: UTF8.self),
-            version: isHTTP11 ? "HTTP/1.1" : "HTTP/1.0",
-            headers: HTTPHeaders(head.fields)
+            method: String(decoding: method, as: UTF8.self), target: target,
+            version: isHTTP11 ? "HTTP/1.1" : "HTTP/1.0", headers: HTTPHeaders(fields)
         )
         let keepAlive = !head.connectionClose && (isHTTP11 || head.connectionKeepAlive)
         return .success(
@@ -222,6 +245,34 @@ public struct HTTPRequestParser: Sendable {
                         ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
                     : .length(length),
                 expectsContinue: head.expectsContinue && isHTTP11))
+    }
+
+    /// An `http://` or `https://` absolute-form target (RFC 9112 §3.2.2) split into its authority
+    /// (`nil` when empty, or not `host[:port]`, e.g. with userinfo) and its origin-form rest
+    /// (`/` when the path is empty); `nil` for every other form, which stays as sent.
+    private static func absoluteForm(_ p: UnsafeBufferPointer<UInt8>, from: Int, to: Int)
+        -> (authority: String?, target: String)?
+    {
+        let target = UnsafeBufferPointer(rebasing: p[from..<to])
+        let schemeLength: Int
+        if target.count >= 7, HTTPBytes.equalsLowercased(UnsafeBufferPointer(rebasing: target[0..<7]), "http://") {
+            schemeLength = 7
+        } else if target.count >= 8,
+            HTTPBytes.equalsLowercased(UnsafeBufferPointer(rebasing: target[0..<8]), "https://")
+        {
+            schemeLength = 8
+        } else {
+            return nil
+        }
+        var end = schemeLength
+        while end < target.count, target[end] != UInt8(ascii: "/"), target[end] != UInt8(ascii: "?") { end += 1 }
+        let authority = UnsafeBufferPointer(rebasing: target[schemeLength..<end])
+        let rest = String(decoding: UnsafeBufferPointer(rebasing: target[end...]), as: UTF8.self)
+        let valid = !authority.isEmpty && HTTPBytes.isValidHost(authority) && authority[0] != .colon
+        return (
+            valid ? String(decoding: authority, as: UTF8.self) : nil,
+            rest.hasPrefix("/") ? rest : "/" + rest
+        )
     }
 
     private enum VersionKind { case http10, http11, otherHTTP, invalid }

@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The run's time axis: seconds since the run started, read from the run's one injected
 /// clock (the same clock the driver and every SDK instance sleep on), plus the wall-clock
 /// epoch of that start (to join with the server ledger's epoch times).
@@ -11,8 +19,8 @@ package struct RunTimeline: Sendable {
     /// (about 31 years). Charts and bins leave out anything else (a hand-edited or damaged CSV).
     package static func isPlausible(_ seconds: Double) -> Bool { seconds.isFinite && abs(seconds) < 1e9 }
 
-    /// Seconds elapsed on the clock since the origin.
-    private let elapsed: @Sendable () -> Duration
+    /// Seconds elapsed on the clock since the origin, rounded to the microsecond.
+    private let elapsed: @Sendable () -> Double
     /// Unix epoch seconds at the origin.
     package let originEpoch: Double
 
@@ -23,35 +31,51 @@ package struct RunTimeline: Sendable {
 
     /// A timeline starting now on `clock`; `originEpoch` is the wall-clock time now (or `epoch`).
     package init(clock: any Clock<Duration>, epoch: Double? = nil) {
-        elapsed = Self.stopwatch(clock)
+        elapsed = Self.stopwatch(clock, offset: .zero)
         originEpoch = epoch ?? Date().timeIntervalSince1970
     }
 
     /// A timeline whose origin was `alreadyElapsed` seconds before now (a shard that starts
     /// after the shared `--start-at` instant `epoch`): ``now()`` starts at `alreadyElapsed`.
     package init(clock: any Clock<Duration>, epoch: Double, alreadyElapsed: Double) {
-        let offset = RunTimeline.wait(Swift.max(0, alreadyElapsed))
-        let stopwatch = Self.stopwatch(clock)
-        elapsed = { stopwatch() + offset }
+        elapsed = Self.stopwatch(clock, offset: RunTimeline.wait(Swift.max(0, alreadyElapsed)))
         originEpoch = epoch
     }
 
-    /// Reads `clock` now and returns the time elapsed since then, on each call.
-    private static func stopwatch<C: Clock>(_ clock: C) -> @Sendable () -> Duration where C.Duration == Duration {
-        // The real clock of every run, read without the generic witness calls (a few per request).
-        if clock is ContinuousClock {
-            let origin = ContinuousClock.now
-            return { origin.duration(to: ContinuousClock.now) }
+    /// Reads `clock` now and returns, on each call, the seconds elapsed since then plus `offset`,
+    /// rounded to the microsecond.
+    private static func stopwatch<C: Clock>(_ clock: C, offset: Duration) -> @Sendable () -> Double
+    where C.Duration == Duration {
+        // The real clock of every run (read a few times per request): its kernel clock read
+        // directly, in integer nanoseconds, without `Duration`'s 128-bit arithmetic.
+        if clock is ContinuousClock, let offsetNanos = wholeNanoseconds(offset) {
+            let origin = SystemContinuousTime.nanoseconds()
+            return { microseconds(nanoseconds: SystemContinuousTime.nanoseconds() - origin + offsetNanos) }
         }
         let origin = clock.now
-        return { origin.duration(to: clock.now) }
+        return { microseconds(origin.duration(to: clock.now) + offset) }
     }
 
     /// Seconds since the run started, rounded to the microsecond: the resolution every report
     /// time is written with, so each one is written by integer arithmetic (``CSV/appendExactSeconds(_:to:)``)
     /// and reads back as the very value the live verdicts judged.
     package func now() -> Double {
-        Self.microseconds(elapsed())
+        elapsed()
+    }
+
+    /// `nanoseconds` in seconds, rounded to the nearest microsecond (half away from zero), as
+    /// ``microseconds(_:)`` rounds the same `Duration`.
+    static func microseconds(nanoseconds: Int64) -> Double {
+        let half: Int64 = nanoseconds >= 0 ? 500 : -500
+        return Double((nanoseconds + half) / 1000) / 1e6
+    }
+
+    /// `duration` in whole nanoseconds, or `nil` when it has a fraction of one or does not fit.
+    static func wholeNanoseconds(_ duration: Duration) -> Int64? {
+        let d = duration.components
+        let nanosPerSecond: Int64 = 1_000_000_000
+        guard d.attoseconds % 1_000_000_000 == 0, abs(d.seconds) < Int64.max / nanosPerSecond / 2 else { return nil }
+        return d.seconds * nanosPerSecond + d.attoseconds / 1_000_000_000
     }
 
     /// `duration` in seconds, rounded to the nearest microsecond (half away from zero).
@@ -74,5 +98,20 @@ package struct RunTimeline: Sendable {
     package static func seconds(_ duration: Duration) -> Double {
         let d = duration.components
         return Double(d.seconds) + Double(d.attoseconds) / 1e18
+    }
+}
+
+/// The kernel clock behind `ContinuousClock`, read directly: `CLOCK_BOOTTIME` on Linux (it keeps
+/// counting while the machine sleeps, as `ContinuousClock` does), `CLOCK_MONOTONIC_RAW` on Darwin.
+enum SystemContinuousTime {
+    /// Nanoseconds since an arbitrary origin fixed for the machine's uptime.
+    static func nanoseconds() -> Int64 {
+        var now = timespec()
+        #if os(Linux)
+            clock_gettime(CLOCK_BOOTTIME, &now)
+        #else
+            clock_gettime(CLOCK_MONOTONIC_RAW, &now)
+        #endif
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }

@@ -203,14 +203,14 @@ package final class SoakRecorder: Sendable {
     /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
     /// out of every latency histogram and it is not an HTTP error.
     func endAttempt(label: String, record: AttemptRecord) {
-        // Calls over by themselves go first: none reaches the passes long after its end.
-        let quiet = state.withLock { closeQuietCalls(now: record.end, in: &$0) }
-        for call in quiet { emit(call) }
+        // The attempt reaches the passes before its call can close (below), never after the call's row.
         attemptsCSV.appendRow(record.appendCSVRow(to:))
         feed.consume(.attempt(record))
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
-        let finished: CallRecord? = state.withLock { s in
+        let (quiet, finished): ([CallRecord], CallRecord?) = state.withLock { s in
+            // Calls over by themselves, swept under the same lock: none reaches the passes long after its end.
+            let quiet = closeQuietCalls(now: record.end, in: &s)
             // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
             inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
                 stats.attempts += 1
@@ -241,18 +241,21 @@ package final class SoakRecorder: Sendable {
             if isError { s.errors += 1 }
             s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
             let key = CallKey(label: label, callId: record.callId)
-            guard var call = s.openCalls[key] else { return nil }
-            call.inFlight -= 1
-            call.end = Swift.max(call.end, record.end)
-            call.lastStatus = record.status
-            call.lastErrorKind = record.errorKind
-            if call.correlationId == nil { call.correlationId = record.correlationId }
-            if call.inFlight == 0 {
-                call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
+            // Changed where it lives: one lookup, no copy of the call out and back.
+            let due = s.openCalls.modifyValue(forKey: key) { call in
+                call.inFlight -= 1
+                call.end = Swift.max(call.end, record.end)
+                call.lastStatus = record.status
+                call.lastErrorKind = record.errorKind
+                if call.correlationId == nil { call.correlationId = record.correlationId }
+                if call.inFlight == 0 {
+                    call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
+                }
+                return call.closeRequested && call.inFlight == 0
             }
-            s.openCalls[key] = call
-            return call.closeRequested && call.inFlight == 0 ? self.close(key, in: &s) : nil
+            return (quiet, due == true ? self.close(key, in: &s) : nil)
         }
+        for call in quiet { emit(call) }
         if let finished { emit(finished) }
     }
 

@@ -188,10 +188,12 @@ public struct SoakRun: Sendable {
         }
         do {
             let span = profile.load.effectiveDuration + profile.load.grace
-            let context = VerdictContext(
+            var context = VerdictContext(
                 configuration: profile.expect, maxRetries: profile.sdk.maxRetries,
                 ledgerStreamed: ledgerLive || backend.mayHaveLedger,
                 ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
+            // The run's own emulator was started for it: nothing used its buckets before.
+            context.bucketsStartEmpty = backend.kind == "embedded"
             recorder = try SoakRecorder(
                 directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
                 control: control, outage: OutagePlan.of(profile), verdictContext: context,

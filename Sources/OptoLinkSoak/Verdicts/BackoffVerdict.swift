@@ -119,10 +119,11 @@ package struct BackoffVerdict: Verdict {
         return result
     }
 
-    /// Collects each call's attempts until the call closes, then judges its retries.
-    package struct Pass: VerdictPass {
+    /// Judges the retries of each call once it closes (its attempts grouped by ``CallGroupPass``).
+    package struct Pass: CallGroupPass {
         let configuration: VerdictsConfiguration
-        var open = CallGroups()
+        package typealias Output = BackoffVerdict
+        package var ownGroups = CallGroups()
         var rateLimited = Counts()
         var exponential = Counts()
         var withoutN = 0
@@ -139,13 +140,8 @@ package struct BackoffVerdict: Verdict {
             late = WorstList(limit: limit)
         }
 
-        package mutating func consume(_ record: RunRecord) {
-            if let closed = open.consume(record) { judge(closed) }
-        }
-
-        package mutating func finish() -> BackoffVerdict {
-            for group in open.drain() { judge(group) }
-            return BackoffVerdict(
+        package mutating func finish(streamEnd: Double) -> BackoffVerdict {
+            BackoffVerdict(
                 rateLimited: rateLimited,
                 exponential: exponential,
                 rateLimitedWithoutN: withoutN,
@@ -156,7 +152,7 @@ package struct BackoffVerdict: Verdict {
                 worstLate: late.sorted)
         }
 
-        private mutating func judge(_ group: CallGroups.Closed) {
+        package mutating func judge(_ group: CallGroups.Closed, streamEnd: Double) {
             let key = group.key
             let callAttempts = group.attempts
             if let last = callAttempts.last, last.status == 429 {

@@ -25,9 +25,9 @@ struct CallKey: Hashable, Comparable, Sendable {
 
 /// The attempts of each call still open in a time-ordered stream: a call's attempts are
 /// collected until its call record arrives, then handed over and forgotten.
-struct CallGroups {
+package struct CallGroups {
     /// One call's attempts (sorted by attempt number) and its call record, when it had one.
-    struct Closed {
+    package struct Closed {
         var key: CallKey
         var attempts: AttemptList
         var call: CallRecord?
@@ -58,6 +58,34 @@ struct CallGroups {
     mutating func drain() -> [Closed] {
         defer { open.removeAll() }
         return open.sorted { $0.key < $1.key }.map { Closed(key: $0.key, attempts: $0.value.sorted(), call: nil) }
+    }
+}
+
+/// A pass that judges whole calls: each call's attempts (in attempt order) with its call record.
+///
+/// Inside a ``VerdictStream`` every such pass is handed the calls of one shared ``CallGroups``
+/// (the stream groups its attempts once, not once per pass); fed records directly (``Verdicts/run``,
+/// a pass's tests) it groups them itself in ``ownGroups``.
+package protocol CallGroupPass: VerdictPass where Output: Verdict {
+    /// The grouping used when the pass is fed records directly; unused inside a ``VerdictStream``.
+    var ownGroups: CallGroups { get set }
+
+    /// Takes one call once its call record came (or, at the end, one whose record never came);
+    /// `streamEnd` is the latest attempt end of the stream so far, in seconds since the run's start.
+    mutating func judge(_ group: CallGroups.Closed, streamEnd: Double)
+
+    /// Judges what the pass still holds once every call was judged; `streamEnd` as above, at the end.
+    mutating func finish(streamEnd: Double) -> Output
+}
+
+extension CallGroupPass {
+    package mutating func consume(_ record: RunRecord) {
+        if let closed = ownGroups.consume(record) { judge(closed, streamEnd: ownGroups.lastEnd) }
+    }
+
+    package mutating func finish() -> Output {
+        for closed in ownGroups.drain() { judge(closed, streamEnd: ownGroups.lastEnd) }
+        return finish(streamEnd: ownGroups.lastEnd)
     }
 }
 

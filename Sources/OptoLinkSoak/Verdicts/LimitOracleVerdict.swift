@@ -20,7 +20,8 @@ import OptoLink
 ///   window length; each hit is judged against the passed hits that certainly / possibly fall in
 ///   its window; `N` must lie in `1…ceil(window)`.
 /// - **Wrong message**: a 429 whose body gave no parseable `N` (counted in every algorithm).
-/// - **Use before the run** (``Bucket/priorUse``, not a finding): a key may hold hits from
+/// - **Use before the run** (``Bucket/priorUse``, not a finding; a remote backend only: the run's own
+///   embedded emulator starts empty, ``VerdictContext/bucketsStartEmpty``): a key may hold hits from
 ///   before the run (an earlier run against the same emulator, another client of a shared
 ///   backend), so a correct server rejects early in the key's first window. The server's `N`
 ///   says when its window, or the oldest hit in its log, runs out: at most `N` seconds after the
@@ -150,7 +151,9 @@ package struct LimitOracleVerdict: Verdict {
     }
 
     package static func makePass(_ context: VerdictContext) -> Pass {
-        Pass(configuration: context.configuration, horizonSeconds: context.horizonSeconds)
+        Pass(
+            configuration: context.configuration, horizonSeconds: context.horizonSeconds,
+            bucketsStartEmpty: context.bucketsStartEmpty)
     }
 
     package var notExercised: [String: String] {
@@ -193,7 +196,9 @@ package struct LimitOracleVerdict: Verdict {
         var latestEnd = -Double.infinity
         var lastReplay = -Double.infinity
 
-        init(configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity) {
+        /// `bucketsStartEmpty`: see ``VerdictContext/bucketsStartEmpty``.
+        init(configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity, bucketsStartEmpty: Bool = false)
+        {
             self.configuration = configuration
             horizon = horizonSeconds
             for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
@@ -203,7 +208,7 @@ package struct LimitOracleVerdict: Verdict {
                     var replay = LimitReplay(
                         declared: declared,
                         tolerance: configuration.edgeToleranceSeconds + 0.0005 * declared.windowSeconds,
-                        maxExamples: max(0, configuration.worstOffenderCount))
+                        maxExamples: max(0, configuration.worstOffenderCount), bucketsStartEmpty: bucketsStartEmpty)
                     replay.bucket = Bucket(declared: declared, endpoints: endpoints)
                     replays.append(replay)
                 } catch {

@@ -50,7 +50,11 @@ struct LimitReplay {
     private var examples: [(key: String, sequence: Int, finding: LimitOracleVerdict.Finding)] = []
     private var exampleSequence = 0
 
-    init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int) {
+    /// Whether the server's buckets are known to start empty (no use before the run to allow for).
+    let bucketsStartEmpty: Bool
+
+    init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int, bucketsStartEmpty: Bool = false) {
+        self.bucketsStartEmpty = bucketsStartEmpty
         self.declared = declared
         self.tolerance = tolerance
         self.maxExamples = maxExamples
@@ -167,11 +171,11 @@ struct LimitReplay {
                 tolerance: tolerance)
             // The key's first window: 429s whose `N` says the server's window closes clearly before
             // this one can are use of the bucket from before the run (see `priorUseClose`); the
-            // window then closes when the server's does.
-            let firstWindow = !state.firstWindowDone
+            // window then closes when the server's does. A server known to start empty has none.
+            let mayHoldPriorUse = !state.firstWindowDone && !bucketsStartEmpty
             state.firstWindowDone = true
             var priorUse = false
-            if firstWindow, let close = priorUseClose(clear, edge, closeLow: closeLow) {
+            if mayHoldPriorUse, let close = priorUseClose(clear, edge, closeLow: closeLow) {
                 priorUse = true
                 (closeLow, closeHigh) = close
                 (clear, edge, next) = Self.split(
@@ -197,7 +201,7 @@ struct LimitReplay {
                 let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
                 if before < limit && priorUse {
                     bucket.priorUse += 1
-                } else if before < limit && firstWindow && Self.endsBefore(hit, closeLow) {
+                } else if before < limit && mayHoldPriorUse && Self.endsBefore(hit, closeLow) {
                     // Its `N` ends the server's window within the tolerance before this one's
                     // earliest close: maybe use from just before the run, maybe too strict.
                     bucket.ambiguous += 1
@@ -364,9 +368,9 @@ struct LimitReplay {
                 // The oldest hit in the server's log leaves it `N` seconds after the 429 at the
                 // latest, so it arrived by `end + N - ttl`; before the run's first hit, it is
                 // not the run's.
-                if possible < limit && Self.endsBefore(hit, runStart + ttl - tolerance) {
+                if possible < limit && !bucketsStartEmpty && Self.endsBefore(hit, runStart + ttl - tolerance) {
                     bucket.priorUse += 1
-                } else if possible < limit && Self.endsBefore(hit, runStart + ttl) {
+                } else if possible < limit && !bucketsStartEmpty && Self.endsBefore(hit, runStart + ttl) {
                     bucket.ambiguous += 1
                     continue
                 } else if possible < limit {

@@ -75,11 +75,12 @@ package struct RetryMatrixVerdict: Verdict {
         calls == 0 ? ["retry": "no call was made"] : [:]
     }
 
-    /// Audits each call when its call record arrives; missing retries wait for the end of the
-    /// stream, which decides whether the run cut them short.
-    package struct Pass: VerdictPass {
+    /// Audits each call when its call record arrives (grouped by ``CallGroupPass``); missing retries
+    /// wait for the end of the stream, which decides whether the run cut them short.
+    package struct Pass: CallGroupPass {
         let budget: Int
-        var groups = CallGroups()
+        package typealias Output = RetryMatrixVerdict
+        package var ownGroups = CallGroups()
         var calls = 0
         /// Endpoint → attempts per call → calls; counted by integers per call, named at the end.
         var histogram: [OptoLinkEndpoint: [Int: Int]] = [:]
@@ -97,22 +98,19 @@ package struct RetryMatrixVerdict: Verdict {
             examples = WorstList(limit: max(0, configuration.worstOffenderCount))
         }
 
-        package mutating func consume(_ record: RunRecord) {
-            if let closed = groups.consume(record) { audit(closed) }
+        package mutating func judge(_ group: CallGroups.Closed, streamEnd: Double) {
+            audit(group)
             // A missing retry whose due time the stream has passed is a violation whatever comes
             // later (the run's end is later still), so it need not wait for the end.
-            if missing.count >= 64, let earliest = missing.lazy.map(\.due).min(), groups.lastEnd > earliest {
-                let runEnd = groups.lastEnd
-                for candidate in missing where candidate.due < runEnd {
+            if missing.count >= 64, let earliest = missing.lazy.map(\.due).min(), streamEnd > earliest {
+                for candidate in missing where candidate.due < streamEnd {
                     count(candidate.violation, order: candidate.order)
                 }
-                missing.removeAll { $0.due < runEnd }
+                missing.removeAll { $0.due < streamEnd }
             }
         }
 
-        package mutating func finish() -> RetryMatrixVerdict {
-            for closed in groups.drain() { audit(closed) }
-            let runEnd = groups.lastEnd
+        package mutating func finish(streamEnd runEnd: Double) -> RetryMatrixVerdict {
             for candidate in missing {
                 if candidate.due >= runEnd {
                     cutShort += 1

@@ -88,6 +88,11 @@ package struct VerdictContext: Sendable {
     package var deviceIds: [String: String]
     /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
     package var launchDeviceIds: [String: String]
+    /// Whether every rate-limit bucket is known to be empty when the run starts: the run's own
+    /// embedded emulator, started for it. Then no 429 can be use of a bucket before the run, and
+    /// the limit oracle judges one that too few of the run's hits explain as too strict, whatever
+    /// its `N` says (``LimitOracleVerdict``'s use before the run applies to a remote backend only).
+    package var bucketsStartEmpty = false
 
     package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,

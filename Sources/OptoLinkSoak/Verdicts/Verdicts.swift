@@ -86,27 +86,46 @@ package enum Verdicts {
 /// live verdicts (the recorder feeds it as rows are recorded), ``Verdicts/evaluate(stream:context:)``
 /// and any reader that merges records by time.
 ///
+/// The passes that judge whole calls (``CallGroupPass``) share one grouping of the stream: each
+/// call's attempts are collected once, and the closed call is handed to every such pass.
+///
 /// Memory depends on the passes' horizon (``VerdictContext/horizonSeconds``) and the rate, not on
 /// how many records went through. Not thread-safe: the owner serialises calls (the recorder
 /// holds it under a mutex).
 package struct VerdictStream {
+    /// In registry order (the report's order).
     private var passes: [ErasedPass]
+    private let recordPasses: [Int]
+    private let callPasses: [Int]
+    private var groups = CallGroups()
     /// Records consumed so far.
     package private(set) var consumed = 0
 
     package init(context: VerdictContext) {
-        passes = Verdicts.registry.map { ErasedPass($0, context: context) }
+        let passes = Verdicts.registry.map { ErasedPass($0, context: context) }
+        self.passes = passes
+        recordPasses = passes.indices.filter { !passes[$0].judgesCalls }
+        callPasses = passes.indices.filter { passes[$0].judgesCalls }
     }
 
-    /// Feeds one record to every pass.
+    /// Feeds one record to every pass (a call record closes its call for the passes that judge calls).
     package mutating func consume(_ record: RunRecord) {
         consumed += 1
-        for index in passes.indices { passes[index].consume(record) }
+        if !callPasses.isEmpty, let closed = groups.consume(record) {
+            for index in callPasses { passes[index].judge(closed, streamEnd: groups.lastEnd) }
+        }
+        for index in recordPasses { passes[index].consume(record) }
     }
 
     /// Judges what is still open and returns every verdict (call once).
-    package func finish() -> VerdictsReport {
-        VerdictsReport(results: passes.map { $0.finish() })
+    package mutating func finish() -> VerdictsReport {
+        if !callPasses.isEmpty {
+            for closed in groups.drain() {
+                for index in callPasses { passes[index].judge(closed, streamEnd: groups.lastEnd) }
+            }
+        }
+        let streamEnd = groups.lastEnd
+        return VerdictsReport(results: passes.map { $0.finish(streamEnd: streamEnd) })
     }
 }
 
@@ -115,24 +134,51 @@ private struct ErasedPass {
     private let box: any PassBox
 
     init<V: Verdict>(_ type: V.Type, context: VerdictContext) {
-        box = TypedPassBox<V>(V.makePass(context))
+        let pass = V.makePass(context)
+        if let grouped = pass as? any CallGroupPass {
+            box = Self.callBox(grouped)
+        } else {
+            box = TypedPassBox<V>(pass)
+        }
     }
 
-    mutating func consume(_ record: RunRecord) { box.consume(record) }
-    func finish() -> any Verdict { box.finish() }
+    private static func callBox<P: CallGroupPass>(_ pass: P) -> any PassBox { CallPassBox(pass) }
+
+    var judgesCalls: Bool { box.judgesCalls }
+    func consume(_ record: RunRecord) { box.consume(record) }
+    func judge(_ group: CallGroups.Closed, streamEnd: Double) { box.judge(group, streamEnd: streamEnd) }
+    func finish(streamEnd: Double) -> any Verdict { box.finish(streamEnd: streamEnd) }
 }
 
 private protocol PassBox: AnyObject {
+    /// Whether the pass takes closed calls (``judge(_:streamEnd:)``) rather than every record.
+    var judgesCalls: Bool { get }
     func consume(_ record: RunRecord)
-    func finish() -> any Verdict
+    func judge(_ group: CallGroups.Closed, streamEnd: Double)
+    func finish(streamEnd: Double) -> any Verdict
 }
 
-/// Holds one mutable pass; used by one evaluation on one task only (never shared).
+/// Holds one mutable pass fed every record; used by one evaluation on one task only (never shared).
 private final class TypedPassBox<V: Verdict>: PassBox {
     var pass: V.Pass
 
     init(_ pass: V.Pass) { self.pass = pass }
 
+    var judgesCalls: Bool { false }
     func consume(_ record: RunRecord) { pass.consume(record) }
-    func finish() -> any Verdict { pass.finish() }
+    func judge(_ group: CallGroups.Closed, streamEnd: Double) {}
+    func finish(streamEnd: Double) -> any Verdict { pass.finish() }
+}
+
+/// Holds one pass that judges closed calls from the stream's shared grouping; used by one
+/// evaluation on one task only (never shared).
+private final class CallPassBox<P: CallGroupPass>: PassBox {
+    var pass: P
+
+    init(_ pass: P) { self.pass = pass }
+
+    var judgesCalls: Bool { true }
+    func consume(_ record: RunRecord) {}
+    func judge(_ group: CallGroups.Closed, streamEnd: Double) { pass.judge(group, streamEnd: streamEnd) }
+    func finish(streamEnd: Double) -> any Verdict { pass.finish(streamEnd: streamEnd) }
 }

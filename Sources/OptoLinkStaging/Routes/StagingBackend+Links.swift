@@ -43,7 +43,8 @@ extension StagingBackend {
                 token: token, orgKey: orgKey, shortCode: shortCode, linkId: record.link.linkId, path: record.link.path,
                 params: record.link.params, ip: context.ip, signals: signals, timezone: timezone, clickedAt: context.now
             ))
-        let host = headers["Host"] ?? "localhost"
+        // An empty Host is valid (RFC 9112 §3.2) but cannot make a link.
+        let host = headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
         let url = "https://\(host)/\(orgKey)/\(shortCode)?opl_click=\(token)"
         let page = """
             <!doctype html>

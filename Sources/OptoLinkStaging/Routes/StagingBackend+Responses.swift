@@ -24,8 +24,10 @@ extension StagingBackend {
             status, message, now: context.now, path: context.path, requestId: context.requestId, details: details)
     }
 
-    /// The envelope for an error the HTTP layer answers by itself (400, 408, 411, 413, 431, 501,
-    /// 505): the request could not be parsed, so `path` is empty and no `requestId` is echoed.
+    /// The envelope for an error the HTTP layer answers by itself (400, including a missing,
+    /// repeated or invalid `Host`; 408, 413, 431, 501, 505; 411 only for a server that requires
+    /// `Content-Length`, which the emulator's does not): the request could not be parsed, so
+    /// `path` is empty and no `requestId` is echoed.
     public func protocolErrorResponse(_ context: HTTPServerErrorContext) -> HTTPResponse {
         errorEnvelope(
             context.status, Self.protocolErrorMessage(context), now: clock.now(), path: "", requestId: nil,
@@ -45,6 +47,9 @@ extension StagingBackend {
         case .lengthRequired: "Content-Length required"
         case .invalidContentLength: "Invalid Content-Length"
         case .unsupportedVersion: "HTTP version not supported"
+        case .missingHost: "Host header required"
+        case .multipleHosts: "More than one Host header"
+        case .invalidHost: "Invalid Host header or target authority"
         }
     }
 
