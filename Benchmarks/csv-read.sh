@@ -15,10 +15,16 @@ trap 'rm -rf "$work"' EXIT
 
 swift build -c release --product optolink-client-bench 2>&1 | tail -1
 after=".build/release/optolink-client-bench"
-mkdir -p "$work/base"
-git archive "$base" | tar -x -C "$work/base"
-cp Benchmarks/ClientLayersBench/*.swift "$work/base/Benchmarks/ClientLayersBench/"
-swift build -c release --product optolink-client-bench --package-path "$work/base" \
+# BASE's tree in a fixed place, so a second sitting rebuilds only what changed.
+src=".build-csv-read-base/src-$base"
+if [ ! -d "$src" ]; then
+    mkdir -p "$src"
+    git archive "$base" | tar -x -C "$src"
+fi
+for f in Benchmarks/ClientLayersBench/*.swift; do
+    cmp -s "$f" "$src/$f" || cp "$f" "$src/$f"
+done
+swift build -c release --product optolink-client-bench --package-path "$src" \
     --scratch-path .build-csv-read-base 2>&1 | tail -1
 before=".build-csv-read-base/release/optolink-client-bench"
 
