@@ -63,6 +63,8 @@ struct HotPathTests {
         var values: [Double] = [
             0, -0.0, 1, -1, 0.1, 0.1 + 0.2, 1e-7, -1e-9, 0.000_000_5, 0.000_001_5, 123.456_789_5, 3_600.000_001,
             86_400 * 365, 1e9 + 0.5, 9.007e9, -12.25, .ulpOfOne, .leastNonzeroMagnitude, 1.000_000_000_1,
+            // Beyond an Int64 of microseconds (a damaged row, a broken clock): written, not a trap.
+            9.3e12, -9.3e12, 1e13 + 0.25, 1e300, -1e300, .greatestFiniteMagnitude,
         ]
         for _ in 0..<2_000 {
             values.append((rng.unit() - 0.2) * 4_000)  // arbitrary doubles, most not a whole microsecond

@@ -48,6 +48,10 @@ extension CSV {
             out.append(contentsOf: "0.000000".utf8)
             return
         }
+        guard abs(value) < 9e12 else {  // beyond what an Int64 of microseconds holds, as `formatSeconds`
+            out.append(contentsOf: formatSeconds(value).utf8)
+            return
+        }
         appendMicros(Int64((value * 1e6).rounded()), to: &out)
     }
 
@@ -62,8 +66,7 @@ extension CSV {
             out.append(contentsOf: (value.isNaN ? "nan" : value > 0 ? "inf" : "-inf").utf8)
             return
         }
-        let micros = Int64((value * 1e6).rounded())
-        guard micros.magnitude < 1 << 53 else {
+        guard abs(value) < 9e12, case let micros = Int64((value * 1e6).rounded()), micros.magnitude < 1 << 53 else {
             out.append(contentsOf: exactSeconds(value).utf8)
             return
         }
