@@ -60,6 +60,20 @@ static inline unsigned long long cepoll_monotonic_ns(void) {
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/// The clock behind Swift's `ContinuousClock`, in nanoseconds: CLOCK_BOOTTIME on Linux (it keeps
+/// counting while the machine sleeps), CLOCK_MONOTONIC_RAW on Darwin, CLOCK_MONOTONIC elsewhere.
+static inline unsigned long long cepoll_continuous_ns(void) {
+    struct timespec ts;
+#if defined(CLOCK_BOOTTIME)
+    clock_gettime(CLOCK_BOOTTIME, &ts);
+#elif defined(CLOCK_MONOTONIC_RAW)
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
 /// send() that never raises SIGPIPE: MSG_NOSIGNAL where it exists (Linux); elsewhere the socket
 /// carries SO_NOSIGPIPE (set at accept/socket time) and SIGPIPE is ignored process-wide anyway.
 static inline long cepoll_send(int fd, const void *bytes, unsigned long count) {

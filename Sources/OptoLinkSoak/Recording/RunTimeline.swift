@@ -1,12 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import OptoLinkHTTP
 
 /// The run's time axis: seconds since the run started, read from the run's one injected
 /// clock (the same clock the driver and every SDK instance sleep on), plus the wall-clock
@@ -49,8 +42,8 @@ package struct RunTimeline: Sendable {
         // The real clock of every run (read a few times per request): its kernel clock read
         // directly, in integer nanoseconds, without `Duration`'s 128-bit arithmetic.
         if clock is ContinuousClock, let offsetNanos = wholeNanoseconds(offset) {
-            let origin = SystemContinuousTime.nanoseconds()
-            return { microseconds(nanoseconds: SystemContinuousTime.nanoseconds() - origin + offsetNanos) }
+            let origin = ContinuousNanoseconds.now()
+            return { microseconds(nanoseconds: ContinuousNanoseconds.now() - origin + offsetNanos) }
         }
         let origin = clock.now
         return { microseconds(origin.duration(to: clock.now) + offset) }
@@ -98,20 +91,5 @@ package struct RunTimeline: Sendable {
     package static func seconds(_ duration: Duration) -> Double {
         let d = duration.components
         return Double(d.seconds) + Double(d.attoseconds) / 1e18
-    }
-}
-
-/// The kernel clock behind `ContinuousClock`, read directly: `CLOCK_BOOTTIME` on Linux (it keeps
-/// counting while the machine sleeps, as `ContinuousClock` does), `CLOCK_MONOTONIC_RAW` on Darwin.
-enum SystemContinuousTime {
-    /// Nanoseconds since an arbitrary origin fixed for the machine's uptime.
-    static func nanoseconds() -> Int64 {
-        var now = timespec()
-        #if os(Linux)
-            clock_gettime(CLOCK_BOOTTIME, &now)
-        #else
-            clock_gettime(CLOCK_MONOTONIC_RAW, &now)
-        #endif
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }

@@ -241,7 +241,7 @@ package final class SoakRecorder: Sendable {
             if isError { s.errors += 1 }
             s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
             let key = CallKey(label: label, callId: record.callId)
-            // Changed where it lives: one lookup, no copy of the call out and back.
+            // Changed in place: one lookup, no copy of the call out of the dictionary and back.
             let due = s.openCalls.modifyValue(forKey: key) { call in
                 call.inFlight -= 1
                 call.end = Swift.max(call.end, record.end)

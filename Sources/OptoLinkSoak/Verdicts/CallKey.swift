@@ -90,7 +90,7 @@ extension CallGroupPass {
 }
 
 /// One call's attempts, the first held inline: most calls make one attempt, and a pass holds
-/// every open call, so no array is allocated per call (two passes group the stream this way).
+/// every open call, so no array is allocated per call.
 struct AttemptList: RandomAccessCollection {
     private var head: AttemptRecord
     private var tail: [AttemptRecord] = []
