@@ -6,6 +6,10 @@
 #endif
 #include <sys/socket.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include "CEpoll.h"
 
 /// O_NONBLOCK + FD_CLOEXEC (+ SO_NOSIGPIPE where it exists); 0 or -1 with errno.
@@ -93,6 +97,16 @@ int cepoll_thread_spawn(void *(*body)(void *), void *context, uintptr_t *handle)
 int cepoll_thread_join(uintptr_t handle) { return pthread_join((pthread_t)handle, NULL); }
 
 int cepoll_thread_detach(uintptr_t handle) { return pthread_detach((pthread_t)handle); }
+
+int cepoll_lower_thread_priority(int nice) {
+#ifdef __linux__
+    // On Linux a nice value belongs to a thread: setpriority on the thread id changes this thread only.
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : errno;
+#else
+    (void)nice;  // elsewhere it would change the whole process: leave the thread as it is
+    return 0;
+#endif
+}
 
 int cepoll_thread_name(char *buffer, size_t length) {
     return pthread_getname_np(pthread_self(), buffer, length);

@@ -12,7 +12,8 @@ import Foundation
 ///   ``SoakProfileError``: load and validate a profile (`Profiles/README.md`).
 /// - ``SoakRun``, ``SoakRunOptions`` and ``SoakRunResult``: run a profile from code, with the
 ///   same flags as `optolink-soak run`.
-/// - ``SoakSummary`` (``SoakSummary/load(contentsOf:)``) with ``SoakSummary/RunMetadata``,
+/// - ``SoakSummary`` (``SoakSummary/load(contentsOf:)``) with ``SoakSummary/RunMetadata`` (and its
+///   ``SoakSummary/RecordingLag``),
 ///   ``SoakSummary/JourneySummary``, ``SoakSummary/Totals``, ``HistogramSummary``,
 ///   ``ThresholdResult``, ``StopReason`` and ``SoakReportError``: read a report's
 ///   `summary.json` (`Reports/README.md`). Its flat ``SoakSummary/metrics`` carry every threshold metric.

@@ -46,7 +46,7 @@ import Testing
             }
             recorder.closeCalls(label: label, callIds: nil, outcome: nil)
         }
-        let held = recorder.state.withLock { s in
+        let held = recorder.callState.withLock { s in
             (s.openCalls.count, s.launchDeviceIds.count, s.openPerLabel.count + s.endedLaunches.count, s.calls)
         }
         recorder.finish()

@@ -159,6 +159,10 @@ extension WholeRuns {
             let result = await e2e.makeVirtualRun(on: clock) { $0.transport = transport }.execute(driving: clock)
             let summary = try #require(result.summary, "no summary: \(result.error ?? "?")")
             #expect(summary.run.transport == transport.rawValue)
+            // Attempts and calls went through the recorder's writer thread, and it applied them all.
+            let recording = try #require(summary.run.recording)
+            #expect(recording.backlogPeak >= 1 && recording.drainSeconds >= 0)
+            #expect(summary.totals.attempts > 0)
             // Latency thresholds depend on how busy the machine is; the verdicts' must pass on both.
             let verdictFailures = summary.thresholds.filter { threshold in
                 !threshold.passed && !threshold.expression.contains("latency")

@@ -118,6 +118,9 @@ static inline int cepoll_poll(struct pollfd *fds, unsigned int count, int timeou
 int cepoll_thread_spawn(void *(*body)(void *), void *context, uintptr_t *handle);
 int cepoll_thread_join(uintptr_t handle);
 int cepoll_thread_detach(uintptr_t handle);
+/// Gives the calling thread the nice value `nice` (0 to 19: higher runs less when the cores are
+/// busy); Linux only, a no-op elsewhere. 0 or an error number.
+int cepoll_lower_thread_priority(int nice);
 
 /// Names the calling thread (at most 15 bytes show in top/perf).
 void cepoll_set_thread_name(const char *name);

@@ -58,3 +58,25 @@ enum LoopThread {
         }
     }
 }
+
+/// A named POSIX thread at a lower scheduling priority (a higher nice value), for background work
+/// that must not take a core from the event loops when both are busy (the soak recorder's writer).
+package struct LowPriorityThread: Sendable {
+    private let handle: LoopThread.Handle
+
+    /// Starts `body` on a new thread named `name` (at most 15 bytes show) at nice value `nice`
+    /// (Linux; elsewhere the priority is left as it is).
+    ///
+    /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` when `pthread_create` fails.
+    package static func start(name: String, nice: Int32, _ body: @escaping @Sendable () -> Void) throws -> Self {
+        Self(
+            handle: try LoopThread.spawn {
+                cepoll_set_thread_name(name)
+                _ = cepoll_lower_thread_priority(nice)
+                body()
+            })
+    }
+
+    /// Waits for the thread's body to return.
+    package func join() { LoopThread.join(handle) }
+}

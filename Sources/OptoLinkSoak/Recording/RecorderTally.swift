@@ -231,11 +231,24 @@ extension Dictionary where Value == Int {
 
 extension SoakRecorder {
     /// The recorder's aggregates as they stand, in the mergeable form `shard.json` stores.
+    /// Attempts and calls as the writer has applied them so far (``startWriter(backlogLimit:)``).
     package func tally() -> RecorderTally {
-        state.withLock { s in
-            var t = RecorderTally(interval: interval, lateThreshold: lateThreshold)
-            t.intervals = s.intervals.keys.sorted().map { slot in
-                let b = s.intervals[slot] ?? IntervalStats()
+        var t = RecorderTally(interval: interval, lateThreshold: lateThreshold)
+        let journeyIntervals = state.withLock { $0.intervals }
+        callState.withLock { s in
+            var slots = journeyIntervals
+            for (slot, b) in s.intervals {
+                inPlaceInterval(&slots[slot, default: IntervalStats()]) { merged in
+                    merged.attempts = b.attempts
+                    merged.status429 = b.status429
+                    merged.errors = b.errors
+                    merged.latencySum = b.latencySum
+                    merged.latencyCount = b.latencyCount
+                    merged.latencyMax = b.latencyMax
+                }
+            }
+            t.intervals = slots.keys.sorted().map { slot in
+                let b = slots[slot] ?? IntervalStats()
                 return RecorderTally.Interval(
                     slot: slot, journeys: b.journeys, lateStarts: b.lateStarts, attempts: b.attempts,
                     status429: b.status429, errors: b.errors, latencySum: b.latencySum,
@@ -253,6 +266,8 @@ extension SoakRecorder {
             t.calls = s.calls
             t.status429 = s.status429
             t.errors = s.errors
+        }
+        state.withLock { s in
             t.journeysStarted = s.journeysStarted
             t.journeysCompleted = s.journeysCompleted
             t.journeysUnfinished = s.journeysUnfinished
@@ -284,7 +299,15 @@ extension SoakRecorder {
                 t.outageTimeToLinkByCache[SoakSummary.OutageOpenSummary.group(cache)] = histogram
             }
             t.outageOverWorstCase = s.outageOverWorstCase
-            return t
         }
+        return t
     }
+}
+
+/// Runs `body` on an interval where it lives in its dictionary (no copy out and back).
+@inline(__always)
+private func inPlaceInterval(
+    _ value: inout SoakRecorder.IntervalStats, _ body: (inout SoakRecorder.IntervalStats) -> Void
+) {
+    body(&value)
 }

@@ -1,9 +1,13 @@
 extension SoakRecorder {
     /// The recorder's part of a live metrics snapshot (`--metrics-listen`); the caller fills in
-    /// the run's identity, journeys in flight and RSS.
+    /// the run's identity, journeys in flight and RSS. Attempts and calls are as the writer has
+    /// applied them so far (``startWriter(backlogLimit:)``).
     func liveMetrics() -> LiveMetrics {
         let elapsed = timeline.now()
-        return state.withLock { s in
+        let journeys = state.withLock { s in
+            (s.journeysStarted, s.journeysCompleted, s.journeysUnfinished, s.lateStarts)
+        }
+        return callState.withLock { s in
             var endpoints: [String: LiveMetrics.Endpoint] = [:]
             for (endpoint, stats) in s.endpoints {
                 endpoints[endpoint.rawValue] = LiveMetrics.Endpoint(
@@ -22,8 +26,8 @@ extension SoakRecorder {
             }
             return LiveMetrics(
                 profile: "", runId: "", elapsedSeconds: elapsed, endpoints: endpoints, status429: s.status429,
-                errors: s.errors, journeysStarted: s.journeysStarted, journeysCompleted: s.journeysCompleted,
-                journeysUnfinished: s.journeysUnfinished, journeysInFlight: 0, lateStarts: s.lateStarts,
+                errors: s.errors, journeysStarted: journeys.0, journeysCompleted: journeys.1,
+                journeysUnfinished: journeys.2, journeysInFlight: 0, lateStarts: journeys.3,
                 lateThresholdSeconds: lateThreshold, residentBytes: nil)
         }
     }

@@ -18,18 +18,16 @@ extension SoakRecorder: OptoLinkMiddleware {
             device: device, launch: launch, callId: context.callId, endpoint: context.endpoint,
             attempt: context.attempt, intendedStart: intended, actualStart: actualStart, end: actualStart, status: nil,
             errorKind: nil, retryAfterSeconds: nil, requestBytes: request.body?.count ?? 0, responseBytes: 0,
-            correlationId: AttemptClassification.correlationId(endpoint: context.endpoint, body: request.body),
-            clientIP: request.headers["X-Forwarded-For"])
+            correlationId: nil, clientIP: request.headers["X-Forwarded-For"])
+        // What is read from the bodies (correlation id, a 429's `N`, off-contract) is read where the
+        // row is written, off the request's thread.
         do {
             let response = try await next(request, context)
             record.end = timeline.now()
             record.status = response.status
             record.responseBytes = response.body.count
-            record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(
-                status: response.status, body: response.body)
-            record.offContract = AttemptClassification.isOffContract(
-                endpoint: context.endpoint, status: response.status, body: response.body)
-            endAttempt(label: label, record: record)
+            endAttempt(
+                label: label, record: record, bodies: AttemptBodies(request: request.body, response: response.body))
             return response
         } catch {
             record.end = timeline.now()
@@ -37,7 +35,7 @@ extension SoakRecorder: OptoLinkMiddleware {
                 error, elapsed: record.end - actualStart, timeout: context.timeout)
             if kind == .cancelled, control?.wasCut == true { kind = .cancelledByRun }
             record.errorKind = kind
-            endAttempt(label: label, record: record)
+            endAttempt(label: label, record: record, bodies: AttemptBodies(request: request.body, response: nil))
             throw error
         }
     }

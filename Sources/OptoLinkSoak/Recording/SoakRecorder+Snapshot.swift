@@ -1,12 +1,8 @@
 extension SoakRecorder {
-    /// Counters for the progress line.
+    /// Counters for the progress line; attempts as the writer has applied them so far.
     package func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
-        state.withLock { s in
-            (
-                s.attempts, s.status429, s.errors, s.journeysCompleted + s.journeysUnfinished,
-                s.allAttempts.percentile(99)
-            )
-        }
+        let done = state.withLock { $0.journeysCompleted + $0.journeysUnfinished }
+        return callState.withLock { s in (s.attempts, s.status429, s.errors, done, s.allAttempts.percentile(99)) }
     }
 
     /// The per-interval counters, in time order: one row for every interval from 0 to the

@@ -64,7 +64,10 @@ package final class SoakRecorder: Sendable {
         var latencyMax = 0.0
     }
 
-    struct State {
+    /// What the attempts and calls feed: the recorder's writer applies these (see ``RecorderEvent``),
+    /// so a request thread only queues its events.
+    struct CallState {
+        /// The attempt half of each interval (`attempts`, `status429`, `errors`, latencies).
         var intervals: [Int: IntervalStats] = [:]
         var openCalls: [CallKey: OpenCall] = [:]
         var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
@@ -75,6 +78,24 @@ package final class SoakRecorder: Sendable {
         var errors = 0
         var firstAttemptStart: Double?
         var lastAttemptEnd: Double = 0
+        var deviceIds: [String: String] = [:]
+        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
+        var launchDeviceIds: [String: String] = [:]
+        /// Open call ids per label (a launch's end closes its own calls without scanning every open
+        /// call), and labels whose launch is over (their `deviceId` goes with their last call).
+        var openPerLabel: [String: Set<UInt64>] = [:]
+        var endedLaunches = Set<String>()
+        /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
+        var lastQuietSweep = -Double.infinity
+        /// Events taken off ``SoakRecorder/queue`` and not applied yet, from `inboxNext` on.
+        var inbox: [RecorderEvent] = []
+        var inboxNext = 0
+    }
+
+    /// Journeys, clicks, opens and deferred matches: recorded where they happen, under their own lock.
+    struct State {
+        /// The journey half of each interval (`journeys`, `lateStarts`).
+        var intervals: [Int: IntervalStats] = [:]
         var journeysStarted = 0
         var journeysCompleted = 0
         var journeysUnfinished = 0
@@ -88,13 +109,6 @@ package final class SoakRecorder: Sendable {
         var firstLaunches = 0
         var clickedFirstLaunches = 0
         var deferredByMethod: [String: Int] = [:]
-        var deviceIds: [String: String] = [:]
-        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
-        var launchDeviceIds: [String: String] = [:]
-        /// Open call ids per label (a launch's end closes its own calls without scanning every open
-        /// call), and labels whose launch is over (their `deviceId` goes with their last call).
-        var openPerLabel: [String: Set<UInt64>] = [:]
-        var endedLaunches = Set<String>()
         /// Every attribution record (only when ``keepsMergeInputs``: a shard's manifest needs them).
         var attribution: [AttributionRecord] = []
         var clicks = 0
@@ -111,8 +125,17 @@ package final class SoakRecorder: Sendable {
         var outageTimeToLink = LatencyHistogram()
         var outageTimeToLinkByCache: [Bool: LatencyHistogram] = [:]
         var outageOverWorstCase = 0
-        /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
-        var lastQuietSweep = -Double.infinity
+    }
+
+    /// Events recorded and not yet taken by whoever applies them.
+    struct Queue {
+        var events: [RecorderEvent] = []
+        /// Whether a writer thread applies the events (``startWriter(backlogLimit:)``); without one,
+        /// the thread that records applies them at once.
+        var writerRunning = false
+        var backlogLimit = Int.max
+        /// The most events that waited at once.
+        var backlogPeak = 0
     }
 
     package let timeline: RunTimeline
@@ -122,6 +145,13 @@ package final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
+    /// Attempts, calls and the `deviceId`s their rows carry; changed only by ``apply(_:in:)``.
+    let callState = Mutex(CallState())
+    let queue = Mutex(Queue())
+    let writer = Mutex<LowPriorityThread?>(nil)
+    let writerStop = Atomic<Bool>(false)
+    /// What ``stopWriter()`` measured: seconds it took to apply the backlog left at the run's end.
+    let drainSeconds = Mutex<Double?>(nil)
     /// The verdicts' passes and the summary notes, fed live in the order rows are recorded
     /// (see ``RecordFeed``: a request never waits for them).
     let feed: RecordFeed
@@ -175,25 +205,11 @@ package final class SoakRecorder: Sendable {
     ) -> Double {
         let claimed = context.attempt == 1 ? StepContext.current?.claim(callId: context.callId) : nil
         let intended = Swift.min(claimed ?? actualStart, actualStart)
-        let key = CallKey(label: label, callId: context.callId)
-        state.withLock { s in
-            let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
-                call.attempts += 1
-                call.inFlight += 1
-                call.quietUntil = nil
-            }
-            if known == nil {
-                let (device, launch) = parts ?? AttemptClassification.splitLabel(label)
-                var call = OpenCall(
-                    device: device, launch: launch, endpoint: context.endpoint, intendedStart: intended,
-                    start: actualStart, end: actualStart)
-                call.attempts = 1
-                call.inFlight = 1
-                s.openCalls[key] = call
-                s.openPerLabel[label, default: []].insert(context.callId)
-            }
-            if s.firstAttemptStart == nil { s.firstAttemptStart = actualStart }
-        }
+        let (device, launch) = parts ?? AttemptClassification.splitLabel(label)
+        submit(
+            .began(
+                label: label, callId: context.callId, endpoint: context.endpoint, device: device, launch: launch,
+                intendedStart: intended, start: actualStart))
         return intended
     }
 
@@ -202,61 +218,240 @@ package final class SoakRecorder: Sendable {
     /// An attempt the run cancelled (error kind `cancelled`: the grace deadline, a disposed
     /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
     /// out of every latency histogram and it is not an HTTP error.
-    func endAttempt(label: String, record: AttemptRecord) {
+    ///
+    /// - Parameter bodies: the attempt's request and response bodies, when the record's
+    ///   correlation id, Retry-After `N` and off-contract flag are still to be read from them
+    ///   (``AttemptBodies/classify(_:)``); `nil` when the record has them already.
+    func endAttempt(label: String, record: AttemptRecord, bodies: AttemptBodies? = nil) {
+        submit(.ended(label: label, record: record, bodies: bodies))
+    }
+
+    /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
+    /// (embedded emulator) or at the end (a remote backend's ledger file), in order with the attempts.
+    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
+        submit(.record(.ledger(entry)))
+    }
+
+    /// The summary's notes from every record so far.
+    package func summaryNotes() -> [String] {
+        applyPending()
+        return feed.notes()
+    }
+
+    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
+    package func finishVerdicts() -> VerdictsReport {
+        applyPending()
+        return feed.finish()
+    }
+
+    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
+    /// public call's outcome, `nil` = derive from the last attempt), or every open call of
+    /// the label when `callIds` is `nil` (the launch is over).
+    ///
+    /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
+    /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
+    /// sleep shows how long it really ran.
+    package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
+        submit(.closed(label: label, callIds: callIds, outcome: outcome, now: timeline.now()))
+    }
+
+    /// Stops the writer (if any), emits every call still open (calls with attempts in flight get
+    /// outcome `unfinished`, ending now), then flushes and closes both CSV files.
+    package func finish() {
+        stopWriter()
+        let now = timeline.now()
+        callState.withLock { s in
+            applyQueued(in: &s)
+            let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
+            for key in keys {
+                if var call = s.openCalls[key], call.inFlight > 0 {
+                    call.thrownOutcome = CallOutcome.unfinished
+                    call.end = Swift.max(call.end, now)
+                    s.openCalls[key] = call
+                }
+                if let record = close(key, in: &s) { emit(record) }
+            }
+        }
+        attemptsCSV.close()
+        callsCSV.close()
+    }
+
+    // MARK: Applying events (the writer)
+
+    /// Records `event`: with a writer running, queues it (and, past the backlog limit, helps apply
+    /// the queue, so memory stays bounded when the writer falls behind); without one, applies
+    /// it at once, after whatever an earlier writer left queued.
+    private func submit(_ event: RecorderEvent) {
+        let queued: Bool? = queue.withLock { q in
+            guard q.writerRunning else { return nil }
+            q.events.append(event)
+            q.backlogPeak = Swift.max(q.backlogPeak, q.events.count)
+            return q.events.count > q.backlogLimit
+        }
+        switch queued {
+        case .none:
+            callState.withLock { s in
+                applyQueued(in: &s)
+                apply(event, in: &s)
+            }
+        case .some(true): applySome(limit: 256)
+        case .some(false): break
+        }
+    }
+
+    /// Applies every event queued so far (a reader's view then includes every event recorded before it).
+    func applyPending() {
+        callState.withLock { applyQueued(in: &$0) }
+    }
+
+    /// Applies queued events, in queue order, until none is left (`callState` held).
+    private func applyQueued(in s: inout CallState) {
+        while applyBatch(limit: .max, in: &s) > 0 {}
+    }
+
+    /// Applies up to `limit` queued events under one hold of `callState`; returns how many.
+    @discardableResult
+    private func applySome(limit: Int) -> Int {
+        callState.withLock { applyBatch(limit: limit, in: &$0) }
+    }
+
+    /// Applies up to `limit` events from the inbox, refilled from the queue when empty (one swap,
+    /// so recording threads never wait while events are applied); returns how many.
+    private func applyBatch(limit: Int, in s: inout CallState) -> Int {
+        if s.inboxNext >= s.inbox.count {
+            s.inbox.removeAll(keepingCapacity: true)
+            s.inboxNext = 0
+            queue.withLock { swap(&$0.events, &s.inbox) }
+        }
+        let end = Swift.min(s.inbox.count, s.inboxNext &+ Swift.max(0, limit))
+        guard s.inboxNext < end else { return 0 }
+        let start = s.inboxNext
+        // Advanced before each event is applied: the inbox never holds an applied event.
+        while s.inboxNext < end {
+            let event = s.inbox[s.inboxNext]
+            s.inboxNext += 1
+            apply(event, in: &s)
+        }
+        return end - start
+    }
+
+    private func apply(_ event: RecorderEvent, in s: inout CallState) {
+        switch event {
+        case .began(let label, let callId, let endpoint, let device, let launch, let intended, let start):
+            applyBegan(
+                key: CallKey(label: label, callId: callId), endpoint: endpoint, device: device, launch: launch,
+                intendedStart: intended, start: start, in: &s)
+        case .ended(let label, var record, let bodies):
+            bodies?.classify(&record)
+            applyEnded(label: label, record: record, in: &s)
+        case .closed(let label, let callIds, let outcome, let now):
+            applyClosed(label: label, callIds: callIds, outcome: outcome, now: now, in: &s)
+        case .deviceId(let device, let launch, let deviceId):
+            s.deviceIds[device] = deviceId
+            if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
+        case .record(let record): feed.consume(record)
+        }
+    }
+
+    private func applyBegan(
+        key: CallKey, endpoint: OptoLinkEndpoint, device: String, launch: Int, intendedStart: Double, start: Double,
+        in s: inout CallState
+    ) {
+        let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
+            call.attempts += 1
+            call.inFlight += 1
+            call.quietUntil = nil
+        }
+        if known == nil {
+            var call = OpenCall(
+                device: device, launch: launch, endpoint: endpoint, intendedStart: intendedStart, start: start,
+                end: start)
+            call.attempts = 1
+            call.inFlight = 1
+            s.openCalls[key] = call
+            s.openPerLabel[key.label, default: []].insert(key.callId)
+        }
+        if s.firstAttemptStart == nil { s.firstAttemptStart = start }
+    }
+
+    private func applyEnded(label: String, record: AttemptRecord, in s: inout CallState) {
         // The attempt reaches the passes before its call can close (below), never after the call's row.
         attemptsCSV.appendRow(record.appendCSVRow(to:))
         feed.consume(.attempt(record))
         let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
         let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
-        let (quiet, finished): ([CallRecord], CallRecord?) = state.withLock { s in
-            // Calls over by themselves, swept under the same lock: none reaches the passes long after its end.
-            let quiet = closeQuietCalls(now: record.end, in: &s)
-            // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
-            inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
-                stats.attempts += 1
-                stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
-                if !cancelled {
-                    stats.attemptLatency.record(record.end - record.actualStart)
-                    stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
-                }
-                stats.requestBytes += record.requestBytes
-                stats.responseBytes += record.responseBytes
-                if record.offContract { stats.offContract += 1 }
+        // Calls over by themselves, swept here: none reaches the passes long after its end.
+        for call in closeQuietCalls(now: record.end, in: &s) { emit(call) }
+        // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
+        inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
+            stats.attempts += 1
+            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
+            if !cancelled {
+                stats.attemptLatency.record(record.end - record.actualStart)
+                stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
             }
-            if !cancelled { s.allAttempts.record(record.end - record.actualStart) }
-            let slot = Int(record.actualStart / interval)
-            let fromIntended = record.end - record.intendedStart
-            inPlace(&s.intervals[slot, default: IntervalStats()]) { bucket in
-                bucket.attempts += 1
-                if record.status == 429 { bucket.status429 += 1 }
-                if isError { bucket.errors += 1 }
-                if !cancelled {
-                    bucket.latencySum += fromIntended
-                    bucket.latencyCount += 1
-                    bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
-                }
-            }
-            s.attempts += 1
-            if record.status == 429 { s.status429 += 1 }
-            if isError { s.errors += 1 }
-            s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
-            let key = CallKey(label: label, callId: record.callId)
-            // Changed in place: one lookup, no copy of the call out of the dictionary and back.
-            let due = s.openCalls.modifyValue(forKey: key) { call in
-                call.inFlight -= 1
-                call.end = Swift.max(call.end, record.end)
-                call.lastStatus = record.status
-                call.lastErrorKind = record.errorKind
-                if call.correlationId == nil { call.correlationId = record.correlationId }
-                if call.inFlight == 0 {
-                    call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
-                }
-                return call.closeRequested && call.inFlight == 0
-            }
-            return (quiet, due == true ? self.close(key, in: &s) : nil)
+            stats.requestBytes += record.requestBytes
+            stats.responseBytes += record.responseBytes
+            if record.offContract { stats.offContract += 1 }
         }
-        for call in quiet { emit(call) }
-        if let finished { emit(finished) }
+        if !cancelled { s.allAttempts.record(record.end - record.actualStart) }
+        let slot = Int(record.actualStart / interval)
+        let fromIntended = record.end - record.intendedStart
+        inPlace(&s.intervals[slot, default: IntervalStats()]) { bucket in
+            bucket.attempts += 1
+            if record.status == 429 { bucket.status429 += 1 }
+            if isError { bucket.errors += 1 }
+            if !cancelled {
+                bucket.latencySum += fromIntended
+                bucket.latencyCount += 1
+                bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
+            }
+        }
+        s.attempts += 1
+        if record.status == 429 { s.status429 += 1 }
+        if isError { s.errors += 1 }
+        s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
+        let key = CallKey(label: label, callId: record.callId)
+        // Changed in place: one lookup, no copy of the call out of the dictionary and back.
+        let due = s.openCalls.modifyValue(forKey: key) { call in
+            call.inFlight -= 1
+            call.end = Swift.max(call.end, record.end)
+            call.lastStatus = record.status
+            call.lastErrorKind = record.errorKind
+            if call.correlationId == nil { call.correlationId = record.correlationId }
+            if call.inFlight == 0 {
+                call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
+            }
+            return call.closeRequested && call.inFlight == 0
+        }
+        if due == true, let finished = close(key, in: &s) { emit(finished) }
+    }
+
+    private func applyClosed(
+        label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, in s: inout CallState
+    ) {
+        if callIds == nil { s.endedLaunches.insert(label) }
+        func closeCall(_ callId: UInt64) {
+            let key = CallKey(label: label, callId: callId)
+            let idle = s.openCalls.modifyValue(forKey: key) { call in
+                call.closeRequested = true
+                // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
+                let succeeded = call.lastStatus.map { (200..<300).contains($0) } ?? false
+                if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
+                    call.thrownOutcome = outcome
+                }
+                if outcome == CallOutcome.cancelledByRun { call.end = Swift.max(call.end, now) }
+                return call.inFlight == 0
+            }
+            guard idle == true, let record = close(key, in: &s) else { return }
+            emit(record)
+        }
+        if let callIds {
+            for callId in callIds { closeCall(callId) }
+        } else {
+            for callId in (s.openPerLabel[label] ?? []).sorted() { closeCall(callId) }
+            forgetLaunchIfDone(label, in: &s)
+        }
     }
 
     /// When a call whose last attempt is `record` is over even if nobody closes it, run seconds: the
@@ -271,7 +466,7 @@ package final class SoakRecorder: Sendable {
 
     /// Closes the calls with no attempt in flight whose quiet deadline is before `now` (run
     /// seconds), at most once a second of run time; returns their rows in key order.
-    private func closeQuietCalls(now: Double, in s: inout State) -> [CallRecord] {
+    private func closeQuietCalls(now: Double, in s: inout CallState) -> [CallRecord] {
         guard now.isFinite, now - s.lastQuietSweep >= 1 else { return [] }
         s.lastQuietSweep = now
         let due = s.openCalls.filter { $0.value.inFlight == 0 && ($0.value.quietUntil ?? .infinity) < now }.keys
@@ -284,88 +479,14 @@ package final class SoakRecorder: Sendable {
         feed.consume(.call(call))
     }
 
-    /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
-    /// (embedded emulator) or at the end (a remote backend's ledger file).
-    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
-        feed.consume(.ledger(entry))
-    }
-
-    /// The summary's notes from every record so far.
-    package func summaryNotes() -> [String] { feed.notes() }
-
-    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
-    package func finishVerdicts() -> VerdictsReport {
-        feed.finish()
-    }
-
-    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
-    /// public call's outcome, `nil` = derive from the last attempt), or every open call of
-    /// the label when `callIds` is `nil` (the launch is over).
-    ///
-    /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
-    /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
-    /// sleep shows how long it really ran.
-    package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
-        let now = timeline.now()
-        let finished: (first: CallRecord?, more: [CallRecord]) = state.withLock { s in
-            if callIds == nil { s.endedLaunches.insert(label) }
-            // The usual close is one call that ends one record: no arrays for either.
-            var done: (first: CallRecord?, more: [CallRecord]) = (nil, [])
-            func closeCall(_ callId: UInt64) {
-                let key = CallKey(label: label, callId: callId)
-                let idle = s.openCalls.modifyValue(forKey: key) { call in
-                    call.closeRequested = true
-                    // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
-                    let succeeded = call.lastStatus.map { (200..<300).contains($0) } ?? false
-                    if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
-                        call.thrownOutcome = outcome
-                    }
-                    if outcome == CallOutcome.cancelledByRun { call.end = Swift.max(call.end, now) }
-                    return call.inFlight == 0
-                }
-                guard idle == true, let record = self.close(key, in: &s) else { return }
-                if done.first == nil { done.first = record } else { done.more.append(record) }
-            }
-            if let callIds {
-                for callId in callIds { closeCall(callId) }
-            } else {
-                for callId in (s.openPerLabel[label] ?? []).sorted() { closeCall(callId) }
-                self.forgetLaunchIfDone(label, in: &s)
-            }
-            return done
-        }
-        if let first = finished.first { emit(first) }
-        for record in finished.more { emit(record) }
-    }
-
-    /// Emits every call still open (calls with attempts in flight get outcome `unfinished`,
-    /// ending now), then flushes and closes both CSV files.
-    package func finish() {
-        let now = timeline.now()
-        let finished: [CallRecord] = state.withLock { s in
-            let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
-            return keys.compactMap { key in
-                if var call = s.openCalls[key], call.inFlight > 0 {
-                    call.thrownOutcome = CallOutcome.unfinished
-                    call.end = Swift.max(call.end, now)
-                    s.openCalls[key] = call
-                }
-                return self.close(key, in: &s)
-            }
-        }
-        for record in finished { emit(record) }
-        attemptsCSV.close()
-        callsCSV.close()
-    }
-
     /// Drops what a launch's label keeps once the launch is over and its last call closed.
-    private func forgetLaunchIfDone(_ label: String, in s: inout State) {
+    private func forgetLaunchIfDone(_ label: String, in s: inout CallState) {
         guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
         s.endedLaunches.remove(label)
         if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: label) }
     }
 
-    private func close(_ key: CallKey, in s: inout State) -> CallRecord? {
+    private func close(_ key: CallKey, in s: inout CallState) -> CallRecord? {
         guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
         let derived: CallOutcome =
             switch call.lastStatus {
@@ -472,26 +593,131 @@ package final class SoakRecorder: Sendable {
             s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
             if keepsMergeInputs { s.attribution.append(record) }
         }
-        feed.consume(.attribution(record))
+        submit(.record(.attribution(record)))
     }
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
     /// install gets a new one, a relaunch keeps it).
     package func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
-        state.withLock { s in
-            s.deviceIds[device] = deviceId
-            if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
-        }
+        submit(.deviceId(device: device, launch: launch, deviceId: deviceId))
     }
 
     /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
-    package var launchDeviceIds: [String: String] { state.withLock { $0.launchDeviceIds } }
+    package var launchDeviceIds: [String: String] {
+        callState.withLock { s in
+            applyQueued(in: &s)
+            return s.launchDeviceIds
+        }
+    }
 
     /// Every attribution record so far (empty unless the recorder ``keepsMergeInputs``).
     package var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
 
     /// Virtual device → the SDK `deviceId` of its latest install.
-    package var deviceIds: [String: String] { state.withLock { $0.deviceIds } }
+    package var deviceIds: [String: String] {
+        callState.withLock { s in
+            applyQueued(in: &s)
+            return s.deviceIds
+        }
+    }
+}
+
+/// One thing a request thread records about the attempts and calls; the recorder applies these in
+/// the order they were recorded (``SoakRecorder/submit(_:)``).
+enum RecorderEvent: Sendable {
+    /// An attempt began: its call's key, where it goes, and its intended and actual start (run seconds).
+    case began(
+        label: String, callId: UInt64, endpoint: OptoLinkEndpoint, device: String, launch: Int,
+        intendedStart: Double, start: Double)
+    /// An attempt ended, with its row (and the bodies its last fields are read from).
+    case ended(label: String, record: AttemptRecord, bodies: AttemptBodies?)
+    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(label:callIds:outcome:)``).
+    case closed(label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
+    /// A launch's SDK `deviceId` (rows of its calls carry it).
+    case deviceId(device: String, launch: Int?, deviceId: String)
+    /// A record only the verdicts' passes take (a ledger row, a deferred match), kept in order with the attempts.
+    case record(RunRecord)
+}
+
+/// An attempt's request and response bodies (`nil`: none, or no response), kept until its row is
+/// written: the fields read from them cost more than the rest of the row.
+struct AttemptBodies: Sendable {
+    var request: Data?
+    var response: Data?
+
+    /// Fills the row's correlation id (events), Retry-After `N` (a 429) and off-contract flag (a
+    /// success) from the bodies (``AttemptClassification``).
+    func classify(_ record: inout AttemptRecord) {
+        record.correlationId = AttemptClassification.correlationId(endpoint: record.endpoint, body: request)
+        guard let response, let status = record.status else { return }
+        record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(status: status, body: response)
+        record.offContract = AttemptClassification.isOffContract(
+            endpoint: record.endpoint, status: status, body: response)
+    }
+}
+
+extension SoakRecorder {
+    /// Applies the attempts' and calls' events on a thread of their own, at low priority, so a
+    /// request thread only appends to a queue instead of waiting for the aggregates, the CSV rows
+    /// and the verdicts' passes (in a busy run they cost several times the request itself).
+    /// Live readers (progress, metrics, early stop) see the state as applied so far: at most a
+    /// few milliseconds behind while the writer keeps up.
+    ///
+    /// - Parameter backlogLimit: events that may wait; past it, each recording thread applies a
+    ///   batch itself before it goes on, so memory stays bounded (a few hundred bytes per event,
+    ///   its request and response bodies included).
+    /// - Throws: when the thread cannot be started (the recorder then applies events inline, as
+    ///   without a writer).
+    package func startWriter(backlogLimit: Int = 500_000) throws {
+        try writer.withLock { w in
+            guard w == nil else { return }
+            writerStop.store(false, ordering: .releasing)
+            queue.withLock { q in
+                q.writerRunning = true
+                q.backlogLimit = Swift.max(1, backlogLimit)
+            }
+            do {
+                let thread = try LowPriorityThread.start(name: "opl-recorder", nice: 10) { [self] in
+                    while true {
+                        let stopping = writerStop.load(ordering: .acquiring)
+                        if applySome(limit: 256) == 0 {
+                            if stopping { return }
+                            usleep(1_000)
+                        }
+                    }
+                }
+                w = thread
+            } catch {
+                queue.withLock { $0.writerRunning = false }
+                throw error
+            }
+        }
+    }
+
+    /// Stops the writer: recording threads apply their events themselves again, and the writer
+    /// applies what was queued before it exits. Measures how long that took (``recordingLag``).
+    func stopWriter() {
+        let taken = writer.withLock { w in
+            let running = w
+            w = nil
+            return running
+        }
+        guard let running = taken else { return }
+        let stoppedAt = ContinuousClock.now
+        queue.withLock { $0.writerRunning = false }
+        writerStop.store(true, ordering: .releasing)
+        running.join()
+        let drained = ContinuousClock.now - stoppedAt
+        drainSeconds.withLock {
+            $0 = Double(drained.components.seconds) + Double(drained.components.attoseconds) * 1e-18
+        }
+    }
+
+    /// How far the writer fell behind in this run, or `nil` when it ran without one.
+    package var recordingLag: SoakSummary.RecordingLag? {
+        guard let drain = drainSeconds.withLock({ $0 }) else { return nil }
+        return SoakSummary.RecordingLag(backlogPeak: queue.withLock { $0.backlogPeak }, drainSeconds: drain)
+    }
 }
 
 /// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is

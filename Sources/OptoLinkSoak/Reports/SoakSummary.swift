@@ -84,6 +84,23 @@ public struct SoakSummary: Sendable, Codable {
         /// Set when the report is one shard of a plan (`run --shard`) or a merge of shards
         /// (`merge`, `run --processes`); absent for a plain run.
         package var shards: Sharding? = nil
+        /// How far the recording fell behind the requests (absent when the run recorded inline,
+        /// and in reports of older versions).
+        public var recording: RecordingLag? = nil
+    }
+
+    /// The recorder's writer thread in one run: attempts and calls are applied there, after the
+    /// requests, so the live figures lag by the events waiting.
+    public struct RecordingLag: Sendable, Codable, Equatable {
+        /// The most attempt and call events that waited at once to be applied.
+        public var backlogPeak: Int
+        /// Seconds it took, once the run ended, to apply what was still waiting.
+        public var drainSeconds: Double
+
+        public init(backlogPeak: Int, drainSeconds: Double) {
+            self.backlogPeak = backlogPeak
+            self.drainSeconds = drainSeconds
+        }
     }
 
     /// How a report relates to the shards of its plan.

@@ -132,7 +132,7 @@ final class RunMonitor: Sendable {
 extension SoakRecorder {
     /// Attempt counts by endpoint and status text (or error kind), so far.
     func statusCounts() -> [OptoLinkEndpoint: [String: Int]] {
-        state.withLock { s in s.endpoints.mapValues(\.byStatus) }
+        callState.withLock { s in s.endpoints.mapValues(\.byStatus) }
     }
 
     /// The client-side metrics so far (what ``SummaryMetrics`` names), for live threshold checks.

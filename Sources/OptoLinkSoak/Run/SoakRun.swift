@@ -255,6 +255,11 @@ public struct SoakRun: Sendable {
             "optolink-soak \(OptoLinkSoak.version): \(profile.name) · \(devices.count) devices · \(profile.load.model.rawValue) model · \(backend.kind) \(backend.baseURL.absoluteString) → \(directory.path)"
         )
 
+        do {
+            try recorder.startWriter()
+        } catch {
+            log("note: the recorder's writer thread did not start (\(error)); requests record inline")
+        }
         let monitor = RunMonitor(thresholds: profile.expect.thresholds)
         let rss = RSSSampler(
             timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300), emulator: backend.retained)
@@ -375,6 +380,7 @@ public struct SoakRun: Sendable {
                 ? nil : .init(counters: counters, ledgerEntries: ledgerEntries),
             metrics: [:], verdicts: nil, thresholds: [])
         summary.run.profileHash = ProfileFingerprint.of(profile)
+        summary.run.recording = recorder.recordingLag
         if let shard = options.shard {
             var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
             sharding.startAt = options.startAt
