@@ -657,6 +657,12 @@ struct AttemptBodies: Sendable {
 }
 
 extension SoakRecorder {
+    /// The writer's nice value. Measured beside hey (`Benchmarks/results/recorder-writer-r11.json`):
+    /// 0, 5 and 10 give the same rate within the noise, but at 10 the writer, starved while the
+    /// cores are saturated, let 90k–145k events wait in 6 s runs, at 0 about 500, at 5 10k–26k:
+    /// 5 lets a burst of requests go first and still keeps up.
+    static let writerNice: Int32 = 5
+
     /// Applies the attempts' and calls' events on a thread of their own, at low priority, so a
     /// request thread only appends to a queue instead of waiting for the aggregates, the CSV rows
     /// and the verdicts' passes (in a busy run they cost several times the request itself).
@@ -668,7 +674,7 @@ extension SoakRecorder {
     ///   its request and response bodies included).
     /// - Throws: when the thread cannot be started (the recorder then applies events inline, as
     ///   without a writer).
-    package func startWriter(backlogLimit: Int = 500_000) throws {
+    package func startWriter(backlogLimit: Int = 100_000) throws {
         try writer.withLock { w in
             guard w == nil else { return }
             writerStop.store(false, ordering: .releasing)
@@ -677,7 +683,7 @@ extension SoakRecorder {
                 q.backlogLimit = Swift.max(1, backlogLimit)
             }
             do {
-                let thread = try LowPriorityThread.start(name: "opl-recorder", nice: 10) { [self] in
+                let thread = try LowPriorityThread.start(name: "opl-recorder", nice: Self.writerNice) { [self] in
                     while true {
                         let stopping = writerStop.load(ordering: .acquiring)
                         if applySome(limit: 256) == 0 {
