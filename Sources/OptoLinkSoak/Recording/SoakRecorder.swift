@@ -87,9 +87,8 @@ package final class SoakRecorder: Sendable {
         var endedLaunches = Set<String>()
         /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
         var lastQuietSweep = -Double.infinity
-        /// Events taken off ``SoakRecorder/queue`` and not applied yet, from `inboxNext` on.
+        /// Events taken off ``SoakRecorder/queue`` and not applied yet, newest first.
         var inbox: [RecorderEvent] = []
-        var inboxNext = 0
     }
 
     /// Journeys, clicks, opens and deferred matches: recorded where they happen, under their own lock.
@@ -316,23 +315,20 @@ package final class SoakRecorder: Sendable {
     }
 
     /// Applies up to `limit` events from the inbox, refilled from the queue when empty (one swap,
-    /// so recording threads never wait while events are applied); returns how many.
+    /// so recording threads never wait while events are applied); returns how many. The inbox
+    /// holds the queue reversed, so each event is moved out with `popLast` (no copy of it, no
+    /// destroy of the array's slot afterwards).
     private func applyBatch(limit: Int, in s: inout CallState) -> Int {
-        if s.inboxNext >= s.inbox.count {
-            s.inbox.removeAll(keepingCapacity: true)
-            s.inboxNext = 0
+        if s.inbox.isEmpty {
             queue.withLock { swap(&$0.events, &s.inbox) }
+            s.inbox.reverse()
         }
-        let end = Swift.min(s.inbox.count, s.inboxNext &+ Swift.max(0, limit))
-        guard s.inboxNext < end else { return 0 }
-        let start = s.inboxNext
-        // Advanced before each event is applied: the inbox never holds an applied event.
-        while s.inboxNext < end {
-            let event = s.inbox[s.inboxNext]
-            s.inboxNext += 1
+        var applied = 0
+        while applied < limit, let event = s.inbox.popLast() {
+            applied += 1
             apply(event, in: &s)
         }
-        return end - start
+        return applied
     }
 
     private func apply(_ event: RecorderEvent, in s: inout CallState) {
