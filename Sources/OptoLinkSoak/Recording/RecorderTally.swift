@@ -238,7 +238,7 @@ extension SoakRecorder {
         callState.withLock { s in
             var slots = journeyIntervals
             for (slot, b) in s.intervals {
-                inPlaceInterval(&slots[slot, default: IntervalStats()]) { merged in
+                inPlace(&slots[slot, default: IntervalStats()]) { merged in
                     merged.attempts = b.attempts
                     merged.status429 = b.status429
                     merged.errors = b.errors
@@ -302,12 +302,4 @@ extension SoakRecorder {
         }
         return t
     }
-}
-
-/// Runs `body` on an interval where it lives in its dictionary (no copy out and back).
-@inline(__always)
-private func inPlaceInterval(
-    _ value: inout SoakRecorder.IntervalStats, _ body: (inout SoakRecorder.IntervalStats) -> Void
-) {
-    body(&value)
 }

@@ -144,7 +144,8 @@ package final class SoakRecorder: Sendable {
     let attemptsCSV: CSVStreamWriter
     let callsCSV: CSVStreamWriter
     let state = Mutex(State())
-    /// Attempts, calls and the `deviceId`s their rows carry; changed only by ``apply(_:in:)``.
+    /// Attempts, calls and the `deviceId`s their rows carry; changed only while events are applied
+    /// (``apply(_:in:)``) and by ``finish()``.
     let callState = Mutex(CallState())
     let queue = Mutex(Queue())
     let writer = Mutex<LowPriorityThread?>(nil)
@@ -727,8 +728,3 @@ extension SoakRecorder {
         return SoakSummary.RecordingLag(backlogPeak: queue.withLock { $0.backlogPeak }, drainSeconds: drain)
     }
 }
-
-/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript is
-/// modified in place, so its arrays are not copied).
-@inline(__always)
-private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

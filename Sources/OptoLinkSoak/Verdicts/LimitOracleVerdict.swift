@@ -314,7 +314,3 @@ package struct LimitOracleVerdict: Verdict {
         metrics["limits.declaration_errors"] = Double(errors.count)
     }
 }
-
-/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript).
-@inline(__always)
-private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

@@ -447,7 +447,3 @@ struct CorrelationId: Equatable {
         sequence = text[utf8.index(after: last)...]
     }
 }
-
-/// Runs `body` on `value` where it lives (a dictionary entry through its `default:` subscript).
-@inline(__always)
-private func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }
