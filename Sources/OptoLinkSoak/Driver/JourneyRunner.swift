@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -94,7 +95,10 @@ package struct JourneyRunner: Sendable {
         return id
     }
 
-    func sleep(until target: Double) async -> Bool {
+    ///
+    /// With a `pacer` (real time only: the run's clock is `ContinuousClock`), the wait is on the
+    /// pacer's thread instead of the clock (``PacingExecutor/sleep(nanoseconds:)``).
+    func sleep(until target: Double, pacer: PacingExecutor? = nil) async -> Bool {
         while true {
             if Task.isCancelled { return false }
             let now = recorder.timeline.now()
@@ -102,6 +106,9 @@ package struct JourneyRunner: Sendable {
             if target <= now { return true }
             // Wake at the target or the window's end, and at least every 0.25 s to see a stop.
             let wake = Swift.min(target, control.windowEnd, now + 0.25)
+            if let pacer, await pacer.sleep(nanoseconds: RunTimeline.waitNanoseconds(wake - now)) {
+                continue
+            }
             do {
                 try await clock.sleep(for: RunTimeline.wait(wake - now), tolerance: nil)
             } catch {

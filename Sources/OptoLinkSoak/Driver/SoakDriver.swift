@@ -1,3 +1,4 @@
+import OptoLinkHTTP
 import Synchronization
 
 /// Runs a profile's load model over the virtual devices with structured concurrency.
@@ -80,7 +81,18 @@ package final class SoakDriver: Sendable {
             var tracker = Tracker()
             let natural: StopReason
             switch load.model {
-            case .open: natural = await openModel(&group, tracker: &tracker, end: end, limit: limit)
+            case .open:
+                // In real time the arrival schedule sleeps and runs on a pacing thread of its own
+                // (``PacingExecutor``: one wake-up per arrival instead of Dispatch's timer thread
+                // and pool hand-off); on a virtual clock it sleeps on that clock.
+                if clock is ContinuousClock, let pacer = try? PacingExecutor(name: "opl-arrivals") {
+                    natural = await withTaskExecutorPreference(pacer) {
+                        await openModel(&group, tracker: &tracker, end: end, limit: limit, pacer: pacer)
+                    }
+                    await pacer.shutdown()
+                } else {
+                    natural = await openModel(&group, tracker: &tracker, end: end, limit: limit, pacer: nil)
+                }
             case .closed:
                 natural = .duration
                 closedModel(&group, tracker: &tracker, budget: budget, limit: shard.share(of: limit))
@@ -162,8 +174,12 @@ package final class SoakDriver: Sendable {
         }
     }
 
+    /// Starts the open model's journeys at their planned times; with a `pacer`, this task runs on
+    /// it and sleeps on it, and every journey names its own executor (the global pool when its
+    /// device has none), so none inherits the pacer.
     private func openModel(
-        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, end: Double, limit: Int
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, end: Double, limit: Int,
+        pacer: PacingExecutor?
     ) async -> StopReason {
         let load = profile.load
         var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: end)
@@ -204,7 +220,9 @@ package final class SoakDriver: Sendable {
             if tracker.cut { break }
             // A journey planned in the schedule starts even when late (counted, with its lag),
             // unless the step window has closed.
-            guard await runner.sleep(until: intended), control.stepAllowed(at: timeline.now()) else { break }
+            guard await runner.sleep(until: intended, pacer: pacer), control.stepAllowed(at: timeline.now()) else {
+                break
+            }
             var claimed = busy.claim(preferring: k % devices.count)
             var ready = intended
             if claimed == nil { runner.recorder.journeyWaitedForDevice() }
@@ -220,7 +238,7 @@ package final class SoakDriver: Sendable {
             var journeyRng = SeededRandom(seed: rng.next())
             let runner = self.runner
             let inFlight = self.inFlight
-            group.addTask(executorPreference: runner.executor(for: device)) {
+            group.addTask(executorPreference: runner.executor(for: device) ?? globalConcurrentExecutor) {
                 inFlight.add()
                 defer {
                     inFlight.add(-1)

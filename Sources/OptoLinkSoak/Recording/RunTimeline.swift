@@ -83,8 +83,13 @@ package struct RunTimeline: Sendable {
     /// sleeps until a deadline a fraction of a nanosecond away still makes progress (a zero
     /// sleep on a virtual clock would return at once, forever).
     package static func wait(_ seconds: Double) -> Duration {
-        guard seconds.isFinite else { return .seconds(86_400) }
-        return .nanoseconds(Swift.max(1, Int64((Swift.min(seconds, 1e9) * 1e9).rounded(.up))))
+        .nanoseconds(waitNanoseconds(seconds))
+    }
+
+    /// ``wait(_:)`` in whole nanoseconds: at least 1, and a day for a wait that is not finite.
+    package static func waitNanoseconds(_ seconds: Double) -> Int64 {
+        guard seconds.isFinite else { return 86_400_000_000_000 }
+        return Swift.max(1, Int64((Swift.min(seconds, 1e9) * 1e9).rounded(.up)))
     }
 
     /// `duration` in seconds.
