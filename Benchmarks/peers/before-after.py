@@ -1,6 +1,6 @@
 """Two optolink-soak binaries side by side: CPU seconds per 1,000 requests and requests/s of the
 driver (the SDK on the native transport, closed model, POST /sdk/events, 64 devices), interleaved
-rounds against one `optolink-soak serve` (limits off), medians.
+rounds against one `optolink-soak serve` (limits off, reset before each run), medians.
 
 CPU per 1,000 requests (user + system of the driver process, from the kernel's rusage, as /proc
 reports it) is the measure to compare: on a shared machine it moves far less than requests/s.
@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from serving import KEY, ROOT, allocations_per_request, free_port, register_device, start_serve
+from serving import KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve
 
 
 def main():
@@ -50,6 +50,7 @@ def main():
         for r in range(rounds):
             for i, binary in enumerate(binaries):
                 out = os.path.join(work, f"r{r}-{i}")
+                reset_server(base)
                 executable, _, flags = binary.partition("@")
                 proc = subprocess.Popen([executable, "run", path, "--base-url", base, "--api-key", KEY, "--org-key",
                                          "acme", "--no-progress", "--transport", "native", "--out", out]

@@ -15,7 +15,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from serving import DEVICE, KEY, ROOT, allocations_per_request, free_port, register_device, start_serve
+from serving import DEVICE, KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve
 
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
 LAYERS = os.path.join(ROOT, ".build", "release", "optolink-client-bench")
@@ -280,6 +280,7 @@ def main():
             for name, run in TOOLS.items():
                 load = loadavg()
                 try:
+                    reset_server(base)  # every tool meets the server in the same state
                     result = run(url, base, f"{name.replace(' ', '-')}-{round_index}")
                 except Exception as error:  # a tool that failed is reported, not fatal
                     result = dict(rate=0.0, requests=0, cpu=0.0, errors=-1, exit=-1, failure=str(error))

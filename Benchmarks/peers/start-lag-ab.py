@@ -1,5 +1,5 @@
 """Two optolink-soak binaries side by side on the open model: start lag and the driver's CPU per
-journey at a fixed arrival rate, interleaved rounds against one `optolink-soak serve` (limits off),
+journey at a fixed arrival rate, interleaved rounds against one `optolink-soak serve` (limits off, reset before each run),
 then the same in `optolink-soak bench` (the emulator in the driver's process: the issue's figure).
 
 Journey: relaunch + one event (2 requests), 1,000 devices, open model, RATE journeys/s for SECONDS
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from serving import KEY, free_port, register_device, start_serve
+from serving import KEY, free_port, register_device, reset_server, start_serve
 
 
 def loadavg():
@@ -84,6 +84,7 @@ def main():
         register_device(base)
         for index in range(rounds):
             for which, binary in enumerate(binaries):
+                reset_server(base)
                 result = run_against_serve(binary, base, work, f"serve-{index}-{which}", rate, seconds)
                 result["loadavg1"] = loadavg()[0]
                 runs[binary]["serve"].append(result)

@@ -5,8 +5,8 @@ import Testing
 
 @testable import OptoLinkSoak
 
-/// The recorder's feed of the live verdict passes (flat combining: a thread that finds the passes
-/// busy leaves its record queued and goes back to its request).
+/// The recorder's feed of the live verdict passes: every record reaches them, each feeding
+/// thread's in its order, and a reader sees every record consumed before it.
 @Suite struct RecordFeedTests {
     /// One retried call of `device`: a 429 asking for 1 s, a 200 one second later, then the call's row. Out of
     /// order (the row before its attempts) the retry-matrix pass would see a call without attempts.
@@ -45,8 +45,8 @@ import Testing
         #expect(feed.consumed == threads * callsPerThread * 3)
     }
 
-    @Test("a record queued while nobody feeds is fed before a reader looks (notes, verdicts)")
-    func readersFeedWhatIsQueued() {
+    @Test("a reader sees every record consumed before it (notes, verdicts)")
+    func readersSeeWhatWasConsumed() {
         let feed = RecordFeed(context: VerdictContext())
         // A session check-in refused with 429 and an event refused with 404 from the same device:
         // the notes explain the 404 by the 429 (so both records must have reached them).

@@ -76,13 +76,14 @@ final class ClientLoopShared: Sendable {
         }
     }
 
-    func takeAll(closing: Bool = false) -> [ClientCommand] {
+    /// Moves every queued command, in posting order, into `batch` (which must be empty): the two
+    /// arrays trade buffers, so neither the commands nor a buffer are copied or allocated.
+    func takeAll(into batch: inout [ClientCommand], closing: Bool = false) {
         inbox.withLock { box in
             if closing { box.closed = true }
-            guard !box.commands.isEmpty else { return [] }
+            guard !box.commands.isEmpty else { return }
             queued.subtract(box.commands.count, ordering: .sequentiallyConsistent)
-            defer { box.commands.removeAll(keepingCapacity: true) }
-            return box.commands
+            swap(&box.commands, &batch)
         }
     }
 }
@@ -145,6 +146,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private var now: UInt64
     private var generation: UInt64 = 0
     private let readBuffer: UnsafeMutableRawBufferPointer
+    /// The empty buffer ``processInbox()`` trades with the inbox's on each turn.
+    private var inboxBatch: [ClientCommand] = []
 
     init(poller: Poller, shared: ClientLoopShared, configuration: HTTPClient.Configuration, poolLimit: Int) {
         self.poller = poller
@@ -181,7 +184,9 @@ final class ClientLoop<Poller: ReadinessPoller> {
             if shared.hasQueued { processInbox() }
             runDueTimers()
         }
-        for command in shared.takeAll(closing: true) {
+        var remaining: [ClientCommand] = []
+        shared.takeAll(into: &remaining, closing: true)
+        for command in remaining {
             switch command {
             case .submit(let call, _, _, _): call.finish(.failure(.shutDown))
             case .run(let job): globalConcurrentExecutor.enqueue(job)
@@ -197,9 +202,16 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     // MARK: - Commands
 
+    /// Runs the commands queued so far, in posting order. Each is moved out of the batch (reversed,
+    /// then taken from its end), not copied out and destroyed again with the batch; the batch's
+    /// buffer is kept for the next turn.
     private func processInbox() {
-        for command in shared.takeAll() {
-            switch command {
+        var batch: [ClientCommand] = []
+        swap(&batch, &inboxBatch)
+        shared.takeAll(into: &batch)
+        batch.reverse()
+        while let command = batch.popLast() {
+            switch consume command {
             case .submit(let call, let request, let deadline, let addresses):
                 submit(call, request, deadline: deadline, addresses: addresses)
             case .cancel(let id):
@@ -208,6 +220,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
                 shared.runJob(job)
             }
         }
+        swap(&batch, &inboxBatch)
     }
 
     private func submit(

@@ -280,10 +280,13 @@ package final class SoakRecorder: Sendable {
 
     /// Records `event`: with a writer running, queues it (and, past the backlog limit, helps apply
     /// the queue, so memory stays bounded when the writer falls behind); without one, applies
-    /// it at once, after whatever an earlier writer left queued.
-    private func submit(_ event: RecorderEvent) {
+    /// it at once, after whatever an earlier writer left queued. The event is moved, never copied,
+    /// on its way (an event is a few hundred bytes with half a dozen counted references: a copy
+    /// and its destroy cost more than the queueing).
+    private func submit(_ event: consuming RecorderEvent) {
+        var pending: RecorderEvent? = consume event
         let queued: Bool? = queue.withLock { q in
-            guard q.writerRunning else { return nil }
+            guard q.writerRunning, let event = pending.take() else { return nil }
             q.events.append(event)
             q.backlogPeak = Swift.max(q.backlogPeak, q.events.count)
             return q.events.count > q.backlogLimit
@@ -292,7 +295,7 @@ package final class SoakRecorder: Sendable {
         case .none:
             callState.withLock { s in
                 applyQueued(in: &s)
-                apply(event, in: &s)
+                if let event = pending.take() { apply(event, in: &s) }
             }
         case .some(true): applySome(limit: 256)
         case .some(false): break
@@ -332,8 +335,8 @@ package final class SoakRecorder: Sendable {
         return applied
     }
 
-    private func apply(_ event: RecorderEvent, in s: inout CallState) {
-        switch event {
+    private func apply(_ event: consuming RecorderEvent, in s: inout CallState) {
+        switch consume event {
         case .began(let label, let callId, let endpoint, let device, let launch, let intended, let start):
             applyBegan(
                 key: CallKey(label: label, callId: callId), endpoint: endpoint, device: device, launch: launch,
