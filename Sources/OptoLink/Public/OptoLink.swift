@@ -23,6 +23,8 @@ public final class OptoLink: Sendable {
     let environment: OptoLinkEnvironment
     let log: OptoLinkLog
     let api: OptoLinkAPIClient
+    /// The `/sdk/*` calls of this instance (made once: every telemetry call captures it).
+    let telemetry: TelemetryClient
     /// The opt-in route cache (``OptoLinkConfig/routeCache``); `nil` when off.
     let routeCache: RouteCache?
     let broadcaster = LinkBroadcaster()
@@ -65,6 +67,7 @@ public final class OptoLink: Sendable {
             environment.store.setString(deviceId, forKey: Self.deviceIdKey)
         }
         api = OptoLinkAPIClient(config: config, environment: environment, log: log)
+        telemetry = TelemetryClient(api: api, deviceId: deviceId, deviceInfo: environment.deviceInfo)
         routeCache =
             config.routeCache
             ? RouteCache(
@@ -158,9 +161,6 @@ public final class OptoLink: Sendable {
             deviceId: deviceId, clipboardEnabled: config.clipboardEnabled, log: log)
     }
 
-    var telemetry: TelemetryClient {
-        TelemetryClient(api: api, deviceId: deviceId, deviceInfo: environment.deviceInfo)
-    }
 
     func runStart() async {
         defer { markStartFinished() }

@@ -2,10 +2,19 @@ import Foundation
 
 /// The `/sdk/*` calls (docs/CONTRACT.md §1): session check-in, identity, identity clear, events.
 /// All carry `Authorization: Bearer`; retry classes per docs/CONTRACT.md §2.
-struct TelemetryClient: Sendable {
+///
+/// A class, made once per instance: every public call captures it, and a reference is one
+/// retain where a copy of its fields (the device's strings, the API client) was a dozen.
+final class TelemetryClient: Sendable {
     let api: OptoLinkAPIClient
     let deviceId: String
     let deviceInfo: OptoLinkDeviceInfo
+
+    init(api: OptoLinkAPIClient, deviceId: String, deviceInfo: OptoLinkDeviceInfo) {
+        self.api = api
+        self.deviceId = deviceId
+        self.deviceInfo = deviceInfo
+    }
 
     /// `POST /sdk/session` with `deviceId`, `platform`, `osVersion`, `sdkVersion`.
     func session(callId: UInt64? = nil) async throws {

@@ -1,8 +1,10 @@
 import Foundation
 
 /// One instance's way to the backend: builds each request, numbers public calls
-/// (`callId` from 1) and runs them through the shared retry loop.
-struct OptoLinkAPIClient: Sendable {
+/// (`callId` from 1) and runs them through the shared retry loop. A class, so the calls and
+/// background work that hold it share one reference instead of copying the factory and the
+/// retry loop (with the instance's environment) into each.
+final class OptoLinkAPIClient: Sendable {
     let factory: OptoLinkRequestFactory
     let loop: OptoLinkRetryLoop
     private let callIds = LockedBox<UInt64>(0)

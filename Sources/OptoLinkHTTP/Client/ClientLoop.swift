@@ -37,9 +37,10 @@ final class ClientLoopShared: Sendable {
     /// loop sets `parked`, then reads the count (``park()``), all sequentially consistent. So either
     /// the loop sees the command and does not block, or the poster sees `parked` and wakes it.
     @discardableResult
-    func post(_ command: ClientCommand) -> Bool {
+    func post(_ command: consuming ClientCommand) -> Bool {
+        var pending: ClientCommand? = consume command  // moved into the inbox, not copied
         let accepted = inbox.withLock { box in
-            guard !box.closed else { return false }
+            guard !box.closed, let command = pending.take() else { return false }
             box.commands.append(command)
             return true
         }
