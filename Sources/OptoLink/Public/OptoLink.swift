@@ -161,7 +161,6 @@ public final class OptoLink: Sendable {
             deviceId: deviceId, clipboardEnabled: config.clipboardEnabled, log: log)
     }
 
-
     func runStart() async {
         defer { markStartFinished() }
         if lifecycle.withLock({ $0.disposed }) {
