@@ -116,6 +116,39 @@ struct PacingExecutorTests {
         await pacer.shutdown()  // a second shutdown does nothing
     }
 
+    /// The calling thread's nice value (Linux: `/proc/thread-self/stat`, field 19), `nil` elsewhere.
+    static func threadNice() -> Int? {
+        #if os(Linux)
+            guard let text = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8),
+                let close = text.lastIndex(of: ")")
+            else { return nil }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            return fields.count > 16 ? Int(fields[16]) : nil  // fields from the third on
+        #else
+            return nil
+        #endif
+    }
+
+    final class Made: Sendable {
+        let pacer = Mutex<PacingExecutor?>(nil)
+    }
+
+    /// Its thread runs at the priority of the thread that made it: a driver started with `nice`
+    /// keeps its schedule there, and one at normal priority is not lowered.
+    @Test func itsThreadKeepsThePriorityOfItsCreator() async throws {
+        #if os(Linux)
+            let made = Made()
+            let creator = try LowPriorityThread.start(name: "opl-test-nice", nice: 3) {
+                made.pacer.withLock { $0 = try? PacingExecutor(name: "opl-test-pace") }
+            }
+            creator.join()
+            let pacer = try #require(made.pacer.withLock { $0 })
+            let nice = await withTaskExecutorPreference(pacer) { Self.threadNice() }
+            #expect(nice == 3)
+            await pacer.shutdown()
+        #endif
+    }
+
     /// A task that still prefers the executor can shut it down without waiting for itself.
     @Test func aTaskOnItsThreadCanShutItDown() async throws {
         let pacer = try PacingExecutor(name: "opl-test-pace")

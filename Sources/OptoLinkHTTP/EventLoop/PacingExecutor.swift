@@ -1,3 +1,4 @@
+import CEpoll
 import Dispatch
 import Synchronization
 
@@ -57,13 +58,17 @@ package final class PacingExecutor: TaskExecutor, Sendable {
 
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
-    private let thread = Mutex<LowPriorityThread?>(nil)
+    private let thread = Mutex<LoopThread.Handle?>(nil)
 
-    /// Starts the executor's thread, named `name` (at most 15 bytes show in `top -H`).
+    /// Starts the executor's thread, named `name` (at most 15 bytes show in `top -H`), at the
+    /// priority of the thread that creates it.
     ///
     /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` when the thread cannot be created.
     package init(name: String) throws {
-        let started = try LowPriorityThread.start(name: name, nice: 0) { [self] in run() }
+        let started = try LoopThread.spawn { [self] in
+            cepoll_set_thread_name(name)
+            run()
+        }
         thread.withLock { $0 = started }
     }
 
@@ -120,14 +125,14 @@ package final class PacingExecutor: TaskExecutor, Sendable {
     /// sleepers still waiting are woken. Later jobs run on the global pool. Safe from any task,
     /// one that prefers this executor included (the join runs in a detached task).
     package func shutdown() async {
-        let running = thread.withLock { t -> LowPriorityThread? in
+        let running = thread.withLock { t -> LoopThread.Handle? in
             defer { t = nil }
             return t
         }
         guard let running else { return }
         state.withLock { $0.stopping = true }
         wakeup.signal()
-        await Task.detached { running.join() }.value
+        await Task.detached { LoopThread.join(running) }.value
     }
 
     /// Clears `parked`; `true` when it was set (the caller must signal ``wakeup``).
