@@ -115,7 +115,9 @@ extension ClientLoopShared: TaskExecutor {
 final class ClientLoop<Poller: ReadinessPoller> {
     private struct Job {
         var call: ClientCall
-        var request: HTTPClientRequest
+        /// Taken (moved out) when it is written: a request is sent once, and the job keeps only
+        /// what is still needed to finish it.
+        var request: HTTPClientRequest?
         /// The host's addresses, tried in turn while a connection for it is refused.
         var addresses: [ClientAddress]
         /// The address the job's current (or next) connection uses.
@@ -225,7 +227,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     }
 
     private func submit(
-        _ call: ClientCall, _ request: HTTPClientRequest, deadline: UInt64, addresses: [ClientAddress]
+        _ call: ClientCall, _ request: consuming HTTPClientRequest, deadline: UInt64, addresses: [ClientAddress]
     ) {
         guard !call.isFinished else { return }  // cancelled before the loop saw it
         guard deadline > now else {
@@ -234,7 +236,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
         let key = ClientPoolKey(host: request.host, port: request.port, partition: partition)
-        jobs[call.id] = Job(call: call, request: request, addresses: addresses, key: key)
+        jobs[call.id] = Job(call: call, request: consume request, addresses: addresses, key: key)
         timers.schedule(at: deadline, .deadline(call.id))
         dispatch(call.id, key: key)
     }
@@ -274,8 +276,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     // MARK: - Connections
 
     private func openConnection(for id: UInt64, key: ClientPoolKey) {
-        guard let job = jobs[id] else { return }
-        let address = job.addresses[job.addressIndex]
+        guard let address = jobs.modifyValue(forKey: id, { $0.addresses[$0.addressIndex] }) else { return }
         let fd = cepoll_stream_socket(address.family, portable ? 1 : 0)
         guard fd >= 0 else {
             let code = cepoll_errno()
@@ -328,11 +329,12 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func connected(_ connection: ClientConnection) {
         _ = cepoll_enable_option(connection.fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
         connection.phase = .busy
-        guard let id = connection.callId, let job = jobs[id] else {
+        guard let id = connection.callId, let request = jobs.modifyValue(forKey: id, { $0.request.take() }) ?? nil
+        else {
             release(connection)  // its request ended while connecting: keep the connection for the next
             return
         }
-        writeRequest(job.request, on: connection)
+        writeRequest(request, on: connection)
     }
 
     private func assign(_ id: UInt64, to connection: ClientConnection) {
@@ -340,9 +342,9 @@ final class ClientLoop<Poller: ReadinessPoller> {
         connection.callId = id
         let request = jobs.modifyValue(forKey: id) { job in
             job.connection = connection.token
-            return job.request
+            return job.request.take()
         }
-        guard let request else { return }
+        guard let request = request ?? nil else { return }
         writeRequest(request, on: connection)
     }
 
@@ -370,7 +372,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
             return
         }
         while let id = pool.dequeue() {
-            guard let job = jobs[id], job.connection == nil else { continue }
+            guard jobs.modifyValue(forKey: id, { $0.connection == nil }) == true else { continue }
             assign(id, to: connection)
             return
         }
@@ -402,7 +404,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         guard let pool = pools[connection.pool] else { return }
         pool.open -= 1
         while pool.open < pool.limit, let id = pool.dequeue() {
-            guard let job = jobs[id], job.connection == nil else { continue }
+            guard jobs.modifyValue(forKey: id, { $0.connection == nil }) == true else { continue }
             pool.open += 1
             openConnection(for: id, key: connection.pool)
             return
