@@ -81,8 +81,6 @@ package struct JourneyRunner: Sendable {
         return !Task.isCancelled
     }
 
-    /// Sleeps on the injected clock until run time `target`, waking when the step window
-    /// closes. Returns `false` when the window closed first or the task was cancelled.
     /// `run:device:seq`, the `opl_corr` property that joins an event call with its ledger row.
     static func correlationId(runId: String, device: String, sequence: Int) -> String {
         var id = ""
@@ -95,6 +93,8 @@ package struct JourneyRunner: Sendable {
         return id
     }
 
+    /// Sleeps on the injected clock until run time `target`, waking when the step window
+    /// closes. Returns `false` when the window closed first or the task was cancelled.
     ///
     /// With a `pacer` (real time only: the run's clock is `ContinuousClock`), the wait is on the
     /// pacer's thread instead of the clock (``PacingExecutor/sleep(nanoseconds:)``).
