@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 from serving import KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve
 

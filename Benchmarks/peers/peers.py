@@ -11,11 +11,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timezone
 
-from serving import DEVICE, KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve
+from serving import (DEVICE, KEY, ROOT, allocations_per_request, free_port, loadavg, register_device, reset_server,
+                     start_serve)
+from serving import timed as serving_timed
 
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
 LAYERS = os.path.join(ROOT, ".build", "release", "optolink-client-bench")
@@ -30,27 +31,9 @@ def log(text):
     print(f"peers: {text}", file=sys.stderr, flush=True)
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return [float(x) for x in f.read().split()[:3]]
-
-
 def timed(cmd, out_path, limit=None):
-    """Runs cmd to completion; returns (exit code, CPU seconds of it and its children, wall seconds).
-    A tool still running after `limit` seconds (default: 3 runs' length plus 60 s) is killed, so a
-    hung tool (siege once hung after its 10 s) fails its round instead of stopping the bench."""
-    limit = limit if limit is not None else 3 * SECONDS + 60
-    with open(out_path, "w") as out:
-        started = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-        watchdog = threading.Timer(limit, proc.kill)
-        watchdog.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            watchdog.cancel()
-        wall = time.monotonic() - started
-    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall
+    """serving.timed, by default killed after 3 runs' length plus 60 s."""
+    return serving_timed(cmd, out_path, limit if limit is not None else 3 * SECONDS + 60)
 
 
 def text(path):

@@ -6,12 +6,35 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KEY = "opl_sdk_test_acme_client"
 DEVICE = "b3b1c7de-0000-4000-8000-00000000be0c"
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+def timed(cmd, out_path, limit):
+    """Runs cmd to completion; returns (exit code, CPU seconds of it and its children, wall seconds).
+    A command still running after `limit` seconds is killed, so a hung tool (siege once hung after
+    its 10 s) fails its round instead of stopping the bench."""
+    with open(out_path, "w") as out:
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        watchdog = threading.Timer(limit, proc.kill)
+        watchdog.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            watchdog.cancel()
+        wall = time.monotonic() - started
+    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall
 
 
 def free_port():

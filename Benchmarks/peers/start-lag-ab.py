@@ -11,26 +11,11 @@ Prints one line per run and a JSON summary on stdout (the machine's load average
 """
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from serving import KEY, free_port, register_device, reset_server, start_serve
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return [float(x) for x in f.read().split()[:3]]
-
-
-def timed(cmd, out):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with open(out, "w") as f:
-        code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT).returncode
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return code, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+from serving import KEY, free_port, loadavg, register_device, reset_server, start_serve, timed
 
 
 def run_against_serve(binary, base, work, tag, rate, seconds):
@@ -46,8 +31,8 @@ def run_against_serve(binary, base, work, tag, rate, seconds):
     with open(path, "w") as f:
         json.dump(profile, f)
     report = os.path.join(work, tag)
-    code, cpu = timed([binary, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
-                       "--no-progress", "--out", report], report + ".txt")
+    code, cpu, _ = timed([binary, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme",
+                       "--no-progress", "--out", report], report + ".txt", limit=300)
     with open(os.path.join(report, "summary.json")) as f:
         summary = json.load(f)
     journeys = summary["journeys"]
@@ -60,7 +45,7 @@ def run_against_serve(binary, base, work, tag, rate, seconds):
 def run_bench(binary, work, tag, rate):
     out = os.path.join(work, tag + ".json")
     timed([binary, "bench", "--devices", "1000,2000", "--rate", str(rate), "--seconds", "3", "--transport",
-           "native", "--out", out], os.path.join(work, tag + ".txt"))
+           "native", "--out", out], os.path.join(work, tag + ".txt"), limit=900)
     with open(out) as f:
         lag = json.load(f)["startLag"]
     return dict(p50ms=1e3 * lag["p50"], p99ms=1e3 * lag["p99"], lateStarts=lag["lateStarts"])
