@@ -159,6 +159,27 @@ struct OrchestrationTests {
         #expect(await another.next()?.params == ["y": "2"])
     }
 
+    @Test func lastLinkHoldsTheDeferredLinkWhenStartReturns() async throws {
+        let transport = StubTransport()
+        transport.enqueue([.status(201, Fixture.hitLowercaseBody)], for: .match)
+        let hit = OptoLink(config: Fixture.config(), environment: Fixture.environment(transport))
+        #expect(hit.lastLink == nil, "nothing emitted before start()")
+        await hit.start()
+        let deferred = try #require(hit.lastLink, "the match emits before start() returns")
+        #expect(deferred.isDeferred && deferred.linkId == "lnk_welcome")
+        var links = hit.links.makeAsyncIterator()
+        #expect(await links.next() == deferred, "the link a new stream replays")
+        hit.handle(url: Self.customSchemeURL)
+        #expect(await links.next()?.params == ["code": "SUMMER"])
+        #expect(hit.lastLink?.params == ["code": "SUMMER"], "a later link replaces it")
+
+        let missTransport = StubTransport()
+        missTransport.enqueue([.status(201, Fixture.missBody)], for: .match)
+        let miss = OptoLink(config: Fixture.config(), environment: Fixture.environment(missTransport))
+        await miss.start()
+        #expect(miss.lastLink == nil, "a miss emits nothing")
+    }
+
     @Test func resolveDeferredLinkIgnoresTheFlagAndReturnsTheHit() async throws {
         let transport = StubTransport()
         transport.enqueue([.status(201, Fixture.hitLowercaseBody)], for: .match)

@@ -82,6 +82,16 @@ public final class OptoLink: Sendable {
         broadcaster.subscribe()
     }
 
+    /// The link a new ``links`` stream would replay first: the last one emitted, or `nil`
+    /// when none has been (additive API, docs/CONTRACT.md §2, "links").
+    ///
+    /// The first launch's deferred match emits before ``start()`` returns, so right after
+    /// it this is the deferred link, or `nil` when the match found none; a Universal Link
+    /// handed to ``handle(url:)`` arrives later, once its `/data` resolution ends.
+    public var lastLink: OptoLinkData? {
+        broadcaster.last
+    }
+
     /// The single ingestion point for Universal Links and custom-scheme URLs.
     ///
     /// Before initialisation finishes the URL is parked (latest wins) and processed after

@@ -289,12 +289,11 @@ enum SoakBench {
             ? try? HTTPClient(configuration: .init(responseLimits: SoakClientLoops.responseLimits)) : nil
         let transport: any OptoLinkTransport =
             client.map { NativeTransport(client: $0) } ?? URLSessionTransport(session: session)
-        var runner = JourneyRunner(
+        let runner = JourneyRunner(
             recorder: recorder, transport: transport, session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(),
             runId: "bench",
             linkIds: [:])
-        runner.deferredLinkWait = 0.001
         let launcher = runner
         await withTaskGroup(of: Void.self) { group in
             var running = 0

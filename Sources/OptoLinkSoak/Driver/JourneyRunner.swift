@@ -32,8 +32,6 @@ package struct JourneyRunner: Sendable {
     package let linkIds: [String: String]
     /// Retry policy of every instance (the contract's by default; tests inject misbehaving ones).
     package let retryPolicy: any OptoLinkRetryPolicy
-    /// How long to wait for the deferred link after `start()` returned (seconds).
-    package var deferredLinkWait = 0.05
     /// `--header` fields added to every SDK attempt and browser click.
     package var extraHeaders: [SoakExtraHeader] = []
     /// The task executor each device's journeys and SDK instances run on, by device id (the
@@ -234,9 +232,8 @@ package struct JourneyRunner: Sendable {
         recorder.closeCalls(label: label, callIds: context.callIds, outcome: cut ? CallOutcome.cancelledByRun : nil)
         if cut { return false }
         guard fresh else { return true }
-        let wait = Swift.min(deferredLinkWait, Swift.max(0, control.cutoff - recorder.timeline.now()))
-        let deferred = await firstLink(of: instance.links, within: wait, skipFirst: false)
-        if Task.isCancelled { return false }
+        // The deferred match emits before start() returns: its link, if any, is the last one.
+        let deferred = instance.lastLink
         let clicked = device.state.withLock { s -> String? in
             s.lastLink = deferred
             defer { s.clickedLinkId = nil }
