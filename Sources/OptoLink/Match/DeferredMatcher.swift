@@ -14,7 +14,7 @@ struct DeferredMatcher: Sendable {
     /// - Returns: the deferred link, or `nil` on a miss.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` once the repeat-safe
     ///   budget is spent or on a non-retryable status.
-    func run() async throws -> OptoLinkData? {
+    func run(scope: OptoLinkCallScope? = nil) async throws -> OptoLinkData? {
         var token: String?
         if clipboardEnabled {
             token = pasteboard.string().flatMap(ClipboardToken.extract(from:))
@@ -26,7 +26,7 @@ struct DeferredMatcher: Sendable {
             "match: fingerprint leg platform=\(deviceInfo.platform) osVersion=\(deviceInfo.osVersion) "
                 + "deviceModel=\(deviceInfo.deviceModel) language=\(deviceInfo.language)")
         let body = DeferredMatchWire.body(deviceId: deviceId, deviceInfo: deviceInfo, clipboardToken: token)
-        let response = try await api.post(.match, body: body)
+        let response = try await api.post(.match, body: body, scope: scope)
         let result = try DeferredMatchWire.decode(status: response.status, body: response.body)
         if let result {
             log.info("match: hit \(result.matchMethod.rawValue) confidence \(result.confidence.rawValue)")

@@ -79,13 +79,14 @@ extension OptoLink {
     /// cancelling the caller cancels it too. Over an ``OptoLinkCallScopedTransport`` the call
     /// runs in the caller's task instead, as a scope `dispose()` cancels (``OptoLinkCallScope``).
     /// With `afterStart`, first waits for a running ``start()`` (single flight: telemetry must
-    /// not overtake the deferred match).
+    /// not overtake the deferred match). `operation` gets the call's scope, or `nil` when the
+    /// call runs in a task of its own; it hands the scope on to the retry loop.
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
-    func tracked<T: Sendable>(afterStart: Bool = true, _ operation: @escaping @Sendable () async throws -> T)
-        async throws -> T
-    {
+    func tracked<T: Sendable>(
+        afterStart: Bool = true, _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
+    ) async throws -> T {
         if afterStart, let running = lifecycle.withLock({ $0.startFinished ? nil : $0.startTask }) {
             await Self.wait(for: running, on: environment.taskExecutor)
         }
@@ -94,7 +95,7 @@ extension OptoLink {
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
             let id = state.nextBackgroundId
-            let task = Task(executorPreference: environment.taskExecutor) { try await operation() }
+            let task = Task(executorPreference: environment.taskExecutor) { try await operation(nil) }
             state.calls[id] = { task.cancel() }
             return (id, task)
         }
@@ -114,7 +115,7 @@ extension OptoLink {
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
-    private func inScope<T: Sendable>(_ operation: @Sendable () async throws -> T) async throws -> T {
+    private func inScope<T: Sendable>(_ operation: @Sendable (OptoLinkCallScope?) async throws -> T) async throws -> T {
         let id = lifecycle.withLock { state -> UInt64? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
@@ -122,7 +123,7 @@ extension OptoLink {
         }
         guard let id else { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
         defer { lifecycle.withLock { _ = $0.calls.removeValue(forKey: id) } }
-        return try await OptoLinkCallScope(owner: self, id: id).run(operation)
+        return try await operation(OptoLinkCallScope(owner: self, id: id))
     }
 
     /// Marks the initialisation finished (called at the end of `runStart`).

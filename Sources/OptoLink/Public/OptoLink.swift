@@ -129,7 +129,7 @@ public final class OptoLink: Sendable {
     public func resolveDeferredLink() async throws -> OptoLinkData? {
         log.info("match: manual re-attempt (first-launch flag bypassed)")
         let matcher = self.matcher
-        return try await tracked(afterStart: false) { try await matcher.run() }
+        return try await tracked(afterStart: false) { scope in try await matcher.run(scope: scope) }
     }
 
     /// Binds this device to the app's user id: `POST /sdk/identity`. Telemetry retry class.
@@ -141,7 +141,7 @@ public final class OptoLink: Sendable {
     ///   ``dispose()`` runs, during a request or a back-off sleep).
     public func setIdentity(externalId: String) async throws {
         let telemetry = self.telemetry
-        try await tracked { try await telemetry.setIdentity(externalId: externalId) }
+        try await tracked { scope in try await telemetry.setIdentity(externalId: externalId, scope: scope) }
     }
 
     /// Unbinds the user from this device: `POST /sdk/identity/clear`. Telemetry retry class;
@@ -149,7 +149,7 @@ public final class OptoLink: Sendable {
     /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError`` (`.cancelled` as for ``setIdentity(externalId:)``).
     public func clearIdentity() async throws {
         let telemetry = self.telemetry
-        try await tracked { try await telemetry.clearIdentity() }
+        try await tracked { scope in try await telemetry.clearIdentity(scope: scope) }
     }
 
     /// Records an event: `POST /sdk/events`. Telemetry retry class (never retried on 5xx);
@@ -160,7 +160,7 @@ public final class OptoLink: Sendable {
     /// - Throws: ``OptoLinkApiError``, ``OptoLinkConnectionError`` (`.cancelled` as for ``setIdentity(externalId:)``).
     public func trackEvent(name: String, properties: [String: String] = [:]) async throws {
         let telemetry = self.telemetry
-        try await tracked { try await telemetry.trackEvent(name: name, properties: properties) }
+        try await tracked { scope in try await telemetry.trackEvent(name: name, properties: properties, scope: scope) }
     }
 
     // MARK: - Internals

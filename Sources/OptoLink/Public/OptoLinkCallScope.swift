@@ -13,34 +13,18 @@ import Foundation
 /// (``isCancelled``), starts no further attempt and cuts a back-off sleep short
 /// (``sleep(for:on:)``). Cancelling the caller still cancels the call, as task cancellation does.
 ///
-/// The current scope is found by the running task's identity in a process-wide table rather than
-/// as a task-local value: binding a task-local value around an `async` operation cost about as much
-/// as the task it replaces (measured, `Benchmarks/peers.md`).
-package struct OptoLinkCallScope: Sendable {
+/// The scope travels with the call: the public call hands it down to the retry loop, which puts
+/// it in every attempt's ``OptoLinkRequestContext/callScope`` for the transport. Neither a
+/// task-local value (binding one around an `async` operation cost about as much as the task it
+/// replaces) nor a process-wide table keyed by the running task (a lock both client loops took
+/// three times per call) is needed (measured, `Benchmarks/peers.md`).
+package struct OptoLinkCallScope: Sendable, Equatable {
     let owner: OptoLink
     let id: UInt64
 
-    /// Running task (its identity) → the scope of the public call it runs.
-    private static let running = LockedBox<[Int: OptoLinkCallScope]>([:])
-
-    /// The scope of the public call running in this task, if it runs in one.
-    package static var current: OptoLinkCallScope? {
-        guard let key = taskKey else { return nil }
-        return running.withLock { $0[key] }
-    }
-
-    /// The running task's identity (stable while it runs), `nil` outside a task.
-    private static var taskKey: Int? { withUnsafeCurrentTask { $0?.hashValue } }
-
-    /// Runs `operation` in this task with `self` as ``current``, then restores what was current.
-    func run<T>(_ operation: () async throws -> T) async rethrows -> T {
-        guard let key = Self.taskKey else { return try await operation() }
-        let previous = Self.running.withLock { table in
-            defer { table[key] = self }
-            return table[key]
-        }
-        defer { Self.running.withLock { $0[key] = previous } }
-        return try await operation()
+    /// The same call of the same instance.
+    package static func == (lhs: OptoLinkCallScope, rhs: OptoLinkCallScope) -> Bool {
+        lhs.owner === rhs.owner && lhs.id == rhs.id
     }
 
     /// Whether the instance has been disposed (the call is cancelled).
@@ -72,8 +56,8 @@ package struct OptoLinkCallScope: Sendable {
     }
 }
 
-/// A transport whose `send` registers its in-flight request with ``OptoLinkCallScope/current``
-/// (when there is one), so that `dispose()` ends the request at once with `URLError(.cancelled)`,
+/// A transport whose `send` registers its in-flight request with the attempt's
+/// ``OptoLinkRequestContext/callScope`` (when there is one), so that `dispose()` ends the request at once with `URLError(.cancelled)`,
 /// as cancelling the calling task does. Public calls over such a transport that is also an
 /// ``OptoLinkSelfTimedTransport``, on `ContinuousClock`, run in their caller's task instead of a
 /// task of their own (``OptoLinkCallScope``).

@@ -73,18 +73,20 @@ struct OptoLinkRetryLoop: Sendable {
     ///   ``OptoLinkConnectionError`` (`.cancelled`) when the task is cancelled, or the instance
     ///   disposed under an ``OptoLinkCallScope``: no attempt starts after that, and a back-off
     ///   sleep ends at once.
-    func run(_ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64) async throws
-        -> OptoLinkHTTPResponse
-    {
+    /// - Parameter scope: the call's ``OptoLinkCallScope`` when it runs in its caller's task;
+    ///   each attempt's context carries it to the transport.
+    func run(
+        _ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64, scope: OptoLinkCallScope? = nil
+    ) async throws -> OptoLinkHTTPResponse {
         let attempts = maxRetries + 1
         var attempt = 1
-        let scope = OptoLinkCallScope.current
         while true {
             // A cancelled call (caller cancelled, instance disposed) sends nothing more.
             if Self.isCancelled(scope) { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
-            let context = OptoLinkRequestContext(
+            var context = OptoLinkRequestContext(
                 endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label,
                 timeout: timeout ?? .zero)
+            context.callScope = scope
             let failure: OptoLinkAttemptFailure
             let error: any OptoLinkError
             do {

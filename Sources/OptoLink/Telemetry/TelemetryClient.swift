@@ -26,23 +26,23 @@ final class TelemetryClient: Sendable {
     }
 
     /// `POST /sdk/identity` with `deviceId`, `externalId`.
-    func setIdentity(externalId: String) async throws {
-        _ = try await api.post(.identity, body: ["deviceId": deviceId, "externalId": externalId])
+    func setIdentity(externalId: String, scope: OptoLinkCallScope? = nil) async throws {
+        _ = try await api.post(.identity, body: ["deviceId": deviceId, "externalId": externalId], scope: scope)
     }
 
     /// `POST /sdk/identity/clear` with `deviceId`.
-    func clearIdentity() async throws {
-        _ = try await api.post(.identityClear, body: ["deviceId": deviceId])
+    func clearIdentity(scope: OptoLinkCallScope? = nil) async throws {
+        _ = try await api.post(.identityClear, body: ["deviceId": deviceId], scope: scope)
     }
 
     /// `POST /sdk/events` with `deviceId`, `eventName`, `properties` (flat string map).
-    func trackEvent(name: String, properties: [String: String]) async throws {
+    func trackEvent(name: String, properties: [String: String], scope: OptoLinkCallScope? = nil) async throws {
         // The most frequent body, written directly; any shape the writer declines takes the general path.
         if let json = OptoLinkJSONBody.encodeEvent(deviceId: deviceId, eventName: name, properties: properties) {
-            _ = try await api.post(.events, json: json)
+            _ = try await api.post(.events, json: json, scope: scope)
             return
         }
         let body: [String: Any] = ["deviceId": deviceId, "eventName": name, "properties": properties]
-        _ = try await api.post(.events, body: body)
+        _ = try await api.post(.events, body: body, scope: scope)
     }
 }

@@ -22,20 +22,23 @@ final class OptoLinkAPIClient: Sendable {
         }
     }
 
-    /// Sends a JSON `POST` as one public call and returns its 2xx response.
+    /// Sends a JSON `POST` as one public call and returns its 2xx response; `scope` is the
+    /// call's ``OptoLinkCallScope`` when it runs in its caller's task.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    func post(_ endpoint: OptoLinkEndpoint, body: [String: Any], callId: UInt64? = nil) async throws
-        -> OptoLinkHTTPResponse
-    {
+    func post(
+        _ endpoint: OptoLinkEndpoint, body: [String: Any], callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
+    ) async throws -> OptoLinkHTTPResponse {
         let request = try factory.post(endpoint, body: body)
-        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId())
+        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
     }
 
     /// Sends a `POST` of a JSON body already written as one public call and returns its 2xx response.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    func post(_ endpoint: OptoLinkEndpoint, json: Data, callId: UInt64? = nil) async throws -> OptoLinkHTTPResponse {
+    func post(
+        _ endpoint: OptoLinkEndpoint, json: Data, callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
+    ) async throws -> OptoLinkHTTPResponse {
         let request = try factory.post(endpoint, json: json)
-        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId())
+        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
     }
 
     /// `GET /{orgKey}/{shortCode}/data?deviceId=…` as one public call.

@@ -106,6 +106,9 @@ public struct OptoLinkRequestContext: Sendable, Equatable {
     public var instanceLabel: String?
     /// The per-attempt deadline the SDK enforces (from `OptoLinkConfig.timeout`).
     public var timeout: Duration
+    /// The public call's scope when it runs in its caller's task over an
+    /// ``OptoLinkCallScopedTransport`` (which registers its request there), else `nil`.
+    package var callScope: OptoLinkCallScope?
 
     /// The context of one attempt.
     ///

@@ -73,7 +73,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         do {
             let timeout = context.timeout > .zero ? context.timeout : Self.unbounded
             // A call running in its caller's task (OptoLinkCallScope) is cancelled through its scope.
-            let scope = OptoLinkCallScope.current
+            let scope = context.callScope
             response = try await client.execute(native, timeout: timeout, cancellation: scope.map { $0.register })
         } catch {
             throw Self.urlError(error)
