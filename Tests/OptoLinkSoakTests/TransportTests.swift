@@ -143,6 +143,42 @@ extension WholeRuns {
             #expect(headers.values(for: "X-API-Key") == ["real"])
         }
 
+        /// A device's one middleware refuses an attempt past the cutoff before anything reaches
+        /// the next layer, and otherwise adds `X-Forwarded-For` and the `--header` fields without
+        /// replacing a header the SDK set, as the three separate middlewares did.
+        @Test func theDevicesMiddlewareCutsThenSetsItsHeaders() async throws {
+            let control = RunControl()
+            let timeline = RunTimeline()
+            let middleware = DeviceAttemptMiddleware(
+                cutoff: RunCutoffMiddleware(control: control, timeline: timeline),
+                forwardedFor: ForwardedForMiddleware(clientIP: "10.1.2.3"),
+                extraHeaders: ExtraHeadersMiddleware(headers: [
+                    .init(name: "X-Waf-Token", value: "w"), .init(name: "x-api-key", value: "sneaky"),
+                ]))
+            let request = OptoLinkHTTPRequest(
+                method: "POST", url: try #require(URL(string: "http://127.0.0.1:1/sdk/events")),
+                headers: ["X-API-Key": "real"], body: Data("{}".utf8))
+            let context = OptoLinkRequestContext(endpoint: .events, callId: 1, attempt: 1, timeout: .seconds(2))
+            let seen = Mutex<[String: String]?>(nil)
+            let response = try await middleware.intercept(request, context: context) { request, _ in
+                seen.withLock { $0 = request.headers }
+                return OptoLinkHTTPResponse(status: 200, headers: [:], body: Data())
+            }
+            #expect(response.status == 200)
+            let headers = try #require(seen.withLock { $0 })
+            #expect(headers == ["X-API-Key": "real", "X-Forwarded-For": "10.1.2.3", "X-Waf-Token": "w"])
+
+            control.markCut()
+            seen.withLock { $0 = nil }
+            await #expect(throws: URLError.self) {
+                _ = try await middleware.intercept(request, context: context) { request, _ in
+                    seen.withLock { $0 = request.headers }
+                    return OptoLinkHTTPResponse(status: 200, headers: [:], body: Data())
+                }
+            }
+            #expect(seen.withLock { $0 } == nil, "an attempt past the cutoff never reaches the next layer")
+        }
+
         // MARK: - Same verdicts on both transports
 
         private static func profile(_ name: String) throws -> String {

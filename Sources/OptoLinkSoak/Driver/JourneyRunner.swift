@@ -211,12 +211,11 @@ package struct JourneyRunner: Sendable {
         let config = OptoLinkConfig(
             apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
             routeCache: device.routeCache)
-        let middlewares: [any OptoLinkMiddleware] =
-            [
-                RunCutoffMiddleware(control: control, timeline: recorder.timeline),
-                ForwardedForMiddleware(clientIP: device.clientIP),
-            ]
-            + (extraHeaders.isEmpty ? [] : [ExtraHeadersMiddleware(headers: extraHeaders)]) + [recorder]
+        let attempts = DeviceAttemptMiddleware(
+            cutoff: RunCutoffMiddleware(control: control, timeline: recorder.timeline),
+            forwardedFor: ForwardedForMiddleware(clientIP: device.clientIP),
+            extraHeaders: extraHeaders.isEmpty ? nil : ExtraHeadersMiddleware(headers: extraHeaders))
+        let middlewares: [any OptoLinkMiddleware] = [attempts, recorder]
         var environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
             middlewares: middlewares, clock: clock,

@@ -16,11 +16,38 @@ struct RunCutoffMiddleware: OptoLinkMiddleware {
     let control: RunControl
     let timeline: RunTimeline
 
+    /// - Throws: `URLError(.cancelled)` when an attempt starting now would start at or after the cutoff.
+    func check() throws {
+        guard control.attemptAllowed(at: timeline.now()) else { throw URLError(.cancelled) }
+    }
+
     func intercept(
         _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {
-        guard control.attemptAllowed(at: timeline.now()) else { throw URLError(.cancelled) }
+        try check()
+        return try await next(request, context)
+    }
+}
+
+/// What a virtual device does to each of its attempts before the recorder sees it, as one
+/// middleware: the run's cutoff (``RunCutoffMiddleware``), then `X-Forwarded-For`
+/// (``ForwardedForMiddleware``), then the run's `--header` fields (``ExtraHeadersMiddleware``),
+/// in that order, as when they were three. One layer instead of three: each middleware is an
+/// `async` call and a closure of the SDK's chain per attempt, about three task switches.
+struct DeviceAttemptMiddleware: OptoLinkMiddleware {
+    let cutoff: RunCutoffMiddleware
+    let forwardedFor: ForwardedForMiddleware
+    let extraHeaders: ExtraHeadersMiddleware?
+
+    func intercept(
+        _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
+        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+    ) async throws -> OptoLinkHTTPResponse {
+        try cutoff.check()
+        var request = request
+        forwardedFor.apply(to: &request)
+        extraHeaders?.apply(to: &request)
         return try await next(request, context)
     }
 }

@@ -7,13 +7,18 @@ package struct ForwardedForMiddleware: OptoLinkMiddleware {
 
     package init(clientIP: String) { self.clientIP = clientIP }
 
+    /// Sets the header on `request`.
+    func apply(to request: inout OptoLinkHTTPRequest) {
+        request.headers["X-Forwarded-For"] = clientIP
+    }
+
     package func intercept(
         _ request: OptoLinkHTTPRequest,
         context: OptoLinkRequestContext,
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {
         var request = request
-        request.headers["X-Forwarded-For"] = clientIP
+        apply(to: &request)
         return try await next(request, context)
     }
 }

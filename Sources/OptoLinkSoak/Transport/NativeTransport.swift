@@ -207,18 +207,23 @@ package struct SoakExtraHeader: Sendable, Equatable, Codable {
 struct ExtraHeadersMiddleware: OptoLinkMiddleware {
     let headers: [SoakExtraHeader]
 
-    func intercept(
-        _ request: OptoLinkHTTPRequest,
-        context: OptoLinkRequestContext,
-        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
-    ) async throws -> OptoLinkHTTPResponse {
-        var request = request
+    /// Adds each field `request` does not already carry (names compared case-insensitively).
+    func apply(to request: inout OptoLinkHTTPRequest) {
         for header in headers
         where !request.headers.keys.contains(where: {
             $0.caseInsensitiveCompare(header.name) == .orderedSame
         }) {
             request.headers[header.name] = header.value
         }
+    }
+
+    func intercept(
+        _ request: OptoLinkHTTPRequest,
+        context: OptoLinkRequestContext,
+        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+    ) async throws -> OptoLinkHTTPResponse {
+        var request = request
+        apply(to: &request)
         return try await next(request, context)
     }
 }
