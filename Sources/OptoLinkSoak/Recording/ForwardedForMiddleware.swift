@@ -2,16 +2,24 @@ import OptoLink
 
 /// Adds `X-Forwarded-For: <ip>` to every attempt, so the emulator (trusting the header)
 /// attributes the request to the virtual device's simulated client IP.
-package struct ForwardedForMiddleware: OptoLinkMiddleware {
+package struct ForwardedForMiddleware: RequestEditingMiddleware {
     package let clientIP: String
 
     package init(clientIP: String) { self.clientIP = clientIP }
 
     /// Sets the header on `request`.
-    func apply(to request: inout OptoLinkHTTPRequest) {
+    package func apply(to request: inout OptoLinkHTTPRequest) {
         request.headers["X-Forwarded-For"] = clientIP
     }
+}
 
+/// A middleware that only edits each attempt's request (``apply(to:)``) and passes it on.
+package protocol RequestEditingMiddleware: OptoLinkMiddleware {
+    /// Edits `request` before it goes to the next layer.
+    func apply(to request: inout OptoLinkHTTPRequest)
+}
+
+extension RequestEditingMiddleware {
     package func intercept(
         _ request: OptoLinkHTTPRequest,
         context: OptoLinkRequestContext,

@@ -204,7 +204,7 @@ package struct SoakExtraHeader: Sendable, Equatable, Codable {
 
 /// Adds the run's `--header` fields to every attempt. The SDK's own headers are never touched:
 /// ``SoakExtraHeader/parse(_:)`` refuses their names, and a name the SDK sets anyway wins here too.
-struct ExtraHeadersMiddleware: OptoLinkMiddleware {
+struct ExtraHeadersMiddleware: RequestEditingMiddleware {
     let headers: [SoakExtraHeader]
 
     /// Adds each field `request` does not already carry (names compared case-insensitively).
@@ -215,15 +215,5 @@ struct ExtraHeadersMiddleware: OptoLinkMiddleware {
         }) {
             request.headers[header.name] = header.value
         }
-    }
-
-    func intercept(
-        _ request: OptoLinkHTTPRequest,
-        context: OptoLinkRequestContext,
-        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
-    ) async throws -> OptoLinkHTTPResponse {
-        var request = request
-        apply(to: &request)
-        return try await next(request, context)
     }
 }
