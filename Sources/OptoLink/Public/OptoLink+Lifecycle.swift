@@ -84,7 +84,7 @@ extension OptoLink {
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
-    func tracked<T: Sendable>(
+    nonisolated(nonsending) func tracked<T: Sendable>(
         afterStart: Bool = true, _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
     ) async throws -> T {
         if afterStart, let running = lifecycle.withLock({ $0.startFinished ? nil : $0.startTask }) {
@@ -115,7 +115,9 @@ extension OptoLink {
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
-    private func inScope<T: Sendable>(_ operation: @Sendable (OptoLinkCallScope?) async throws -> T) async throws -> T {
+    nonisolated(nonsending) private func inScope<T: Sendable>(
+        _ operation: @Sendable (OptoLinkCallScope?) async throws -> T
+    ) async throws -> T {
         let id = lifecycle.withLock { state -> UInt64? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1

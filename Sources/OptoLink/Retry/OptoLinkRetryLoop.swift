@@ -11,6 +11,10 @@ import Foundation
 /// on the injected clock. After a failure the policy decides; the loop honours whatever it says
 /// (including a delay that ignores Retry-After) but never exceeds the budget. Sleeps go
 /// through the injected clock.
+///
+/// The SDK's functions below its public calls (this loop, the API client, the telemetry client,
+/// `tracked`) are `nonisolated(nonsending)`: they run where the public call runs (which hops off
+/// its caller's actor as before), without a task switch of their own on entry.
 struct OptoLinkRetryLoop: Sendable {
     typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 
@@ -75,7 +79,7 @@ struct OptoLinkRetryLoop: Sendable {
     ///   sleep ends at once.
     /// - Parameter scope: the call's ``OptoLinkCallScope`` when it runs in its caller's task;
     ///   each attempt's context carries it to the transport.
-    func run(
+    nonisolated(nonsending) func run(
         _ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64, scope: OptoLinkCallScope? = nil
     ) async throws -> OptoLinkHTTPResponse {
         let attempts = maxRetries + 1

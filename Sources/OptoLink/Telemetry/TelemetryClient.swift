@@ -36,7 +36,9 @@ final class TelemetryClient: Sendable {
     }
 
     /// `POST /sdk/events` with `deviceId`, `eventName`, `properties` (flat string map).
-    func trackEvent(name: String, properties: [String: String], scope: OptoLinkCallScope? = nil) async throws {
+    nonisolated(nonsending) func trackEvent(name: String, properties: [String: String], scope: OptoLinkCallScope? = nil)
+        async throws
+    {
         // The most frequent body, written directly; any shape the writer declines takes the general path.
         if let json = OptoLinkJSONBody.encodeEvent(deviceId: deviceId, eventName: name, properties: properties) {
             _ = try await api.post(.events, json: json, scope: scope)

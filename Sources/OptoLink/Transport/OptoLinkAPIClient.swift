@@ -25,7 +25,7 @@ final class OptoLinkAPIClient: Sendable {
     /// Sends a JSON `POST` as one public call and returns its 2xx response; `scope` is the
     /// call's ``OptoLinkCallScope`` when it runs in its caller's task.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    func post(
+    nonisolated(nonsending) func post(
         _ endpoint: OptoLinkEndpoint, body: [String: Any], callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
     ) async throws -> OptoLinkHTTPResponse {
         let request = try factory.post(endpoint, body: body)
@@ -34,7 +34,7 @@ final class OptoLinkAPIClient: Sendable {
 
     /// Sends a `POST` of a JSON body already written as one public call and returns its 2xx response.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    func post(
+    nonisolated(nonsending) func post(
         _ endpoint: OptoLinkEndpoint, json: Data, callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
     ) async throws -> OptoLinkHTTPResponse {
         let request = try factory.post(endpoint, json: json)

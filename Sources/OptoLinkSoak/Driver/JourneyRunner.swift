@@ -116,8 +116,9 @@ package struct JourneyRunner: Sendable {
     }
 
     /// Runs one step; returns `false` when the run cut it short (window closed between its
-    /// calls, cutoff reached, task cancelled).
-    func perform(_ step: JourneyStep, on device: VirtualDevice, due: Double) async -> Bool {
+    /// calls, cutoff reached, task cancelled). Like ``call(_:due:_:)`` it runs on its caller's
+    /// executor (the journey's, a client loop), without a hop on entry.
+    nonisolated(nonsending) func perform(_ step: JourneyStep, on device: VirtualDevice, due: Double) async -> Bool {
         switch step {
         case .click(let link, let org):
             return await click(link: link, org: org ?? sdk.orgKey, device: device)
@@ -284,7 +285,9 @@ package struct JourneyRunner: Sendable {
 
     /// Runs one public telemetry call inside a step context and closes its calls with the
     /// outcome the public API reported. Returns `false` when the run cancelled the call.
-    func call(_ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void) async -> Bool {
+    nonisolated(nonsending) func call(
+        _ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void
+    ) async -> Bool {
         let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
         guard let instance else { return true }
         let context = StepContext(label: label, intendedStart: due)
