@@ -117,10 +117,14 @@ def run_locust(url, tag):
                 errors=int(row["Failure Count"]), exit=code)
 
 
-def run_driver(base, tag, transport):
+def run_driver(base, tag, transport, repeat=None):
+    """`optolink-soak run` on driver.json; `repeat` overrides how many events a device sends before
+    its journey ends and a new one relaunches it (driver.json: until the run ends)."""
     with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
         profile = json.load(f)
     profile["load"]["duration"] = SECONDS + 1  # 1 s warm-up, then the counted window
+    if repeat is not None:
+        profile["journeys"][0]["steps"][1]["repeat"] = repeat
     path = os.path.join(WORK, f"{tag}-profile.json")
     with open(path, "w") as f:
         json.dump(profile, f)
@@ -158,6 +162,9 @@ TOOLS = {
     "locust": lambda url, base, tag: run_locust(url, tag),
     "optolink-soak native": lambda url, base, tag: run_driver(base, tag, "native"),
     "optolink-soak urlsession": lambda url, base, tag: run_driver(base, tag, "urlsession"),
+    # Not a target: the profile of rounds 1 to 12, a first launch (/match, /session: 4 % of the
+    # requests, not counted, and /match costs the shared server more) every 50 events.
+    "optolink-soak native, relaunch every 50 events": lambda url, base, tag: run_driver(base, tag, "native", 50),
     # Not peers: the driver's layers without the soak's journeys, recording and verdicts (reading.md).
     "layer: native client alone": lambda url, base, tag: run_layer(base, tag, "client"),
     "layer: SDK on the native transport": lambda url, base, tag: run_layer(base, tag, "sdk"),
@@ -327,6 +334,9 @@ def main():
             "other builds may have run on the machine at the same time: see loadAverage and each round's loadavg1",
             "optolink-soak rate: POST /sdk/events answered 200 between 1 s and 1 s + secondsPerRun (the SDK, "
             "recorder and CSV rows included); peers: the tool's own report",
+            "optolink-soak's 64 virtual devices launch once in the warm-up second and then send events until "
+            "the end (Benchmarks/peers/driver.json); the row 'relaunch every 50 events' is rounds 1 to 12's "
+            "profile, not a target",
             "CPU seconds: user + system of the tool's process and its children (kernel rusage, as /proc reports it)",
         ],
         tools=tools, ratios=ratios, targets=targets,
