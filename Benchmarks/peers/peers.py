@@ -227,8 +227,7 @@ def perf_profile(base):
     top = [line.rstrip()[:150] for line in flat.splitlines() if line.strip() and not line.startswith("#")][:25]
     areas = {
         "native client loop thread (ClientLoop.run)": r"ClientLoopC3run",
-        "SDK: API client post (request building, JSON body, retry loop)": r"8OptoLink0aB9APIClientV4post",
-        "SDK: per-attempt deadline race": r"AttemptDeadline",
+        "SDK: API client post (request building, JSON body, retry loop)": r"8OptoLink0aB9APIClientC4post",
         "recorder middleware (intercept: queues the attempt's events)": r"RecorderC9intercept_7context4next.*TY0_$",
         "recorder writer thread (opl-recorder: rows, histograms, calls, verdict passes)": r"RecorderC11startWriter",
         "native transport adapter (NativeTransport.send)": r"NativeTransportV4send",
@@ -237,6 +236,7 @@ def perf_profile(base):
         "kernel: send/recv system calls": r"__x64_sys_(sendto|recvfrom|read|write)$",
         "kernel: epoll_wait": r"__x64_sys_epoll_wait$",
     }
+    owners = own_code_shares(data)
     shares = {}
     for name, pattern in areas.items():
         best = 0.0
@@ -245,7 +245,55 @@ def perf_profile(base):
             if m and re.search(pattern, m.group(2)):
                 best = max(best, float(m.group(1)))
         shares[name] = best
-    return dict(top=top, areas=shares)
+    return dict(top=top, areas=shares, owners=owners)
+
+
+# Frames of the project's binary that are library code specialised into it, not its own.
+LIBRARY_FRAME = re.compile(
+    r"^(specialized )?(Array|ContiguousArray|Dictionary|Set|String|Substring|Hasher|_Native|__Raw|_Dictionary|"
+    r"_Array|Sequence|Collection|MutableCollection|RangeReplaceable|Optional|Mutex|LockedBox|withUnsafe|Unsafe|"
+    r"outlined|value witness|destroy|initializeWith|assignWith|__swift|merged |Data|_StringGuts|static String|"
+    r"static Array|reabstraction thunk|thunk|partial apply|_ContiguousArrayBuffer|_ArrayBuffer|Slice|"
+    r"IndexingIterator|__DataStorage)")
+
+
+def own_code_shares(data, binary=SOAK, limit=25):
+    """Each sample of `data` counted once, for the innermost frame of the project's own code in its
+    stack (the Swift runtime, libc and the kernel under it go to that caller); the top `limit`.
+    Unlike the inclusive areas, this follows no async call chain, so its rows add up."""
+    script = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"], capture_output=True,
+                            text=True).stdout
+    samples, frames = [], None
+    for line in script.splitlines():
+        if not line.strip():
+            if frames is not None:
+                samples.append(frames)
+            frames = None
+        elif not line.startswith("\t"):  # a sample's header (its thread); its frames follow, tab-indented
+            frames = []
+        elif frames is not None:
+            m = re.match(r"\s*[0-9a-f]+ (\S+) \((.*)\)$", line)
+            if m:
+                frames.append((m.group(1), m.group(2)))
+    if frames is not None:
+        samples.append(frames)
+    own = os.path.basename(binary)
+    names = sorted({sym for frames in samples for sym, dso in frames if os.path.basename(dso) == own})
+    demangled = subprocess.run(["swift", "demangle", "--simplified", "--compact"], input="\n".join(names),
+                               capture_output=True, text=True).stdout.splitlines()
+    readable = dict(zip(names, demangled))
+    counts = {}
+    for frames in samples:
+        owner = "(the Swift runtime, libc or the kernel only)"
+        for sym, dso in frames:
+            name = readable.get(sym)
+            if name and name != "[unknown]" and not LIBRARY_FRAME.search(name):
+                owner = name
+                break
+        counts[owner] = counts.get(owner, 0) + 1
+    total = max(1, len(samples))
+    ranked = sorted(counts.items(), key=lambda item: -item[1])[:limit]
+    return [dict(owner=owner[:120], share=round(100 * n / total, 2)) for owner, n in ranked]
 
 
 # MARK: - main
@@ -426,6 +474,12 @@ def write_markdown(r):
                   "| area | share |", "|---|---|"]
         for name, share in r["profile"]["areas"].items():
             lines.append(f"| {name} | {share:.1f}% |")
+        if r["profile"].get("owners"):
+            lines += ["", "Each sample counted once, for the innermost function of the project's own code on its "
+                          "stack (runtime, libc and kernel time under it included; the rows add up):", "",
+                      "| function | share |", "|---|---|"]
+            for row in r["profile"]["owners"]:
+                lines.append(f"| `{row['owner']}` | {row['share']:.2f}% |")
         lines += ["", "Top symbols (self time):", "", "```"] + r["profile"]["top"] + ["```"]
     reading = os.path.join(ROOT, "Benchmarks", "peers", "reading.md")
     if os.path.exists(reading):  # the hand-written reading of the figures, kept across runs
