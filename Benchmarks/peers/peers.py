@@ -227,7 +227,6 @@ def perf_profile(base):
     top = [line.rstrip()[:150] for line in flat.splitlines() if line.strip() and not line.startswith("#")][:25]
     areas = {
         "native client loop thread (ClientLoop.run)": r"ClientLoopC3run",
-        "SDK: API client post (request building, JSON body, retry loop)": r"8OptoLink0aB9APIClientC4post",
         "recorder middleware (intercept: queues the attempt's events)": r"RecorderC9intercept_7context4next.*TY0_$",
         "recorder writer thread (opl-recorder: rows, histograms, calls, verdict passes)": r"RecorderC11startWriter",
         "native transport adapter (NativeTransport.send)": r"NativeTransportV4send",
@@ -470,7 +469,8 @@ def write_markdown(r):
                       f"{fmt(r['driver']['mallocsPerRequest'], 1)}."]
     if r.get("profile"):
         lines += ["", "## Where the driver's time goes (perf, one native run, 5 s of its steady part)", "",
-                  "Inclusive share of the driver process's samples (a sample can count in more than one row):", "",
+                  "Inclusive share of the driver process's samples (a sample can count in more than one row; "
+                  "perf follows no async call chain, so these are the synchronous parts of each area):", "",
                   "| area | share |", "|---|---|"]
         for name, share in r["profile"]["areas"].items():
             lines.append(f"| {name} | {share:.1f}% |")

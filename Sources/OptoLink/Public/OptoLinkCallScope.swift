@@ -57,8 +57,8 @@ package struct OptoLinkCallScope: Sendable, Equatable {
 }
 
 /// A transport whose `send` registers its in-flight request with the attempt's
-/// ``OptoLinkRequestContext/callScope`` (when there is one), so that `dispose()` ends the request at once with `URLError(.cancelled)`,
-/// as cancelling the calling task does. Public calls over such a transport that is also an
-/// ``OptoLinkSelfTimedTransport``, on `ContinuousClock`, run in their caller's task instead of a
-/// task of their own (``OptoLinkCallScope``).
+/// ``OptoLinkRequestContext/callScope`` (when there is one), so that `dispose()` ends the request
+/// at once with `URLError(.cancelled)`, as cancelling the calling task does. Public calls over such
+/// a transport that is also an ``OptoLinkSelfTimedTransport``, on `ContinuousClock`, run in their
+/// caller's task instead of a task of their own (``OptoLinkCallScope``).
 package protocol OptoLinkCallScopedTransport: OptoLinkTransport {}
