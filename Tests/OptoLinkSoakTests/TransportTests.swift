@@ -150,7 +150,7 @@ extension WholeRuns {
             let control = RunControl()
             let timeline = RunTimeline()
             let middleware = DeviceAttemptMiddleware(
-                cutoff: RunCutoffMiddleware(control: control, timeline: timeline),
+                cutoff: RunCutoff(control: control, timeline: timeline),
                 forwardedFor: ForwardedForMiddleware(clientIP: "10.1.2.3"),
                 extraHeaders: ExtraHeadersMiddleware(headers: [
                     .init(name: "X-Waf-Token", value: "w"), .init(name: "x-api-key", value: "sneaky"),

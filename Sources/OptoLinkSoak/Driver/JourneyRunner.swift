@@ -213,7 +213,7 @@ package struct JourneyRunner: Sendable {
             apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
             routeCache: device.routeCache)
         let attempts = DeviceAttemptMiddleware(
-            cutoff: RunCutoffMiddleware(control: control, timeline: recorder.timeline),
+            cutoff: RunCutoff(control: control, timeline: recorder.timeline),
             forwardedFor: ForwardedForMiddleware(clientIP: device.clientIP),
             extraHeaders: extraHeaders.isEmpty ? nil : ExtraHeadersMiddleware(headers: extraHeaders))
         let middlewares: [any OptoLinkMiddleware] = [attempts, recorder]

@@ -5,14 +5,15 @@ import OptoLink
     import FoundationNetworking
 #endif
 
-/// The outermost middleware of every virtual device: refuses any HTTP attempt that would
-/// start at or after the run's cutoff (``RunControl/cutoff``), so "no attempt after
-/// `duration + grace`" holds whatever task is still awake: a retry waking from its back-off,
-/// a session call spawned late, a link resolution.
+/// The run's cutoff as every virtual device applies it, first thing for each HTTP attempt
+/// (``DeviceAttemptMiddleware``): an attempt that would start at or after the run's cutoff
+/// (``RunControl/cutoff``) is refused, so "no attempt after `duration + grace`" holds whatever
+/// task is still awake: a retry waking from its back-off, a session call spawned late, a link
+/// resolution.
 ///
 /// A refused attempt never reaches the recorder or the backend; the SDK sees
 /// `URLError(.cancelled)`, so its call ends as cancelled.
-struct RunCutoffMiddleware: OptoLinkMiddleware {
+struct RunCutoff: Sendable {
     let control: RunControl
     let timeline: RunTimeline
 
@@ -20,23 +21,15 @@ struct RunCutoffMiddleware: OptoLinkMiddleware {
     func check() throws {
         guard control.attemptAllowed(at: timeline.now()) else { throw URLError(.cancelled) }
     }
-
-    func intercept(
-        _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,
-        next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
-    ) async throws -> OptoLinkHTTPResponse {
-        try check()
-        return try await next(request, context)
-    }
 }
 
 /// What a virtual device does to each of its attempts before the recorder sees it, as one
-/// middleware: the run's cutoff (``RunCutoffMiddleware``), then `X-Forwarded-For`
+/// middleware, the outermost: the run's cutoff (``RunCutoff``), then `X-Forwarded-For`
 /// (``ForwardedForMiddleware``), then the run's `--header` fields (``ExtraHeadersMiddleware``),
 /// in that order, as when they were three. One layer instead of three: each middleware is an
 /// `async` call and a closure of the SDK's chain per attempt, about three task switches.
 struct DeviceAttemptMiddleware: OptoLinkMiddleware {
-    let cutoff: RunCutoffMiddleware
+    let cutoff: RunCutoff
     let forwardedFor: ForwardedForMiddleware
     let extraHeaders: ExtraHeadersMiddleware?
 
