@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak driver beside its peers, side by side in one sitting (issue 11).
+# The soak driver beside its peers, side by side on one machine at one time.
 #
 # Installs wrk, hey and siege (Debian) and Locust (PyPI, in Benchmarks/.venv), builds
 # optolink-soak in release, starts one `optolink-soak serve` with limits off, registers the
@@ -10,8 +10,9 @@
 #   and the driver's lower layers alone (optolink-client-bench: the native client; the SDK over it).
 # Then the driver's own figures on the native transport (optolink-soak bench: memory per launched
 # device, start lag p99 at 5,000 journeys/s) and a perf profile of one more native run.
-# Writes Benchmarks/results/peers.json and Benchmarks/peers.md (load average recorded: the
-# machine may be shared, so only ratios measured in the same run are meant to be compared).
+# Overwrites Benchmarks/results/peers.json and prints its figures as the Markdown tables of
+# Benchmarks/README.md (load average recorded: the machine may be shared, so only ratios
+# measured in the same run are meant to be compared).
 #
 # Usage: bash Benchmarks/peers.sh            (SECONDS_PER_RUN=10 ROUNDS=3 by default)
 set -euo pipefail

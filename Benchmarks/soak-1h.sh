@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a long soak (default Profiles/soak-1h.json, 1 hour at ~115 requests/s with faults) against
-# the embedded emulator in a release build and writes Benchmarks/results/<profile name>.json:
+# the embedded emulator in a release build and writes its result file:
 # sustained request rate, RSS after warm-up (first/last/min/max and the spread around the mean)
 # for the one process that holds the driver and the embedded emulator, what the emulator held over
 # time, CSV and ledger sizes, rss.growth_mb_per_hour, and the verdicts.
@@ -10,13 +10,17 @@
 #   Benchmarks/soak-1h.sh Profiles/soak-10m.json --duration 120
 #
 # The report directory (CSVs, ledger.jsonl, summary.json) goes to Reports/<name>-bench/ (replaced).
+# The hour's result overwrites Benchmarks/results/soak-1h.json, the one tracked result of this
+# script; a run of any other profile writes Reports/<name>-bench/result.json instead, so a shorter
+# run never replaces the hour's figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile="${1:-Profiles/soak-1h.json}"
 shift || true
 name="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$profile")"
 out="Reports/${name}-bench"
-result="Benchmarks/results/${name}.json"
+result="$out/result.json"
+[ "$name" = soak-1h ] && result="Benchmarks/results/soak-1h.json"
 ulimit -n 65536 2>/dev/null || ulimit -n 20000 2>/dev/null || true
 swift build -c release --product optolink-soak
 rm -rf "$out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The memory check of issue 12 in real time: the same profile (default Profiles/soak-10m.json)
+# The memory check in real time: the same profile (default Profiles/soak-10m.json)
 # for 30 s and for 120 s, each in a fresh release process; the longer run's peak RSS must stay
 # within 10 % of the shorter one's. Peak = the largest RSS sample in summary.json (driver and
 # embedded emulator share the process). Exit 1 when it does not. Not in `swift test`: it takes

@@ -11,7 +11,8 @@ difference in requests. Unlike CPU time it does not move with the load of the ma
 
 Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [MORE_BINARIES…] [SECONDS [ROUNDS]]
 A binary may carry extra `run` flags after an `@`, e.g. `.build/release/optolink-soak@--client-loops 1`.
-Prints one line per run and a JSON summary on stdout (the machine's load average included).
+Prints one line per run and a JSON summary on stdout (the machine's load average included), and
+overwrites Benchmarks/results/before-after.json with that summary.
 """
 import csv
 import json
@@ -21,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-from serving import KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve
+from serving import (KEY, ROOT, allocations_per_request, free_port, register_device, reset_server, start_serve,
+                     write_result)
 
 
 def main():
@@ -81,6 +83,7 @@ def main():
                                mallocsPerRequest=allocations[b], runs=runs)
                        for b, runs in results.items()})
     print(json.dumps(summary, indent=2))
+    print(f"wrote {write_result('before-after', summary)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

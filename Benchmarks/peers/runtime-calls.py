@@ -10,7 +10,8 @@ start-up and the report written at the end cancel out. The probes slow every cal
 of these runs mean nothing; only the counts are read.
 
 Needs root and perf (Debian's linux-perf); the probes are added if missing and left in place.
-Usage: python3 Benchmarks/peers/runtime-calls.py BINARY [BINARY...]   (JSON on stdout)
+Usage: python3 Benchmarks/peers/runtime-calls.py BINARY [BINARY...]   (JSON on stdout; the same
+JSON overwrites Benchmarks/results/runtime-calls.json)
 """
 import json
 import os
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from serving import KEY, ROOT, free_port, reset_server, start_serve
+from serving import KEY, ROOT, free_port, reset_server, start_serve, write_result
 
 PROBES = [
     ("/opt/swift/usr/lib/swift/linux/libswiftCore.so", "swift_retain", "probe_libswiftCore:swift_retain"),
@@ -83,7 +84,9 @@ def main():
     finally:
         server.terminate()
         server.wait()
-    print(json.dumps(dict(profile="Benchmarks/peers/driver.json", results=results), indent=1))
+    summary = dict(profile="Benchmarks/peers/driver.json", results=results)
+    print(json.dumps(summary, indent=1))
+    print(f"wrote {write_result('runtime-calls', summary)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

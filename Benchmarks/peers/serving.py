@@ -1,6 +1,6 @@
-"""What peers.py and before-after.py share: the bench identity, one `optolink-soak serve`
-(limits off, Benchmarks/peers/serve.json) started on a free loopback port with the bench device
-registered, and the driver's heap allocations per request."""
+"""What the peers scripts share: the bench identity, one `optolink-soak serve` (limits off,
+Benchmarks/peers/serve.json) started on a free loopback port with the bench device registered,
+the driver's heap allocations per request, and the one result file each script overwrites."""
 import json
 import os
 import shutil
@@ -9,6 +9,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+from datetime import datetime, timezone
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 KEY = "opl_sdk_test_acme_client"
@@ -35,6 +36,20 @@ def timed(cmd, out_path, limit):
             watchdog.cancel()
         wall = time.monotonic() - started
     return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall
+
+
+def write_result(name, result):
+    """Overwrites Benchmarks/results/`name`.json with `result` (its date added) and returns the path:
+    each script keeps one current result file, and git keeps the earlier ones."""
+    directory = os.path.join(ROOT, "Benchmarks", "results")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{name}.json")
+    document = dict(date=datetime.now(timezone.utc).isoformat(timespec="seconds"), **result)
+    with open(path + ".tmp", "w") as f:
+        json.dump(document, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
+    return path
 
 
 def free_port():

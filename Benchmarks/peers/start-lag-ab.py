@@ -7,7 +7,8 @@ Journey: relaunch + one event (2 requests), 1,000 devices, open model, RATE jour
 CPU per journey is user + system of the driver process (rusage), over the journeys it started.
 
 Usage: python3 Benchmarks/peers/start-lag-ab.py OLD_BINARY NEW_BINARY [ROUNDS [RATE [SECONDS]]]
-Prints one line per run and a JSON summary on stdout (the machine's load average included).
+Prints one line per run and a JSON summary on stdout (the machine's load average included), and
+overwrites Benchmarks/results/start-lag-ab.json with that summary.
 """
 import json
 import os
@@ -15,7 +16,7 @@ import statistics
 import sys
 import tempfile
 
-from serving import KEY, free_port, loadavg, register_device, reset_server, start_serve, timed
+from serving import KEY, free_port, loadavg, register_device, reset_server, start_serve, timed, write_result
 
 
 def run_against_serve(binary, base, work, tag, rate, seconds):
@@ -99,8 +100,10 @@ def main():
             serveCPUMicrosecondsPerJourneyMedian=med([r["cpuMicrosecondsPerJourney"] for r in serve]),
             benchP99msMedian=med([r["p99ms"] for r in bench]),
             serve=serve, bench=bench)
-    print(json.dumps(dict(rate=rate, seconds=seconds, rounds=rounds, loadBefore=load_before,
-                          loadAfter=loadavg(), results=summary), indent=1))
+    document = dict(rate=rate, seconds=seconds, rounds=rounds, loadBefore=load_before, loadAfter=loadavg(),
+                    results=summary)
+    print(json.dumps(document, indent=1))
+    print(f"wrote {write_result('start-lag-ab', document)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

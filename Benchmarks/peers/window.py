@@ -11,7 +11,8 @@ Each VARIANT is BINARY:REPEAT[:NAME=VALUE...][:--option=VALUE...]: Benchmarks/pe
 `repeat` events per journey (10000: a device launches once and sends events to the end; 50: a
 relaunch every 50 events), run with the given environment variables and `run` options.
 
-Usage: python3 Benchmarks/peers/window.py ROUNDS VARIANT [VARIANT...]   (JSON lines on stdout)
+Usage: python3 Benchmarks/peers/window.py ROUNDS VARIANT [VARIANT...]   (JSON lines on stdout; all
+rows, with the command line, overwrite Benchmarks/results/window.json at the end)
 """
 import json
 import os
@@ -21,7 +22,7 @@ import tempfile
 import time
 import urllib.request
 
-from serving import DEVICE, KEY, ROOT, free_port, reset_server, start_serve
+from serving import DEVICE, KEY, ROOT, free_port, reset_server, start_serve, write_result
 
 SOAK = os.path.join(ROOT, ".build", "release", "optolink-soak")
 BODY = json.dumps({"deviceId": DEVICE, "eventName": "bench", "properties": {"k": "v"}}, separators=(",", ":"))
@@ -85,13 +86,15 @@ def main():
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = start_serve(SOAK, port)
+    rows = []
     try:
         for round_index in range(rounds):
             reset_server(base)
             hey = subprocess.Popen(["hey", "-z", "8s", "-c", "64", "-m", "POST", "-T", "application/json", "-H",
                                     f"Authorization: Bearer {KEY}", "-d", BODY, base + "/sdk/events"],
                                    stdout=subprocess.DEVNULL)
-            print(json.dumps(dict(round=round_index + 1, tool="hey", **window(hey, server, base))), flush=True)
+            rows.append(dict(round=round_index + 1, tool="hey", **window(hey, server, base)))
+            print(json.dumps(rows[-1]), flush=True)
             for index, variant in enumerate(variants):
                 binary, repeat, *assignments = variant.split(":")
                 with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
@@ -107,10 +110,13 @@ def main():
                 driver = subprocess.Popen([binary, "run", path, "--base-url", base, "--api-key", KEY, "--org-key",
                                            "acme", "--no-progress", "--out", os.path.join(work, f"{round_index}-{index}"), *options],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-                print(json.dumps(dict(round=round_index + 1, tool=variant, **window(driver, server, base))), flush=True)
+                rows.append(dict(round=round_index + 1, tool=variant, **window(driver, server, base)))
+                print(json.dumps(rows[-1]), flush=True)
     finally:
         server.terminate()
         server.wait()
+    how = "python3 Benchmarks/peers/window.py " + " ".join(sys.argv[1:])
+    print(f"wrote {write_result('window', dict(how=how, rows=rows))}", file=sys.stderr)
 
 
 if __name__ == "__main__":
