@@ -26,7 +26,7 @@ let package = Package(
         // The event loop's one system-call shim: epoll/accept4/eventfd (Linux) beside their portable
         // POSIX twins (poll, accept+fcntl, pipe); see docs/LINUX.md, "Event loop backends".
         .target(name: "CEpoll"),
-        // HTTP/1.1 codec + non-blocking event loop (server today; a lean client transport later).
+        // HTTP/1.1 codec + non-blocking event loops: the emulator's server and the native client.
         .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),
         // The SDK an app embeds.
         .target(

@@ -295,7 +295,7 @@ struct HTTPRequestParserTests {
     }
 
     /// RFC 9112 §6.3: neither `Content-Length` nor `Transfer-Encoding` means an empty body, for
-    /// every method (was 411 for POST, PUT and PATCH).
+    /// every method (no 411 for POST, PUT or PATCH).
     @Test(arguments: ["POST", "PUT", "PATCH", "DELETE"])
     func requestWithoutFramingHeadersHasAnEmptyBody(_ method: String) {
         let outputs = parse("\(method) /x HTTP/1.1\r\nHost: h\r\n\r\n\(method) /y HTTP/1.1\r\nHost: h\r\n\r\n")

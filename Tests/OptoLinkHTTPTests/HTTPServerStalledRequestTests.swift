@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// At `maxConnections`, connections that hold a slot while making no progress on a request (a head
-/// that never ends, a body that stalls, a slowloris trickle) no longer lock new clients out until
+/// that never ends, a body that stalls, a slowloris trickle) do not lock new clients out until
 /// their request timeout: the oldest unfinished request is answered 408 and its slot reused.
 ///
 /// Every server here has a 30 s request timeout and every new client a 5 s receive timeout, so a

@@ -5,13 +5,13 @@ import Testing
 @testable import OptoLinkSoak
 
 /// The byte-level CSV reading (``CSVParser``, ``CSVRowReader``, ``ReportCSVReader``, ``CSVNumber``)
-/// gives exactly what the reading it replaced gave: the same rows for any text, hostile or
+/// gives exactly what a plain scalar-by-scalar reading gives: the same rows for any text, hostile or
 /// malformed; the same records, bit for bit; the same errors, word for word.
 @Suite("CSV reading")
 struct CSVReadTests {
-    // MARK: - The reading this replaced, kept as the oracle
+    // MARK: - The oracle: a reading simple enough to check by eye
 
-    /// The scalar-by-scalar parser `CSV.parse` was before the byte parser.
+    /// A scalar-by-scalar CSV parser, one `Unicode.Scalar` at a time: the byte parser's oracle.
     static func scalarParse(_ text: String) -> [[String]] {
         var rows: [[String]] = []
         var row: [String] = []
@@ -66,8 +66,8 @@ struct CSVReadTests {
         return rows
     }
 
-    /// What `ReportCSVReader.read` did before: the whole file as a `String`, the scalar parser,
-    /// then each row's `[String]` parsed (with `Int(String)`, `Double(String)`).
+    /// ``ReportCSVReader/read(_:header:_:)`` done the plain way: the whole file as a `String`, the
+    /// scalar parser, then each row's `[String]` parsed (with `Int(String)`, `Double(String)`).
     static func textRead<T>(_ url: URL, header: [String], _ parse: ([String]) -> T?) -> Result<[T], ReportIOError> {
         let text: String
         do {

@@ -93,7 +93,7 @@ import Testing
         }
     }
 
-    /// A JSON-lines ledger saved with a byte order mark is still JSON lines (it was taken for a
+    /// A JSON-lines ledger saved with a byte order mark is still JSON lines (not taken for a
     /// malformed array).
     @Test func aByteOrderMarkBeforeJSONLines() async throws {
         let lines = try [Self.entry(1), Self.entry(2)].map {

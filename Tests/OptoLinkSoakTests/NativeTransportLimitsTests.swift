@@ -90,8 +90,8 @@ struct NativeTransportLimitsTests {
     }
 
     /// A run asked to be reconciled with `--ledger` that cannot read it keeps its report, says why
-    /// in the summary and in the reconciliation verdict, and exits 2 (it used to exit 0 with
-    /// "no ledger", as if none had been given).
+    /// in the summary and in the reconciliation verdict, and exits 2 (not 0 with "no ledger", as
+    /// if none had been given).
     @Test func anUnreadableLedgerFailsTheRunAfterItsReport() async throws {
         let ledger = FileManager.default.temporaryDirectory.appendingPathComponent("bad-ledger-\(UUID()).json")
         try Data("[[[".utf8).write(to: ledger)

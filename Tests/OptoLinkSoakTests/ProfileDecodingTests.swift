@@ -162,7 +162,7 @@ struct ProfileDecodingTests {
                 "backend: match.platformWeight 9223372036854775 is not within 0...1000000"
             ),
             (
-                // Above 2^53: kept exact, so the range is reported (it was "not valid JSON").
+                // Above 2^53: kept exact, so the range is reported (not "not valid JSON").
                 #"{"match": {"platformWeight": 9223372036854775807, "ipWeight": 1}}"#,
                 "backend: match.platformWeight 9223372036854775807 is not within 0...1000000"
             ),

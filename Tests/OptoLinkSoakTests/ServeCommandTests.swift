@@ -217,9 +217,9 @@ struct ServeCommandTests {
 }
 
 /// Ctrl-C reaches `serve` however early it comes: a SIGINT sent the moment the banner's first line
-/// is read always stops it with exit 0. (Before the trap used its own `sigaction` handler, a
-/// signal sent while libdispatch was still registering its source was dropped: 3 of 30 such
-/// launches never exited.)
+/// is read always stops it with exit 0. (With a libdispatch signal source instead of the trap's
+/// own `sigaction` handler, a signal sent while libdispatch is still registering the source is
+/// dropped: 3 of 30 such launches never exit.)
 @Suite("optolink-soak serve: an early Ctrl-C", .timeLimit(.minutes(2)))
 struct ServeEarlySignalTests {
     @Test("SIGINT right after the first banner line stops serve, 12 launches in a row")

@@ -162,7 +162,7 @@ import Testing
         #expect(fresh.tooStrict == 5)
         #expect(fresh.ambiguous == 0)
         #expect(!fresh.enforcedExactly)
-        // An N inside the edge tolerance is no longer ambiguous either.
+        // Nor is an N inside the edge tolerance ambiguous: nothing came before the run.
         let passes: Timeline = (0..<5).map { (Double($0) * 0.5, 201, nil) }
         let band = try freshServer(passes + [(10.97, 429, 49)], algorithm: algorithm)
         #expect(band.ambiguous == 0 && band.priorUse == 0)

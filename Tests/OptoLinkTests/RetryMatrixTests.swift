@@ -196,8 +196,8 @@ struct RetryMatrixTests {
         #expect(clock.sleeps == [.zero])
     }
 
-    /// A wait a clock cannot add to its `now` (it trapped in `ContinuousClock.sleep` and took the
-    /// whole process down) is cut to ``OptoLinkBackoff/longestWait``: from a 429's `N`, at
+    /// A wait a clock cannot add to its `now` (it would trap in `ContinuousClock.sleep` and take
+    /// the whole process down) is cut to ``OptoLinkBackoff/longestWait``: from a 429's `N`, at
     /// `Int.max` and just below it, and from a custom policy.
     @Test(arguments: [
         (Fixture.rateLimited("9223372036854775807 second(s)"), Duration?.none),

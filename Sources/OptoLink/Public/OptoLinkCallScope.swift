@@ -15,9 +15,9 @@ import Foundation
 ///
 /// The scope travels with the call: the public call hands it down to the retry loop, which puts
 /// it in every attempt's ``OptoLinkRequestContext/callScope`` for the transport. Neither a
-/// task-local value (binding one around an `async` operation cost about as much as the task it
-/// replaces) nor a process-wide table keyed by the running task (a lock both client loops took
-/// three times per call) is needed (measured, `Benchmarks/peers.md`).
+/// task-local value (binding one around an `async` operation costs about as much as a task of
+/// its own) nor a process-wide table keyed by the running task (a lock both client loops would
+/// take three times per call) is needed.
 package struct OptoLinkCallScope: Sendable, Equatable {
     let owner: OptoLink
     let id: UInt64

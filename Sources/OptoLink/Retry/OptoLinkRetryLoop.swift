@@ -14,7 +14,8 @@ import Foundation
 ///
 /// The SDK's functions below its public calls (this loop, the API client, the telemetry client,
 /// `tracked`) are `nonisolated(nonsending)`: they run where the public call runs (which hops off
-/// its caller's actor as before), without a task switch of their own on entry.
+/// its caller's actor, as a nonisolated `async` function does), without a task switch of their
+/// own on entry.
 struct OptoLinkRetryLoop: Sendable {
     typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 

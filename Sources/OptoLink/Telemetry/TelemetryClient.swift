@@ -4,7 +4,7 @@ import Foundation
 /// All carry `Authorization: Bearer`; retry classes per docs/CONTRACT.md §2.
 ///
 /// A class, made once per instance: every public call captures it, and a reference is one
-/// retain where a copy of its fields (the device's strings, the API client) was a dozen.
+/// retain where a copy of its fields (the device's strings, the API client) would be a dozen.
 final class TelemetryClient: Sendable {
     let api: OptoLinkAPIClient
     let deviceId: String

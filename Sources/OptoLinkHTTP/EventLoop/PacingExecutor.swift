@@ -9,8 +9,8 @@ import Synchronization
 /// start (thousands a second). A sleep on `ContinuousClock` goes through Dispatch: a timer on
 /// its manager thread (`timerfd_settime`), then a hand-off to a worker thread of the global pool
 /// (`sem_post`, a futex wake) before the sleeping task runs again: three threads and two wake-ups
-/// per arrival, about a fifth of the driver's CPU at 5,000 journeys/s (Benchmarks/peers/reading.md,
-/// round 12). Here the sleeping task's own thread waits for the deadline (one timed futex wait)
+/// per arrival, about a fifth of the driver's CPU at 5,000 journeys/s. Here the sleeping task's
+/// own thread waits for the deadline (one timed futex wait)
 /// and runs the task on return: one thread, one wake-up.
 ///
 /// Deadlines are read on the kernel clock `ContinuousClock` uses (``ContinuousNanoseconds``);

@@ -7,9 +7,9 @@ extension HTTPServer {
         /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
         public var port: Int
         /// Event-loop threads (≥ 1), each with its own poller and its own `SO_REUSEPORT` listener;
-        /// the kernel spreads new connections across them. Default 2: on this 2-core machine, with wrk
-        /// beside it, 2 loops matched 1 when the machine was quiet and did better under background
-        /// load (see `Benchmarks/results/http-server.json`); an idle loop costs nothing.
+        /// the kernel spreads new connections across them. Default 2: on a 2-core machine, with wrk
+        /// beside it, 2 loops match 1 when the machine is quiet and do better under background
+        /// load; an idle loop costs nothing.
         public var loopCount: Int
         /// Request size limits and framing rules.
         public var limits: HTTPRequestParser.Limits

@@ -26,7 +26,7 @@ package enum SoakCommand: Sendable, Equatable {
     /// Options of `bench`.
     package struct BenchOptions: Sendable, Equatable {
         /// Where the results JSON goes; nil means a new `Reports/bench-<timestamp>/soak-bench.json`,
-        /// so a bench never overwrites the tracked `Benchmarks/results/` files unless asked to.
+        /// so a bench overwrites an existing file only when `--out` names it.
         package var outPath: String?
         /// Device counts for the RSS slope.
         package var deviceCounts = [1_000, 10_000]

@@ -26,8 +26,8 @@ struct RunCutoff: Sendable {
 /// What a virtual device does to each of its attempts before the recorder sees it, as one
 /// middleware, the outermost: the run's cutoff (``RunCutoff``), then `X-Forwarded-For`
 /// (``ForwardedForMiddleware``), then the run's `--header` fields (``ExtraHeadersMiddleware``),
-/// in that order, as when they were three. One layer instead of three: each middleware is an
-/// `async` call and a closure of the SDK's chain per attempt, about three task switches.
+/// in that order. One layer rather than three in the SDK's chain: each middleware there is an
+/// `async` call and a closure per attempt, about three task switches.
 struct DeviceAttemptMiddleware: OptoLinkMiddleware {
     let cutoff: RunCutoff
     let forwardedFor: ForwardedForMiddleware

@@ -273,7 +273,7 @@ package final class SoakDriver: Sendable {
         let devices = self.devices
         // Workers run in nested groups of at most `workersPerGroup`: the Swift runtime finds a
         // finished child in its group's list of children one by one, so one flat group of 50,000
-        // workers spent seconds per batch of results and a stop took 30 s instead of its grace.
+        // workers would spend seconds per batch of results and a stop would take 30 s, not its grace.
         let groups = stride(from: 0, to: workers.count, by: Self.workersPerGroup).map {
             Array(workers[$0..<Swift.min($0 + Self.workersPerGroup, workers.count)])
         }

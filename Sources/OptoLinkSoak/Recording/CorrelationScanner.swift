@@ -7,7 +7,7 @@ import Foundation
 /// objects of strings, with the escapes `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`. For
 /// anything else (a number, an array, a literal, a `\u` escape, a non-ASCII byte, a repeated
 /// key that matters, broken syntax) it answers ``Outcome/unsure`` and the caller parses the
-/// body with `JSONSerialization` as before, so both always agree.
+/// body with `JSONSerialization`, so both always agree.
 enum CorrelationScanner {
     enum Outcome: Equatable {
         /// The body is a JSON object in the fast-path shape; `properties.opl_corr` (a string) or `nil`.

@@ -7,9 +7,9 @@ import Synchronization
 /// under the recorder's lock), so the passes see the records in the order they were recorded.
 /// Each record is handed to the passes at once, under the feed's own lock, which a reader
 /// (``notes()``, ``finish()``, ``consumed``) takes too: a reader sees every record consumed
-/// before it, and a record is never copied into a queue on its way (the writer used to queue
-/// each one for whichever thread found the passes free, which cost a copy, a destroy and two more
-/// lock operations per record once one thread did all the feeding).
+/// before it, and a record is never copied into a queue on its way: one thread does all the
+/// feeding, so a queue for whichever thread found the passes free would only add a copy, a
+/// destroy and two lock operations per record.
 final class RecordFeed: Sendable {
     private struct Sinks {
         var verdicts: VerdictStream

@@ -657,10 +657,10 @@ struct AttemptBodies: Sendable {
 }
 
 extension SoakRecorder {
-    /// The writer's nice value. Measured beside hey (`Benchmarks/results/recorder-writer-r11.json`):
-    /// 0, 5 and 10 give the same rate within the noise, but at 10 the writer, starved while the
-    /// cores are saturated, let 90k–145k events wait in 6 s runs, at 0 about 500, at 5 10k–26k:
-    /// 5 lets a burst of requests go first and still keeps up.
+    /// The writer's nice value. Beside hey on 2 saturated cores, nice 0, 5 and 10 give the same
+    /// request rate within the noise, but at 10 the starved writer lets 90k–145k events wait in
+    /// a 6 s run, at 0 about 500, at 5 10k–26k: 5 lets a burst of requests go first and still
+    /// keeps up.
     static let writerNice: Int32 = 5
 
     /// Applies the attempts' and calls' events on a thread of their own, at low priority, so a

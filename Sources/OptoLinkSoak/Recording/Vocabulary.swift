@@ -19,7 +19,7 @@ package enum CallOutcome: String, Sendable, Codable, CaseIterable, Comparable {
     /// The run ended with an attempt of the call still in flight and nobody closed it.
     case unfinished
 
-    /// Parses a `calls.csv` value; `cancelled` is the spelling earlier builds wrote, before the value was renamed.
+    /// Parses a `calls.csv` value; `cancelled`, how reports of earlier builds spell it, is ``cancelledByRun``.
     package init?(csv text: String) {
         if text == "cancelled" {
             self = .cancelledByRun

@@ -103,9 +103,9 @@ extension CallRecord {
 package enum ReportCSVReader {
     /// Parses a CSV file whose first row is `header`; every other row must parse.
     ///
-    /// The file is read whole and must be UTF-8, as before the byte parser: a file that is not
-    /// (or starts with a byte-order mark) goes through `String(contentsOf:encoding:)`, which
-    /// refuses or decodes it exactly as this reader always has.
+    /// The file is read whole and must be UTF-8: a file that is not (or starts with a byte-order
+    /// mark) is handed to `String(contentsOf:encoding:)`, which refuses or decodes it, so such a
+    /// file reads as any `String`-based reader would read it.
     /// - Throws: ``ReportIOError`` when the file cannot be read, its header differs, or a row is
     ///   malformed (naming the file and the row number, 1 = the header). Nothing is skipped:
     ///   verdicts over a silently shortened file would judge a run that did not happen.

@@ -60,7 +60,7 @@ extension CSV {
     ///
     /// Whether it reads back is decided without parsing: for `|micros| < 2⁵³` both the parse of
     /// the decimal text and `Double(micros) / 1e6` are the correctly rounded value of the same
-    /// rational number, so they are equal. Beyond that the text is parsed as before.
+    /// rational number, so they are equal. Beyond that, `exactSeconds(_:)` parses the text back.
     static func appendExactSeconds(_ value: Double, to out: inout [UInt8]) {
         guard value.isFinite else {
             out.append(contentsOf: (value.isNaN ? "nan" : value > 0 ? "inf" : "-inf").utf8)

@@ -15,8 +15,8 @@ import Synchronization
 /// handler is in place when the initializer returns, so a signal sent as soon as the caller
 /// announces itself (a banner, a shard's "started" line) is never lost. A libdispatch signal
 /// source is not used: on Linux it installs its handler asynchronously on its manager thread
-/// after `resume()`, and a signal sent in between met `SIG_IGN` and was dropped (a `serve`
-/// child once ignored its Ctrl-C that way and a whole test run waited on it).
+/// after `resume()`, and a signal sent in between meets `SIG_IGN` and is dropped (a `serve`
+/// child would ignore its Ctrl-C that way and leave a whole test run waiting on it).
 package final class SignalTrap: Sendable {
     private let signalNumber: Int32
     private let id: UInt64

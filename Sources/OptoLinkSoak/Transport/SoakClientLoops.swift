@@ -6,14 +6,12 @@ import OptoLinkHTTP
 ///
 /// The journeys run *on* the loop threads (each loop is a task executor): a request a journey
 /// sends and the response that resumes it stay on one thread, with no hand-off to the global
-/// pool and no wake-up in between, which cuts the driver's CPU per request (figures in
-/// `Benchmarks/peers.md`, "Journeys on the loop threads").
+/// pool and no wake-up in between, which cuts the driver's CPU per request.
 package enum SoakClientLoops {
-    /// One loop per core (at least 1). Beside `serve` on 2 cores, 1 loop spent 22-28 % less CPU
-    /// per request than 2 at about the same closed-model rate, but it caps the driver at one
-    /// core: at 5,000 journeys/s starts fell behind (p99 start lag 77-98 ms against 14-34 ms with
-    /// 2 loops). A load tool must not become the bottleneck, so the default is every core
-    /// (`Benchmarks/peers.md`, "Journeys on the loop threads").
+    /// One loop per core (at least 1). Beside `serve` on 2 cores, 1 loop spends less CPU per
+    /// request than 2 at about the same closed-model rate, but it caps the driver at one core: at
+    /// 5,000 journeys/s starts fall behind (p99 start lag near 100 ms against tens of ms with 2
+    /// loops). A load tool must not become the bottleneck, so the default is every core.
     package static func `default`(cores: Int = ProcessInfo.processInfo.activeProcessorCount) -> Int {
         Swift.max(1, cores)
     }

@@ -31,7 +31,7 @@ import OptoLink
 ///   hit predates the run) counts as prior use. A fixed window is then re-anchored to close when
 ///   the server's does (where `(start + N - 1, end + N]` of those 429s meet) and everything after
 ///   is judged as usual; within the tolerance of the bound the 429 is ambiguous. A 429 whose `N`
-///   agrees with the oracle's window is judged as before, so an early-rejecting server with its
+///   agrees with the oracle's window is judged against that window, so an early-rejecting server with its
 ///   window starting at the run's first hit is still too strict.
 package struct LimitOracleVerdict: Verdict {
     /// The verdict for one declared bucket.

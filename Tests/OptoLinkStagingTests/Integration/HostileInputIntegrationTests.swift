@@ -93,7 +93,7 @@ import Testing
     }
 
     /// RFC 9112 §6.3: no Content-Length and no Transfer-Encoding is an empty body, so the route
-    /// answers (it was 411): `curl -X POST …/__admin/reset` works, a route that needs JSON gives
+    /// answers (no 411): `curl -X POST …/__admin/reset` works, a route that needs JSON gives
     /// its usual 400, and HTTP/1.0 without Host is still served.
     @Test func requestsWithoutFramingHeadersReachTheirRoute() async throws {
         try await withEmulator { e in

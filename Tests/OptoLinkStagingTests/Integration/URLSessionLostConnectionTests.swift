@@ -10,8 +10,8 @@ import Testing
 
 /// The SDK's URLSession transport against a real server on 127.0.0.1 that kills a reused
 /// keep-alive connection before answering (docs/LINUX.md §1, "A reset on a reused connection").
-/// Before the fix, a request with a body stalled there until URLSession's own timeout and was
-/// reported as timed out; now it fails at once as a lost connection.
+/// A request with a body fails at once as a lost connection, rather than stalling there until
+/// URLSession's own timeout and being reported as timed out.
 @Suite("URLSession transport: a connection lost before the response", .serialized, .timeLimit(.minutes(1)))
 struct URLSessionLostConnectionTests {
     /// Requests that reached the server's handler.
