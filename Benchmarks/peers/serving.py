@@ -83,8 +83,8 @@ def register_device(base):
 
 def reset_server(base):
     """POST /__admin/reset, then registers the bench device again: each run meets a server in the
-    same state. Without it the server's in-memory ledger holds every event of the sitting (over a
-    gigabyte by its end), and a run late in a sitting meets a slower server than an early one."""
+    same state. Without it the server's in-memory ledger holds every event of the benchmark (over
+    a gigabyte by its end), and a late run meets a slower server than an early one."""
     request = urllib.request.Request(base + "/__admin/reset", method="POST", data=b"")
     with urllib.request.urlopen(request) as response:
         response.read()
