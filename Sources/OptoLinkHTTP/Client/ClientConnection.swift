@@ -49,7 +49,8 @@ final class ClientConnection {
     var served = 0
     var closed = false
 
-    /// A new non-blocking stream socket for `family`; `nil` with `errno` when none can be made.
+    /// A new non-blocking stream socket for `family`, or ``HTTPClientError/cannotConnect(errno:)``
+    /// when none can be made (`EMFILE` when out of descriptors, …).
     static func open(
         family: Int32, portable: Bool, id: ClientConnectionID, limits: HTTPResponseParser.Limits
     ) -> Result<ClientConnection, HTTPClientError> {
@@ -81,8 +82,13 @@ final class ClientConnection {
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = cepoll_errno() }
-        if code == 0 { _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY) }
         return code
+    }
+
+    /// The connection is made: requests go out as soon as they are written (`TCP_NODELAY`).
+    func didConnect() {
+        connecting = false
+        _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
     }
 
     /// Reads what the socket holds into `buffer`.

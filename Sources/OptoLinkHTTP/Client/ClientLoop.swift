@@ -202,7 +202,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     }
 
     private func connected(_ connection: ClientConnection) {
-        connection.connecting = false
+        connection.didConnect()
         perform(machine.connected(connection.id, now: now))
     }
 
