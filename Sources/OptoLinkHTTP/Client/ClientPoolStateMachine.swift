@@ -154,8 +154,8 @@ struct ClientPoolStateMachine {
     }
 
     /// The loop found a parked connection closed (or holding unsolicited bytes) before writing
-    /// `write`'s request on it: the connection closes and the request, never sent, goes to
-    /// another connection.
+    /// the request the machine assigned to it: the connection closes and the request, never
+    /// sent, goes to another connection.
     mutating func staleConnection(_ id: ClientConnectionID) -> ClientPoolActions {
         guard let slot = slot(of: id), let state = connections[slot], case .busy(let request) = state.phase else {
             return .none
