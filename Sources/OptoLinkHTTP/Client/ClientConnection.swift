@@ -1,19 +1,41 @@
-/// One outgoing TCP connection, owned by exactly one client loop.
+import CEpoll
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One outgoing TCP connection, owned by exactly one client loop, and the one place its socket
+/// is read, written, connected and probed. The pool's decisions about it live in
+/// ``ClientPoolStateMachine``; this type holds only its bytes and its socket.
 final class ClientConnection {
-    enum Phase {
-        /// `connect` in progress; writable means done (or failed, see `SO_ERROR`).
-        case connecting
-        /// A request is on the wire or its response is arriving.
-        case busy
-        /// Connected, no request: waits in its pool's idle list.
-        case idle
+    /// What a non-blocking `connect` reached.
+    enum ConnectStart {
+        /// Connected at once.
+        case connected
+        /// In progress: writable means done (or failed, see ``finishConnect()``).
+        case inProgress
+        /// Failed with this `errno`.
+        case failed(Int32)
+    }
+
+    /// What one read brought.
+    enum ReadResult {
+        /// This many bytes, now at the start of the buffer given.
+        case bytes(Int)
+        /// Nothing more for now.
+        case wouldBlock
+        /// The peer closed its side.
+        case endOfInput
+        /// The connection broke (`ECONNRESET` and the like).
+        case failed
     }
 
     let fd: Int32
-    /// `fd` plus a per-loop generation: tells a recycled descriptor number from this connection.
-    let token: UInt64
-    let pool: ClientPoolKey
-    var phase = Phase.connecting
+    let id: ClientConnectionID
+    /// `connect` in progress: the first writable (or failed) readiness completes it.
+    var connecting = true
     var parser: HTTPResponseParser
     var output: [UInt8] = []
     var outputOffset = 0
@@ -23,60 +45,80 @@ final class ClientConnection {
     var callId: UInt64?
     /// The interest currently registered with the poller.
     var interest: IOEvents = []
-    /// Monotonic nanoseconds when this connection last finished a request (for the idle timeout).
-    var idleSince: UInt64 = 0
     /// Requests completed on this connection.
     var served = 0
     var closed = false
 
-    init(fd: Int32, token: UInt64, pool: ClientPoolKey, limits: HTTPResponseParser.Limits) {
+    /// A new non-blocking stream socket for `family`, or ``HTTPClientError/cannotConnect(errno:)``
+    /// when none can be made (`EMFILE` when out of descriptors, …).
+    static func open(
+        family: Int32, portable: Bool, id: ClientConnectionID, limits: HTTPResponseParser.Limits
+    ) -> Result<ClientConnection, HTTPClientError> {
+        let fd = cepoll_stream_socket(family, portable ? 1 : 0)
+        guard fd >= 0 else { return .failure(.cannotConnect(errno: cepoll_errno())) }
+        return .success(ClientConnection(fd: fd, id: id, limits: limits))
+    }
+
+    private init(fd: Int32, id: ClientConnectionID, limits: HTTPResponseParser.Limits) {
         self.fd = fd
-        self.token = token
-        self.pool = pool
+        self.id = id
         self.parser = HTTPResponseParser(limits: limits)
     }
 
     var hasPendingOutput: Bool { outputOffset < output.count }
-}
 
-/// Which pool a request belongs to: one per host and port, and per partition in the per-partition mode.
-struct ClientPoolKey: Hashable, Sendable {
-    var host: String
-    var port: Int
-    var partition: String?
-}
-
-/// The connections of one pool on one loop, and the requests waiting for one of them.
-/// A class, so taking and returning a connection mutates its lists in place (a struct copied out
-/// of the loop's dictionary would copy them on every request).
-final class ClientPool {
-    /// Most connections this pool may hold open at once.
-    let limit: Int
-    /// Open connections (connecting, busy or idle).
-    var open = 0
-    /// Idle connections by token, most recently used last (reused first: its socket is warmest).
-    var idle: [UInt64] = []
-    /// Requests waiting for a connection, in arrival order; entries before `head` are taken.
-    var waiting: [UInt64] = []
-    var head = 0
-
-    init(limit: Int) { self.limit = limit }
-
-    var hasWaiting: Bool { head < waiting.count }
-
-    func enqueue(_ id: UInt64) { waiting.append(id) }
-
-    func dequeue() -> UInt64? {
-        guard head < waiting.count else { return nil }
-        let id = waiting[head]
-        head += 1
-        if head == waiting.count {
-            waiting.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024, head * 2 >= waiting.count {
-            waiting.removeSubrange(0..<head)
-            head = 0
+    /// Starts connecting to `address`.
+    func beginConnect(to address: ClientAddress) -> ConnectStart {
+        let rc = address.bytes.withUnsafeBytes { raw in
+            connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
-        return id
+        if rc == 0 { return .connected }
+        let code = cepoll_errno()
+        return code == EINPROGRESS || code == EINTR ? .inProgress : .failed(code)
+    }
+
+    /// The outcome of a `connect` in progress, once the socket is writable: `0` or its `errno`.
+    func finishConnect() -> Int32 {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = cepoll_errno() }
+        return code
+    }
+
+    /// The connection is made: requests go out as soon as they are written (`TCP_NODELAY`).
+    func didConnect() {
+        connecting = false
+        _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
+    }
+
+    /// Reads what the socket holds into `buffer`.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .endOfInput }
+            let code = cepoll_errno()
+            if code == EINTR { continue }
+            return code == EAGAIN || code == EWOULDBLOCK ? .wouldBlock : .failed
+        }
+    }
+
+    /// Writes as much pending output as the socket takes; `false` when the peer is gone.
+    func flush() -> Bool {
+        SocketWrite.flush(fd, &output, &outputOffset).0 != .failed
+    }
+
+    /// Whether a parked connection can still carry a request: nothing readable on it. The
+    /// server may have closed it (end of input), reset it, or sent bytes nobody asked for; each
+    /// means a request written now would be lost. One `recv` that peeks and never blocks.
+    func isReusable() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if n >= 0 { return false }
+            let code = cepoll_errno()
+            if code == EINTR { continue }
+            return code == EAGAIN || code == EWOULDBLOCK
+        }
     }
 }

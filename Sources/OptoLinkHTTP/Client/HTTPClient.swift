@@ -15,7 +15,9 @@ import Synchronization
 /// (tasks may also run on the loop threads themselves: ``taskExecutors``);
 /// ``shutdown()`` fails what is pending with ``HTTPClientError/shutDown`` and closes every socket.
 /// Plain `http://` only (no TLS). Requests to one pool are answered in order per connection; a
-/// connection carries one request at a time (no pipelining). See `docs/LINUX.md`.
+/// connection carries one request at a time (no pipelining). A parked connection is probed before
+/// it carries a request, so one the server closed is replaced, not failed; a request that was
+/// written is never sent again (its caller decides). See `docs/LINUX.md`.
 public final class HTTPClient: Sendable {
     /// How connections are shared between requests.
     public enum PoolMode: String, Sendable, Equatable, CaseIterable {

@@ -47,44 +47,40 @@ public struct HTTPRequestParser: Sendable {
         case failure(HTTPParseError)
     }
 
-    private enum Framing: Sendable {
-        case length(Int)
-        case chunked(ChunkedBodyDecoder)
-    }
+    private typealias Framer = HTTPMessageFramer<HTTPParseError>
 
     private struct Head: Sendable {
         var request: HTTPRequest
         var keepAlive: Bool
-        var framing: Framing
+        var framing: Framer.BodyFraming
         var expectsContinue: Bool
     }
 
     /// The limits this parser enforces.
     public let limits: Limits
-    private var input = HTTPInputBuffer()
+    private var framer: Framer
+    /// The request whose head was parsed and whose body is still arriving.
     private var pendingBody: Head?
     private var failure: HTTPParseError?
 
     /// A parser with empty buffers.
     public init(limits: Limits = Limits()) {
         self.limits = limits
+        framer = HTTPMessageFramer(maxHeaderBytes: limits.maxHeaderBytes, maxBodyBytes: limits.maxBodyBytes)
     }
 
     /// Bytes received but not yet returned as part of a request.
-    public var bufferedByteCount: Int { input.unreadCount }
+    public var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no partial request is buffered (the connection is between requests).
-    public var isIdle: Bool { pendingBody == nil && input.unreadCount == 0 }
+    public var isIdle: Bool { pendingBody == nil && framer.isIdle }
 
     /// `true` when the request in progress sent `Expect: 100-continue` and its body has not fully
     /// arrived: the server should send `100 Continue` (then call ``continueSent()``) so the client
     /// does not wait for its own timeout before sending the body (RFC 9110 §10.1.1).
     public var isAwaitingContinue: Bool {
         guard let pending = pendingBody, pending.expectsContinue else { return false }
-        switch pending.framing {
-        case .length(let length): return bufferedByteCount < length
-        case .chunked(let decoder): return !decoder.isDone && bufferedByteCount == 0
-        }
+        return framer.awaitsBodyBytes
     }
 
     /// Records that `100 Continue` was sent for the request in progress.
@@ -94,31 +90,23 @@ public struct HTTPRequestParser: Sendable {
 
     /// Appends received bytes; call ``next()`` until it returns `nil` to take out what is complete.
     public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        input.append(bytes)
+        framer.append(bytes)
     }
 
     /// The next complete request or the parse failure, or `nil` when more bytes are needed.
     public mutating func next() -> Output? {
         if let failure { return .failure(failure) }
         if pendingBody != nil { return nextBody() }
-        skipEmptyLines()
-        guard input.unreadCount > 0 else { return nil }
-        let headEnd: Int
-        switch input.scanHead() {
-        case .end(let end): headEnd = end
-        case .needMore: return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
-        case .bareLineBreak(let inFirstLine): return fail(inFirstLine ? .malformedRequestLine : .malformedHeader)
-        }
-        if headEnd - input.readIndex > limits.maxHeaderBytes { return fail(.headersTooLarge) }
-        let parsed = input.bytes.withUnsafeBufferPointer {
-            Self.parseHead($0, from: input.readIndex, to: headEnd, limits: limits)
-        }
-        switch parsed {
-        case .failure(let error):
-            return fail(error)
-        case .success(let head):
-            input.consume(to: headEnd)
+        framer.skipEmptyLines()
+        guard framer.bufferedByteCount > 0 else { return nil }
+        let limits = self.limits
+        switch framer.nextHead({ Self.parseHead($0, from: $1, to: $2, limits: limits) })
+        {
+        case .needMore: return nil
+        case .failure(let error): return fail(error)
+        case .head(let head):
             if case .length(0) = head.framing { return .request(head.request, keepAlive: head.keepAlive) }
+            framer.beginBody(head.framing)
             pendingBody = head
             return nextBody()
         }
@@ -126,39 +114,19 @@ public struct HTTPRequestParser: Sendable {
 
     /// Completes the body of the request whose head was parsed, or `nil` when more bytes are needed.
     private mutating func nextBody() -> Output? {
-        guard var pending = pendingBody else { return nil }
-        switch pending.framing {
-        case .length(let length):
-            guard bufferedByteCount >= length else { return nil }
-            pending.request.body = input.take(length)
-        case .chunked(var decoder):
-            // One owner of the decoder, so appending to its body never copies it.
-            pendingBody = nil
-            pending.framing = .length(0)
-            switch input.decode(&decoder) {
-            case .needMore:
-                pending.framing = .chunked(decoder)
-                pendingBody = pending
-                return nil
-            case .failed(.bodyTooLarge): return fail(.bodyTooLarge)
-            case .failed(.trailersTooLarge): return fail(.headersTooLarge)
-            case .failed(.malformed): return fail(.malformedChunkedBody)
-            case .done: pending.request.body = decoder.body
-            }
+        switch framer.nextBody() {
+        case .needMore: return nil
+        case .failure(let error): return fail(error)
+        case .complete(let body, _):
+            guard var pending = pendingBody.take() else { return nil }
+            pending.request.body = body
+            return .request(pending.request, keepAlive: pending.keepAlive)
         }
-        pendingBody = nil
-        return .request(pending.request, keepAlive: pending.keepAlive)
     }
 
     private mutating func fail(_ error: HTTPParseError) -> Output {
         failure = error
         return .failure(error)
-    }
-
-    private mutating func skipEmptyLines() {
-        var index = input.readIndex
-        while input.bytes.count - index >= 2, input.bytes[index] == .cr, input.bytes[index + 1] == .lf { index += 2 }
-        if index != input.readIndex { input.consume(to: index) }
     }
 
     // MARK: - Head
@@ -177,18 +145,17 @@ public struct HTTPRequestParser: Sendable {
         }
         for i in (sp1 + 1)..<sp2 where p[i] <= 0x20 || p[i] == 0x7F { return .failure(.malformedRequestLine) }
         let isHTTP11: Bool
-        switch versionKind(p, sp2 + 1, lineEnd) {
+        switch Framer.version(p, from: sp2 + 1, to: lineEnd) {
         case .http10: isHTTP11 = false
         case .http11: isHTTP11 = true
-        case .otherHTTP: return .failure(.unsupportedVersion)
+        case .other: return .failure(.unsupportedVersion)
         case .invalid: return .failure(.malformedRequestLine)
         }
 
         let head: HTTPHeadFields
-        switch HTTPHeadFields.parse(p, from: lineEnd + 2, to: end) {
+        switch Framer.fields(p, from: lineEnd + 2, to: end) {
         case .success(let parsed): head = parsed
-        case .failure(.malformedHeader): return .failure(.malformedHeader)
-        case .failure(.invalidContentLength): return .failure(.invalidContentLength)
+        case .failure(let error): return .failure(error)
         }
         let contentLength = head.contentLength
         let codings = head.codings
@@ -236,15 +203,10 @@ public struct HTTPRequestParser: Sendable {
             method: String(decoding: method, as: UTF8.self), target: target,
             version: isHTTP11 ? "HTTP/1.1" : "HTTP/1.0", headers: HTTPHeaders(fields)
         )
-        let keepAlive = !head.connectionClose && (isHTTP11 || head.connectionKeepAlive)
         return .success(
             Head(
-                request: request, keepAlive: keepAlive,
-                framing: chunked
-                    ? .chunked(
-                        ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
-                    : .length(length),
-                expectsContinue: head.expectsContinue && isHTTP11))
+                request: request, keepAlive: Framer.persists(isHTTP11: isHTTP11, fields: head),
+                framing: chunked ? .chunked : .length(length), expectsContinue: head.expectsContinue && isHTTP11))
     }
 
     /// An `http://` or `https://` absolute-form target (RFC 9112 §3.2.2) split into its authority
@@ -273,19 +235,5 @@ public struct HTTPRequestParser: Sendable {
             valid ? String(decoding: authority, as: UTF8.self) : nil,
             rest.hasPrefix("/") ? rest : "/" + rest
         )
-    }
-
-    private enum VersionKind { case http10, http11, otherHTTP, invalid }
-
-    private static func versionKind(_ p: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) -> VersionKind {
-        guard to - from == 8, HTTPBytes.equals(UnsafeBufferPointer(rebasing: p[from..<(from + 5)]), "HTTP/"),
-            HTTPBytes.isDigit(p[from + 5]), p[from + 6] == .dot, HTTPBytes.isDigit(p[from + 7])
-        else { return .invalid }
-        guard p[from + 5] == UInt8(ascii: "1") else { return .otherHTTP }
-        switch p[from + 7] {
-        case UInt8(ascii: "0"): return .http10
-        case UInt8(ascii: "1"): return .http11
-        default: return .otherHTTP
-        }
     }
 }

@@ -97,21 +97,18 @@ public struct HTTPResponseParser: Sendable {
         case failure(HTTPResponseParseError)
     }
 
-    private enum Framing: Sendable {
-        case length(Int)
-        case chunked(ChunkedBodyDecoder)
-        case untilClose
-    }
+    private typealias Framer = HTTPMessageFramer<HTTPResponseParseError>
 
     private struct Pending: Sendable {
         var response: HTTPClientResponse
         var keepAlive: Bool
-        var framing: Framing
+        var framing: Framer.BodyFraming
     }
 
     /// The limits this parser enforces.
     public let limits: Limits
-    private var input = HTTPInputBuffer()
+    private var framer: Framer
+    /// The response whose head was parsed and whose body is still arriving.
     private var pending: Pending?
     private var failure: HTTPResponseParseError?
     private var headRequest = false
@@ -120,13 +117,14 @@ public struct HTTPResponseParser: Sendable {
     /// A parser with empty buffers, expecting no response until ``expectResponse(toHEAD:)``.
     public init(limits: Limits = Limits()) {
         self.limits = limits
+        framer = HTTPMessageFramer(maxHeaderBytes: limits.maxHeaderBytes, maxBodyBytes: limits.maxBodyBytes)
     }
 
     /// Bytes received and not yet returned.
-    public var bufferedByteCount: Int { input.unreadCount }
+    public var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no byte of a response is buffered (between responses).
-    public var isIdle: Bool { pending == nil && input.unreadCount == 0 }
+    public var isIdle: Bool { pending == nil && framer.isIdle }
 
     /// Arms the parser for the response to the request just sent; `toHEAD` means it has no body.
     public mutating func expectResponse(toHEAD: Bool) {
@@ -136,31 +134,26 @@ public struct HTTPResponseParser: Sendable {
 
     /// Appends received bytes; call ``next()`` until it returns `nil`.
     public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        input.append(bytes)
+        framer.append(bytes)
     }
 
     /// The next interim or final response, a failure, or `nil` when more bytes are needed.
     public mutating func next() -> Output? {
         if let failure { return .failure(failure) }
         if pending != nil { return nextBody() }
-        guard input.unreadCount > 0 else { return nil }
+        guard framer.bufferedByteCount > 0 else { return nil }
         guard awaiting else { return fail(.unsolicited) }
-        guard Self.mayStartStatusLine(input) else { return fail(.malformedStatusLine) }
-        let headEnd: Int
-        switch input.scanHead() {
-        case .end(let end): headEnd = end
-        case .needMore: return bufferedByteCount > limits.maxHeaderBytes ? fail(.headersTooLarge) : nil
-        case .bareLineBreak(let inFirstLine): return fail(inFirstLine ? .malformedStatusLine : .malformedHeader)
+        // Anything that cannot begin a status line (garbage, another protocol) fails at once
+        // rather than when the request's deadline passes.
+        guard framer.unreadMayStart(with: "HTTP/1.") else { return fail(.malformedStatusLine) }
+        let (headRequest, limits) = (self.headRequest, self.limits)
+        let progress = framer.nextHead {
+            Self.parseHead($0, from: $1, to: $2, headRequest: headRequest, limits: limits)
         }
-        if headEnd - input.readIndex > limits.maxHeaderBytes { return fail(.headersTooLarge) }
-        let parsed = input.bytes.withUnsafeBufferPointer {
-            Self.parseHead($0, from: input.readIndex, to: headEnd, headRequest: headRequest, limits: limits)
-        }
-        switch parsed {
-        case .failure(let error):
-            return fail(error)
-        case .success(let head):
-            input.consume(to: headEnd)
+        switch progress {
+        case .needMore: return nil
+        case .failure(let error): return fail(error)
+        case .head(let head):
             if head.response.status < 200 {
                 return .informational(status: head.response.status, headers: head.response.headers)
             }
@@ -168,6 +161,7 @@ public struct HTTPResponseParser: Sendable {
                 awaiting = false
                 return .response(head.response, keepAlive: head.keepAlive)
             }
+            framer.beginBody(head.framing)
             pending = head
             return nextBody()
         }
@@ -177,46 +171,26 @@ public struct HTTPResponseParser: Sendable {
     /// ``HTTPResponseParseError/truncated`` when a response was in progress; `nil` when idle.
     public mutating func finish() -> Output? {
         if let failure { return .failure(failure) }
-        if let done = pending, case .untilClose = done.framing {
-            var response = done.response
-            response.body = input.take(input.unreadCount)
-            pending = nil
+        if pending != nil, let body = framer.finishAtClose(), var response = pending.take()?.response {
+            response.body = body
             awaiting = false
             return .response(response, keepAlive: false)
         }
-        if pending != nil || input.unreadCount > 0 { return fail(.truncated) }
+        if pending != nil || framer.bufferedByteCount > 0 { return fail(.truncated) }
         return nil
     }
 
     private mutating func nextBody() -> Output? {
-        guard var current = pending else { return nil }
-        switch current.framing {
-        case .untilClose:
-            if bufferedByteCount > limits.maxBodyBytes { return fail(.bodyTooLarge) }
-            return nil
-        case .length(let length):
-            guard bufferedByteCount >= length else { return nil }
-            current.response.body = input.take(length)
-        case .chunked(var decoder):
-            // One owner of the decoder, so appending to its body never copies it.
-            pending = nil
-            current.framing = .length(0)
-            switch input.decode(&decoder) {
-            case .needMore:
-                current.framing = .chunked(decoder)
-                pending = current
-                return nil
-            case .failed(.bodyTooLarge): return fail(.bodyTooLarge)
-            case .failed(.trailersTooLarge): return fail(.headersTooLarge)
-            case .failed(.malformed): return fail(.malformedChunkedBody)
-            case .done:
-                current.response.body = decoder.body
-                current.response.trailers = HTTPHeaders(decoder.trailers)
-            }
+        switch framer.nextBody() {
+        case .needMore: return nil
+        case .failure(let error): return fail(error)
+        case .complete(let body, let trailers):
+            guard var current = pending.take() else { return nil }
+            current.response.body = body
+            if case .chunked = current.framing { current.response.trailers = HTTPHeaders(trailers) }
+            awaiting = false
+            return .response(current.response, keepAlive: current.keepAlive)
         }
-        pending = nil
-        awaiting = false
-        return .response(current.response, keepAlive: current.keepAlive)
     }
 
     private mutating func fail(_ error: HTTPResponseParseError) -> Output {
@@ -226,50 +200,38 @@ public struct HTTPResponseParser: Sendable {
 
     // MARK: - Head
 
-    /// Whether the unread bytes can still begin `HTTP/1.`: anything else (garbage, another
-    /// protocol) fails at once rather than when the request's deadline passes.
-    private static func mayStartStatusLine(_ input: HTTPInputBuffer) -> Bool {
-        let prefix: StaticString = "HTTP/1."
-        let count = Swift.min(input.unreadCount, prefix.utf8CodeUnitCount)
-        return prefix.withUTF8Buffer { expected in
-            (0..<count).allSatisfy { input.bytes[input.readIndex + $0] == expected[$0] }
-        }
-    }
-
     private static func parseHead(
         _ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, headRequest: Bool, limits: Limits
     ) -> Result<Pending, HTTPResponseParseError> {
         // Status line: HTTP-version SP 3DIGIT SP [reason] CRLF (a missing SP before an empty reason is tolerated).
         let lineEnd = HTTPBytes.lineEnd(p, from: start)
-        guard lineEnd - start >= 12, HTTPBytes.equals(UnsafeBufferPointer(rebasing: p[start..<(start + 7)]), "HTTP/1."),
-            p[start + 7] == UInt8(ascii: "0") || p[start + 7] == UInt8(ascii: "1"), p[start + 8] == .space,
+        let version = lineEnd - start >= 12 ? Framer.version(p, from: start, to: start + 8) : .invalid
+        guard version == .http10 || version == .http11, p[start + 8] == .space,
             HTTPBytes.isDigit(p[start + 9]), HTTPBytes.isDigit(p[start + 10]), HTTPBytes.isDigit(p[start + 11]),
             lineEnd == start + 12 || p[start + 12] == .space
         else { return .failure(.malformedStatusLine) }
         for i in (start + 12)..<lineEnd where p[i] < 0x20 && p[i] != .tab || p[i] == 0x7F {
             return .failure(.malformedStatusLine)
         }
-        let isHTTP11 = p[start + 7] == UInt8(ascii: "1")
+        let isHTTP11 = version == .http11
         let status = Int(p[start + 9] - 0x30) * 100 + Int(p[start + 10] - 0x30) * 10 + Int(p[start + 11] - 0x30)
         guard status >= 100 else { return .failure(.malformedStatusLine) }
 
         let head: HTTPHeadFields
-        switch HTTPHeadFields.parse(p, from: lineEnd + 2, to: end) {
+        switch Framer.fields(p, from: lineEnd + 2, to: end) {
         case .success(let parsed): head = parsed
-        case .failure(.malformedHeader): return .failure(.malformedHeader)
-        case .failure(.invalidContentLength): return .failure(.invalidContentLength)
+        case .failure(let error): return .failure(error)
         }
         let contentLength = head.contentLength
         let codings = head.codings
-        var keepAlive = !head.connectionClose && (isHTTP11 || head.connectionKeepAlive)
-        let framing: Framing
+        var keepAlive = Framer.persists(isHTTP11: isHTTP11, fields: head)
+        let framing: Framer.BodyFraming
         if headRequest || status < 200 || status == 204 || status == 304 {
             framing = .length(0)
         } else if codings.present {
             guard codings.verdict == .chunkedOnly else { return .failure(.unsupportedTransferEncoding) }
             if contentLength != nil { keepAlive = false }  // both framings: trust chunked, then close (RFC 9112 §6.3)
-            framing = .chunked(
-                ChunkedBodyDecoder(maxBodyBytes: limits.maxBodyBytes, maxTrailerBytes: limits.maxHeaderBytes))
+            framing = .chunked
         } else if let contentLength {
             guard contentLength <= limits.maxBodyBytes else { return .failure(.bodyTooLarge) }
             framing = .length(contentLength)

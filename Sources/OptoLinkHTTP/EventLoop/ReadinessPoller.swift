@@ -9,7 +9,7 @@ struct IOEvents: OptionSet, Sendable {
     static let failed = IOEvents(rawValue: 4)
 }
 
-/// A readiness-notification mechanism one ``EventLoop`` drives from its own thread.
+/// A readiness-notification mechanism one loop (``ServerLoop`` or ``ClientLoop``) drives from its own thread.
 ///
 /// Level-triggered: a socket stays reported while it is ready. Registrations carry a 64-bit token
 /// handed back with each readiness event. Implementations: ``EpollPoller`` (Linux) and

@@ -107,7 +107,7 @@ public final class HTTPServer: Sendable {
 
             let shared = ServerShared(loopCount: configuration.loopCount)
             var descriptors: [Int32] = []
-            var setups: [EventLoopSetup] = []
+            var setups: [ServerLoopSetup] = []
             do {
                 var boundPort = configuration.port
                 if configuration.loopCount > 1, boundPort != 0 {
@@ -124,7 +124,7 @@ public final class HTTPServer: Sendable {
                     let waker = try Waker.open(portable: portable)
                     for fd in waker.descriptors { descriptors.append(shared.track(fd)) }
                     setups.append(
-                        EventLoopSetup(
+                        ServerLoopSetup(
                             pollerFD: pollerFD, waker: waker, listenFD: listener.fd, configuration: configuration,
                             handler: handler, errorRenderer: errorRenderer, shared: shared,
                             counters: shared.loops[index]))
@@ -184,14 +184,14 @@ public final class HTTPServer: Sendable {
     }
 
     /// Runs one loop on the calling thread with the backend chosen at start, until it drains.
-    private static func runLoop(_ setup: EventLoopSetup, backend: EventLoopBackend) {
+    private static func runLoop(_ setup: ServerLoopSetup, backend: EventLoopBackend) {
         switch backend {
         case .epoll:
             #if os(Linux)
-                EventLoop(setup, poller: EpollPoller(epollFD: setup.pollerFD)).run()
+                ServerLoop(setup, poller: EpollPoller(epollFD: setup.pollerFD)).run()
             #endif
         case .poll:
-            EventLoop(setup, poller: PollPoller()).run()
+            ServerLoop(setup, poller: PollPoller()).run()
         }
     }
 

@@ -14,23 +14,6 @@ import Testing
 struct HTTPClientTests {
     static let backends = EventLoopBackend.allCases.filter(\.isAvailable)
 
-    private func withClient<T>(
-        _ backend: EventLoopBackend, _ configuration: HTTPClient.Configuration = .init(),
-        _ body: (HTTPClient) async throws -> T
-    ) async throws -> T {
-        var configuration = configuration
-        configuration.eventLoopBackend = backend
-        let client = try HTTPClient(configuration: configuration)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
-    }
-
     private func get(_ port: Int, _ target: String = "/", partition: String? = nil) -> HTTPClientRequest {
         HTTPClientRequest(method: "GET", host: "127.0.0.1", port: port, target: target, partition: partition)
     }

@@ -8,7 +8,7 @@ import Synchronization
 #endif
 
 /// What a loop thread needs to start; all of it crosses from ``HTTPServer/start()`` to the thread.
-struct EventLoopSetup: Sendable {
+struct ServerLoopSetup: Sendable {
     /// The backend's own descriptor (an epoll set), or -1 when it has none (`poll`).
     var pollerFD: Int32
     var waker: Waker
@@ -20,14 +20,14 @@ struct EventLoopSetup: Sendable {
     var counters: LoopCounters
 }
 
-/// One event loop on its own thread: accepts on its listener, reads, parses, calls the handler,
+/// The server's event loop, one per thread: accepts on its listener, reads, parses, calls the handler,
 /// writes, and runs its timers (delayed responses, idle/slow-client timeouts, shutdown bound).
 ///
 /// Generic over its readiness backend (``EpollPoller`` on Linux, ``PollPoller`` anywhere), so
 /// each backend's calls compile to direct calls. Everything here is touched only by the loop's
 /// thread. Other threads reach it through the ``Waker`` and ``ServerShared`` (atomics), never
 /// through this object.
-final class EventLoop<Poller: ReadinessPoller> {
+final class ServerLoop<Poller: ReadinessPoller> {
     private enum Timer {
         case connection(UInt64)
         case delayedResponse(UInt64)
@@ -54,7 +54,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     private let requestTimeout: UInt64
     private let lingerTimeout: UInt64
 
-    private var connections: [Connection?] = []
+    private var connections: [ServerConnection?] = []
     private var openCount = 0
     private var generation: UInt64 = 0
     private var timers = TimerHeap<Timer>()
@@ -64,7 +64,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     private var dateHeader = HTTPDateHeader()
     private let readBuffer: UnsafeMutableRawBufferPointer
 
-    init(_ setup: EventLoopSetup, poller: Poller) {
+    init(_ setup: ServerLoopSetup, poller: Poller) {
         self.poller = poller
         waker = setup.waker
         listenFD = setup.listenFD
@@ -166,7 +166,7 @@ final class EventLoop<Poller: ReadinessPoller> {
             let id = shared.nextConnectionId.wrappingAdd(1, ordering: .relaxed).newValue
             generation = (generation &+ 1) & 0x7FFF_FFFF
             let token = (generation << 32) | UInt64(UInt32(fd))
-            let connection = Connection(
+            let connection = ServerConnection(
                 fd: fd, token: token,
                 info: HTTPConnectionInfo(peerAddress: peer.address, peerPort: peer.port, connectionId: id),
                 limits: configuration.limits, interest: .readable, now: now)
@@ -198,8 +198,8 @@ final class EventLoop<Poller: ReadinessPoller> {
     ///
     /// - Returns: `false` when no connection of this loop can be taken (the new one is refused).
     private func reclaimConnection() -> Bool {
-        var idle: Connection?
-        var stalled: Connection?
+        var idle: ServerConnection?
+        var stalled: ServerConnection?
         // Ties (bytes read in the same loop iteration) go to the connection accepted first.
         for case let connection? in connections where !connection.lingering {
             let id = connection.info.connectionId
@@ -235,7 +235,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     }
 
     /// Reads and drops whatever the client has sent that the loop has not read yet (at most 1 MiB).
-    private func discardUnreadInput(_ connection: Connection) {
+    private func discardUnreadInput(_ connection: ServerConnection) {
         guard !connection.closed else { return }
         for _ in 0..<16 {
             let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
@@ -253,7 +253,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         timers.schedule(at: now + 100_000_000, .resumeAccepting)
     }
 
-    private func readAvailable(_ connection: Connection) {
+    private func readAvailable(_ connection: ServerConnection) {
         var reads = 0
         while reads < 4 {
             let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
@@ -283,7 +283,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         drive(connection)
     }
 
-    private func writeAndContinue(_ connection: Connection) {
+    private func writeAndContinue(_ connection: ServerConnection) {
         flush(connection)
         guard !connection.closed, connection.pendingOutputCount < Self.outputHighWater else { return }
         drive(connection)
@@ -291,7 +291,7 @@ final class EventLoop<Poller: ReadinessPoller> {
 
     /// Answers buffered requests and writes, repeating while back-pressure was the only thing
     /// that stopped parsing and the socket has since taken the output.
-    private func drive(_ connection: Connection) {
+    private func drive(_ connection: ServerConnection) {
         while true {
             let blockedByOutput = processRequests(connection)
             if connection.closed { return }
@@ -309,7 +309,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     ///
     /// - Returns: `true` when it stopped only because too much output was waiting.
     @discardableResult
-    private func processRequests(_ connection: Connection) -> Bool {
+    private func processRequests(_ connection: ServerConnection) -> Bool {
         var needsInput = false
         while connection.delayed == nil, !connection.closeAfterWrite, !connection.lingering,
             connection.pendingOutputCount < Self.outputHighWater
@@ -362,7 +362,7 @@ final class EventLoop<Poller: ReadinessPoller> {
 
     private func enqueue(
         _ response: HTTPResponse, persistence: HTTPResponseSerializer.Persistence, omitBody: Bool,
-        on connection: Connection
+        on connection: ServerConnection
     ) {
         let persistence = draining ? .close : persistence
         if !connection.hasPendingOutput { connection.lastWriteProgress = now }
@@ -372,7 +372,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         if persistence == .close { connection.closeAfterWrite = true }
     }
 
-    private func respondWithError(status: Int, parseError: HTTPParseError?, on connection: Connection) {
+    private func respondWithError(status: Int, parseError: HTTPParseError?, on connection: ServerConnection) {
         var response = errorRenderer(
             HTTPServerErrorContext(status: status, parseError: parseError, connection: connection.info))
         response.status = status
@@ -383,7 +383,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     // MARK: - Writing and closing
 
     /// Writes as much pending output as the socket takes; closes or lingers when done and closing.
-    private func flush(_ connection: Connection) {
+    private func flush(_ connection: ServerConnection) {
         let (outcome, wrote) = SocketWrite.flush(connection.fd, &connection.output, &connection.outputOffset)
         if wrote { connection.lastWriteProgress = now }
         switch outcome {
@@ -409,7 +409,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     }
 
     /// Re-registers the interest the connection's state calls for, and makes sure a timer covers it.
-    private func settle(_ connection: Connection) {
+    private func settle(_ connection: ServerConnection) {
         var wanted: IOEvents = []
         if connection.lingering {
             wanted = .readable
@@ -429,14 +429,14 @@ final class EventLoop<Poller: ReadinessPoller> {
     }
 
     /// Aborts with a TCP reset (SO_LINGER 0 then close): the client sees ECONNRESET.
-    private func reset(_ connection: Connection) {
+    private func reset(_ connection: ServerConnection) {
         counters.resets.wrappingAdd(1, ordering: .relaxed)
         _ = cepoll_set_linger_zero(connection.fd)
         close(connection)
     }
 
     /// Closes the descriptor exactly once and forgets the connection.
-    private func close(_ connection: Connection) {
+    private func close(_ connection: ServerConnection) {
         guard !connection.closed else { return }
         connection.closed = true
         connections[Int(connection.fd)] = nil
@@ -449,7 +449,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     // MARK: - Timers
 
     /// When this connection next needs attention: linger end, write stall, slow request, or idle timeout.
-    private func deadline(of connection: Connection) -> UInt64 {
+    private func deadline(of connection: ServerConnection) -> UInt64 {
         if connection.lingering { return connection.lingerDeadline }
         if connection.hasPendingOutput { return connection.lastWriteProgress &+ requestTimeout }
         if connection.delayed != nil { return .max }
@@ -465,7 +465,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     /// "request in progress" (deadline: first byte + request timeout) never needs an earlier
     /// entry: the common keep-alive cycle pushes nothing, and the heap holds about one entry per
     /// connection instead of one per request.
-    private func armTimer(_ connection: Connection) {
+    private func armTimer(_ connection: ServerConnection) {
         let due = min(deadline(of: connection), now &+ requestTimeout)
         if due < connection.scheduledDeadline {
             connection.scheduledDeadline = due
@@ -473,7 +473,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         }
     }
 
-    private func connection(for token: UInt64) -> Connection? {
+    private func connection(for token: UInt64) -> ServerConnection? {
         let fd = Int(token & 0xFFFF_FFFF)
         guard fd < connections.count, let connection = connections[fd], connection.token == token else { return nil }
         return connection
@@ -514,7 +514,7 @@ final class EventLoop<Poller: ReadinessPoller> {
         }
     }
 
-    private func timeOut(_ connection: Connection) {
+    private func timeOut(_ connection: ServerConnection) {
         if connection.lingering {
             close(connection)
         } else if connection.hasPendingOutput {
@@ -535,7 +535,7 @@ final class EventLoop<Poller: ReadinessPoller> {
     /// The one 408 path: a request that did not arrive in time is answered through the error
     /// renderer (`Connection: close`) and written at once; used by the request timeout and by a
     /// reclaim at the connection cap.
-    private func answerRequestTimeout(_ connection: Connection) {
+    private func answerRequestTimeout(_ connection: ServerConnection) {
         counters.recordBadRequest(status: 408)
         connection.requestStart = nil
         respondWithError(status: 408, parseError: nil, on: connection)

@@ -1,5 +1,5 @@
-/// One accepted TCP connection, owned by exactly one event loop (never shared across threads).
-final class Connection {
+/// One accepted TCP connection, owned by exactly one server loop (never shared across threads).
+final class ServerConnection {
     /// A response the handler asked to send later (``HTTPHandlerResult/respondAfter(_:delay:)``).
     struct DelayedResponse {
         var response: HTTPResponse
