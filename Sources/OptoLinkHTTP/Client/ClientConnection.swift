@@ -39,11 +39,14 @@ final class ClientConnection {
     var hasPendingOutput: Bool { outputOffset < output.count }
 }
 
-/// Which pool a request belongs to: one per host and port, and per partition in the per-partition mode.
+/// Which pool a request belongs to: one per host, port and source address, and per partition
+/// in the per-partition mode.
 struct ClientPoolKey: Hashable, Sendable {
     var host: String
     var port: Int
     var partition: String?
+    /// The local address its connections bind to (``HTTPClientRequest/sourceAddress``).
+    var source: String? = nil
 }
 
 /// The connections of one pool on one loop, and the requests waiting for one of them.

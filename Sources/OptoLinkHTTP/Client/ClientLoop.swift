@@ -235,7 +235,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
             return
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
-        let key = ClientPoolKey(host: request.host, port: request.port, partition: partition)
+        let key = ClientPoolKey(
+            host: request.host, port: request.port, partition: partition, source: request.sourceAddress)
         jobs[call.id] = Job(call: call, request: consume request, addresses: addresses, key: key)
         timers.schedule(at: deadline, .deadline(call.id))
         dispatch(call.id, key: key)
@@ -294,6 +295,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
         connections[Int(fd)] = connection
         connection.callId = id
         jobs.modifyValue(forKey: id) { $0.connection = token }
+        if let source = key.source, let code = HTTPSourceAddress.bind(fd, to: source) {
+            failAndClose(connection, .cannotConnect(errno: code))  // every address would fail alike
+            return
+        }
         let rc = address.bytes.withUnsafeBytes { raw in
             connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
@@ -313,6 +318,9 @@ final class ClientLoop<Poller: ReadinessPoller> {
     /// A connection that could not be made: its request, not sent yet, tries the host's next
     /// address on a fresh socket in the same pool slot, or fails when none is left.
     private func connectFailed(_ connection: ClientConnection, errno code: Int32) {
+        if let id = connection.callId, let job = jobs[id] {
+            job.addresses[job.addressIndex].health.connectFailed(at: now)
+        }
         if let id = connection.callId, var job = jobs[id], job.addressIndex + 1 < job.addresses.count {
             job.addressIndex += 1
             job.connection = nil
@@ -327,6 +335,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     }
 
     private func connected(_ connection: ClientConnection) {
+        if let id = connection.callId, let job = jobs[id] { job.addresses[job.addressIndex].health.connected() }
         _ = cepoll_enable_option(connection.fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
         connection.phase = .busy
         guard let id = connection.callId, let request = jobs.modifyValue(forKey: id, { $0.request.take() }) ?? nil
