@@ -33,6 +33,10 @@ enum BackendProbe {
         case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
         case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
         case NSURLErrorNotConnectedToInternet: return "no network"
+        case NSURLErrorBadURL:
+            // FoundationNetworking refuses IPv6 literals (only [::1] is sent, as localhost).
+            return "URLSession on Linux cannot send to an IPv6 literal other than [::1] "
+                + "(swift-corelibs-foundation issue 5496); use a host name, or --transport native (URL error -1000)"
         case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
             NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid,
             NSURLErrorServerCertificateHasUnknownRoot:
