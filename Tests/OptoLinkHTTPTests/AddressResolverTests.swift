@@ -15,7 +15,7 @@ import Testing
 struct AddressResolverTests {
     private func text(_ address: ClientAddress) -> String {
         var storage = sockaddr_storage()
-        _ = address.bytes.withUnsafeBytes { raw in memcpy(&storage, raw.baseAddress, raw.count) }
+        withUnsafeMutableBytes(of: &storage) { $0.copyBytes(from: address.bytes) }
         return ListeningSocket.describe(storage).address
     }
 
