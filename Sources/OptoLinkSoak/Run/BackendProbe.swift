@@ -30,7 +30,8 @@ enum BackendProbe {
             return
                 "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
         case NSURLErrorCannotConnectToHost: return "connection refused (nothing listens there)"
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
+            return "host not found (its name does not resolve here; fix the host in --base-url)"
         case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
         case NSURLErrorNotConnectedToInternet: return "no network"
         case NSURLErrorBadURL:
