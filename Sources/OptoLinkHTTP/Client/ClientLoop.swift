@@ -269,6 +269,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
         guard let job = jobs.removeValue(forKey: id) else { return }
         job.call.finish(.failure(error))
         if let token = job.connection, let connection = connection(for: token) {
+            // An address that let the deadline pass without accepting has stopped answering.
+            if connection.phase == .connecting, error == .timedOut {
+                job.addresses[job.addressIndex].health.connectFailed(at: now)
+            }
             connection.callId = nil
             closeConnection(connection)
         }
