@@ -64,7 +64,13 @@ final class AddressResolver: Sendable {
         let key = HostPort(host: host, port: port)
         let now = cepoll_monotonic_ns()
         let cached = entries.withLock { entries -> [ClientAddress]? in
-            guard var entry = entries[key], entry.expires > now else { return nil }
+            guard var entry = entries[key] else { return nil }
+            guard entry.expires > now else {
+                // This request resolves it again; those arriving meanwhile keep the last answer.
+                entry.expires = now &+ ttl
+                entries[key] = entry
+                return nil
+            }
             guard entry.addresses.count > 1 else { return entry.addresses }
             let start = entry.next % entry.addresses.count
             entry.next = start + 1

@@ -67,7 +67,6 @@ enum SourceAddressCheck {
         } catch {
             throw SoakProfileError(message: "--local-ips: the HTTP client for the check did not start: \(error)")
         }
-        defer { Task { await client.shutdown() } }
         let prefix = base.hasSuffix("/") ? String(base.dropLast()) : base
         var seen: [String: String] = [:]
         for address in addresses {
@@ -77,6 +76,7 @@ enum SourceAddressCheck {
             do {
                 response = try await client.execute(request, timeout: .seconds(5))
             } catch {
+                await client.shutdown()
                 throw SoakProfileError(message: "--local-ips: \(address): \(describe(error, host: host))")
             }
             let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
