@@ -10,9 +10,11 @@
 # as attempts.csv; and as many distinct $remote_addr among them as the plan's source addresses.
 #
 # Usage: Tests/Scripts/check_nginx.sh [--scheme http|https] [--profile FILE] [--local-ips LIST]
-#                                     [--out DIR] BINARY
+#                                     [--dual-stack] [--out DIR] BINARY
 #   --scheme https  nginx terminates TLS with a certificate from a throwaway CA (openssl CLI) and
 #                   the run trusts it with --cacert (needs the native transport's TLS)
+#   --dual-stack    nginx listens on [::1] too and the run goes to localhost, so a LIST mixing
+#                   IPv4 and IPv6 (e.g. ::1,127.0.0.2-127.0.0.201) reaches it from both families
 #   --out DIR       keep the report, nginx's logs and config there (default: a temp dir, removed)
 # Everything lives in its own temp directory: its own nginx config and logs (never the system
 # nginx config), nginx and serve on 127.0.0.1 high ports, both stopped on every exit path.
@@ -22,8 +24,10 @@ scheme=http
 profile=Profiles/limits.json
 local_ips=127.0.0.2-127.0.0.201
 keep=""
+dual=""
 while [ $# -gt 1 ]; do
     case "$1" in
+    --dual-stack) dual=1; shift ;;
     --scheme) scheme=$2; shift 2 ;;
     --profile) profile=$2; shift 2 ;;
     --local-ips) local_ips=$2; shift 2 ;;
@@ -31,7 +35,10 @@ while [ $# -gt 1 ]; do
     *) echo "check_nginx: unknown option $1" >&2; exit 2 ;;
     esac
 done
-[ $# -eq 1 ] || { echo "usage: $0 [--scheme http|https] [--profile FILE] [--local-ips LIST] [--out DIR] BINARY" >&2; exit 2; }
+[ $# -eq 1 ] || {
+    echo "usage: $0 [--scheme http|https] [--profile FILE] [--local-ips LIST] [--dual-stack] [--out DIR] BINARY" >&2
+    exit 2
+}
 binary=$1
 case "$scheme" in http | https) ;; *) echo "check_nginx: --scheme is http or https" >&2; exit 2 ;; esac
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { apt-get update -qq && apt-get install -y -qq nginx-light; }
@@ -63,7 +70,9 @@ serve_pid=$!
 
 nginx_port=$(free_port)
 listen="127.0.0.1:$nginx_port"
+host=127.0.0.1
 tls=""
+ssl=""
 run_tls=()
 if [ "$scheme" = https ]; then
     openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=optolink-soak test CA" \
@@ -74,9 +83,11 @@ if [ "$scheme" = https ]; then
     openssl x509 -req -in "$work/server.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -days 1 \
         -extfile "$work/san.ext" -out "$work/server.pem" 2>/dev/null
     listen="$listen ssl"
+    ssl=" ssl"
     tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key; ssl_protocols TLSv1.2 TLSv1.3;"
     run_tls=(--cacert "$work/ca.pem")
 fi
+if [ -n "$dual" ]; then host=localhost; fi
 mkdir -p "$work/nginx"
 cat >"$work/nginx.conf" <<EOF
 worker_processes 1;
@@ -95,6 +106,7 @@ http {
     upstream emulator { server 127.0.0.1:$serve_port; keepalive 64; }
     server {
         listen $listen;
+        ${dual:+listen [::1]:$nginx_port${ssl:-};}
         $tls
         keepalive_requests 100;
         location / {
@@ -130,10 +142,10 @@ for t in json.load(open(sys.argv[1]))["expect"].get("thresholds", []):
     if not expression.startswith(("events.lost", "events.duplicated", "session.lost", "reconcile.")):
         print(expression)' "$profile")
 
-echo "check_nginx: $profile through nginx $scheme://127.0.0.1:$nginx_port (keepalive_requests 100," \
+echo "check_nginx: $profile through nginx $scheme://$host:$nginx_port (keepalive_requests 100," \
     "X-Forwarded-For \$remote_addr) with --local-ips $local_ips"
 status=0
-timeout 600 "$binary" run "$profile" --base-url "$scheme://127.0.0.1:$nginx_port" --local-ips "$local_ips" \
+timeout 600 "$binary" run "$profile" --base-url "$scheme://$host:$nginx_port" --local-ips "$local_ips" \
     "${run_tls[@]}" --no-thresholds "${thresholds[@]}" --no-progress --out "$work/report" >"$work/run.log" 2>&1 \
     || status=$?
 if [ "$status" -ne 0 ]; then
