@@ -84,7 +84,9 @@ extension URLSession {
     /// its own within its `timeoutInterval`. A request with a body whose reused keep-alive
     /// connection the server reset (or closed) before any response fails at once with
     /// `URLError(.networkConnectionLost)` instead of stalling until that timeout (docs/LINUX.md
-    /// §1, "A reset on a reused connection"). On Apple platforms this is plain `data(for:)`.
+    /// §1, "A reset on a reused connection"). An `http://[::1]:port` URL goes to `localhost`
+    /// with the `Host` field kept (FoundationNetworking refuses IPv6 literals; see
+    /// `URLRequest.rewritingLoopbackIPv6()`). On Apple platforms this is plain `data(for:)`.
     ///
     /// - Returns: the body and response, as `data(for:)` does.
     /// - Throws: `URLError` when no response arrived, including `.cancelled` and
@@ -92,6 +94,7 @@ extension URLSession {
     public func optoLinkData(for request: URLRequest) async throws -> (Data, URLResponse) {
         #if canImport(FoundationNetworking)
             let session = self
+            let request = request.rewritingLoopbackIPv6()
             return try await OptoLinkCancellationShield.run {
                 try await session.dataFailingLostConnections(for: request)
             }

@@ -62,9 +62,15 @@ enum ClientCommand: Sendable {
     case run(UnownedJob)
 }
 
-/// A resolved socket address, computed once per host and port.
+/// A resolved socket address (``AddressResolver``); equal when the bytes are.
 struct ClientAddress: Sendable, Equatable {
     /// The `sockaddr_in` / `sockaddr_in6` bytes.
     var bytes: [UInt8]
     var family: Int32
+    /// Whether connects to it are failing, shared by every copy.
+    var health = AddressHealth()
+
+    static func == (lhs: ClientAddress, rhs: ClientAddress) -> Bool {
+        lhs.family == rhs.family && lhs.bytes == rhs.bytes
+    }
 }

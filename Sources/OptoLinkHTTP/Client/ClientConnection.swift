@@ -36,6 +36,8 @@ final class ClientConnection {
     let id: ClientConnectionID
     /// `connect` in progress: the first writable (or failed) readiness completes it.
     var connecting = true
+    /// The health of the address it connects to, told of each connect's outcome (``AddressResolver``).
+    var addressHealth: AddressHealth?
     var parser: HTTPResponseParser
     var output: [UInt8] = []
     var outputOffset = 0

@@ -138,7 +138,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
             return
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
-        let key = ClientPoolKey(host: request.host, port: request.port, partition: partition)
+        let key = ClientPoolKey(
+            host: request.host, port: request.port, partition: partition, source: request.sourceAddress)
         jobs[call.id] = Job(call: call, request: consume request, addresses: addresses)
         timers.schedule(at: deadline, .deadline(call.id))
         perform(machine.submit(call.id, key: key, addressCount: addresses.count))
@@ -152,12 +153,18 @@ final class ClientLoop<Poller: ReadinessPoller> {
         if let failure = actions.fail, let job = jobs.removeValue(forKey: failure.request) {
             job.call.finish(.failure(failure.error))
         }
-        if let id = actions.close { closeSocket(id) }
+        if let id = actions.close {
+            // An address that let a request's deadline pass without accepting has stopped answering.
+            if actions.fail?.error == .timedOut, let connection = connection(id), connection.connecting {
+                connection.addressHealth?.connectFailed(at: now)
+            }
+            closeSocket(id)
+        }
         switch actions.next {
         case .none:
             break
-        case .connect(let id, _, let addressIndex, let request):
-            openConnection(id, addressIndex: addressIndex, for: request)
+        case .connect(let id, let key, let addressIndex, let request):
+            openConnection(id, key: key, addressIndex: addressIndex, for: request)
         case .write(let request, let id, let reused):
             write(request, on: id, reused: reused)
         case .park(let id, let idleTimerAt):
@@ -168,7 +175,9 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
     }
 
-    private func openConnection(_ id: ClientConnectionID, addressIndex: Int, for request: UInt64) {
+    private func openConnection(
+        _ id: ClientConnectionID, key: ClientPoolKey, addressIndex: Int, for request: UInt64
+    ) {
         guard let address = jobs[request]?.addresses[addressIndex] else { return }
         let connection: ClientConnection
         switch ClientConnection.open(
@@ -183,6 +192,12 @@ final class ClientLoop<Poller: ReadinessPoller> {
             connections.append(contentsOf: repeatElement(nil, count: id.slot + 1 - connections.count))
         }
         connections[id.slot] = connection
+        connection.addressHealth = address.health
+        if let source = key.source, let code = HTTPSourceAddress.bind(connection.fd, to: source) {
+            // Every address of the host would fail alike: no next address.
+            perform(machine.connectFailed(id, error: .cannotConnect(errno: code), mayTryNextAddress: false))
+            return
+        }
         let start = connection.beginConnect(to: address)
         if case .failed(let code) = start {
             connectFailed(connection, errno: code)
@@ -197,12 +212,14 @@ final class ClientLoop<Poller: ReadinessPoller> {
     }
 
     private func connectFailed(_ connection: ClientConnection, errno code: Int32) {
+        connection.addressHealth?.connectFailed(at: now)
         let error: HTTPClientError = code == ECONNREFUSED ? .connectionRefused : .cannotConnect(errno: code)
         perform(machine.connectFailed(connection.id, error: error))
     }
 
     private func connected(_ connection: ClientConnection) {
         connection.didConnect()
+        connection.addressHealth?.connected()
         perform(machine.connected(connection.id, now: now))
     }
 

@@ -364,9 +364,12 @@ struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
     var description: String { "c\(slot)/\(rawValue >> 32)" }
 }
 
-/// Which pool a request belongs to: one per host and port, and per partition in the per-partition mode.
+/// Which pool a request belongs to: one per host, port and source address, and per partition
+/// in the per-partition mode.
 struct ClientPoolKey: Hashable, Sendable {
     var host: String
     var port: Int
     var partition: String?
+    /// The local address its connections bind to (``HTTPClientRequest/sourceAddress``).
+    var source: String? = nil
 }

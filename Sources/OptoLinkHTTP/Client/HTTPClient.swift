@@ -18,6 +18,11 @@ import Synchronization
 /// connection carries one request at a time (no pipelining). A parked connection is probed before
 /// it carries a request, so one the server closed is replaced, not failed; a request that was
 /// written is never sent again (its caller decides). See `docs/LINUX.md`.
+///
+/// Addresses: a host name's A and AAAA records are all used, new connections going round them,
+/// one that stops answering skipped, the name resolved again after
+/// ``Configuration/resolutionTTL`` (``AddressResolver``). A request with a
+/// ``HTTPClientRequest/sourceAddress`` leaves from that local address, on connections of its own.
 public final class HTTPClient: Sendable {
     /// How connections are shared between requests.
     public enum PoolMode: String, Sendable, Equatable, CaseIterable {
@@ -45,6 +50,9 @@ public final class HTTPClient: Sendable {
         public var responseLimits: HTTPResponseParser.Limits
         /// The readiness backend; `nil`: the platform default or `OPTOLINK_EVENT_LOOP`.
         public var eventLoopBackend: EventLoopBackend?
+        /// How long a host name's addresses are used before `getaddrinfo` is asked again (see
+        /// ``HTTPClient`` on addresses); IP literals are never resolved again.
+        public var resolutionTTL: Duration = .seconds(30)
         /// Host name → the numeric addresses it resolves to, in order, instead of the system
         /// resolver (tests: a name with an address where nothing listens, then one where a server does).
         var addressOverrides: [String: [String]] = [:]
@@ -73,12 +81,7 @@ public final class HTTPClient: Sendable {
     private let threads: Mutex<[LoopThread.Handle]>
     private let nextId = Atomic<UInt64>(0)
     private let nextLoop = Atomic<Int>(0)
-    private let addresses = Mutex<[HostPort: [ClientAddress]]>([:])
-
-    private struct HostPort: Hashable {
-        var host: String
-        var port: Int
-    }
+    private let resolver: AddressResolver
 
     /// Starts `configuration.loopCount` loop threads.
     ///
@@ -102,6 +105,7 @@ public final class HTTPClient: Sendable {
         cepoll_ignore_sigpipe()
         self.configuration = configuration
         self.eventLoopBackend = backend
+        self.resolver = AddressResolver(ttl: configuration.resolutionTTL, overrides: configuration.addressOverrides)
         let portable = backend == .poll
         var loops: [ClientLoopShared] = []
         var threads: [LoopThread.Handle] = []
@@ -187,7 +191,14 @@ public final class HTTPClient: Sendable {
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         guard (1...65535).contains(request.port) else { throw .invalidRequest("port \(request.port)") }
         guard !request.host.isEmpty else { throw .invalidRequest("empty host") }
-        let addresses = try resolve(host: request.host, port: request.port)
+        var family: Int32?
+        if let source = request.sourceAddress {
+            guard let known = HTTPSourceAddress.family(of: source) else {
+                throw .invalidRequest("source address \(source) is not a numeric IPv4 or IPv6 address")
+            }
+            family = known
+        }
+        let addresses = try resolver.addresses(host: request.host, port: request.port, family: family)
         let id = nextId.wrappingAdd(1, ordering: .relaxed).newValue
         let loop = pickLoop(for: request)
         guard !loop.stopping.load(ordering: .acquiring) else { throw .shutDown }
@@ -261,53 +272,5 @@ public final class HTTPClient: Sendable {
             for loop in loops where loop.asUnownedTaskExecutor() == preferred { return loop }
         }
         return loops[nextLoop.wrappingAdd(1, ordering: .relaxed).newValue % loops.count]
-    }
-
-    /// Every socket address of `host:port`, in order of preference, cached for the client's life:
-    /// an IP literal is its one address, `localhost` is `127.0.0.1` then `::1`, and a name is what
-    /// `getaddrinfo` returns, in its order. A connection tries them in turn until one accepts (a
-    /// server may listen on only one of a dual-stack name's addresses).
-    private func resolve(host: String, port: Int) throws(HTTPClientError) -> [ClientAddress] {
-        let key = HostPort(host: host, port: port)
-        if let cached = addresses.withLock({ $0[key] }) { return cached }
-        var resolved: [ClientAddress] = []
-        if host.lowercased() == "localhost" {
-            resolved = ["127.0.0.1", "::1"].compactMap { Self.numericAddress($0, port: port) }
-        } else if let numeric = Self.numericAddress(host, port: port) {
-            resolved = [numeric]
-        } else if let overrides = configuration.addressOverrides[host] {
-            resolved = overrides.compactMap { Self.numericAddress($0, port: port) }
-        } else {
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var result: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(port), &hints, &result) == 0 else { throw .cannotResolve(host: host) }
-            defer { freeaddrinfo(result) }
-            var entry = result
-            while let current = entry {
-                if let sockaddr = current.pointee.ai_addr {
-                    let bytes = [UInt8](UnsafeRawBufferPointer(start: sockaddr, count: Int(current.pointee.ai_addrlen)))
-                    let address = ClientAddress(bytes: bytes, family: current.pointee.ai_family)
-                    if !resolved.contains(address) { resolved.append(address) }
-                }
-                entry = current.pointee.ai_next
-            }
-        }
-        guard !resolved.isEmpty else { throw .cannotResolve(host: host) }
-        addresses.withLock { $0[key] = resolved }
-        return resolved
-    }
-
-    /// The address of a numeric IPv4 or IPv6 host, `nil` for a name.
-    private static func numericAddress(_ host: String, port: Int) -> ClientAddress? {
-        var storage = sockaddr_storage()
-        guard let length = try? ListeningSocket.fill(&storage, host: host, port: port) else { return nil }
-        return address(storage, length: length)
-    }
-
-    private static func address(_ storage: sockaddr_storage, length: socklen_t) -> ClientAddress {
-        var copy = storage
-        let bytes = withUnsafeBytes(of: &copy) { [UInt8]($0.prefix(Int(length))) }
-        return ClientAddress(bytes: bytes, family: Int32(storage.ss_family))
     }
 }

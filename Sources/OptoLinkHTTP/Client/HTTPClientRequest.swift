@@ -18,12 +18,18 @@ public struct HTTPClientRequest: Sendable, Equatable {
     /// In ``HTTPClient/PoolMode/perPartition`` mode, the key of the one connection this request
     /// uses (e.g. a virtual device id); ignored in the shared mode.
     public var partition: String?
+    /// The local IP address (numeric, no brackets) its connection binds to before connecting,
+    /// so the server sees it as the peer (``HTTPSourceAddress``); `nil`: the kernel picks. Only
+    /// connections from the same source address are shared, and only the host's addresses of
+    /// the same IP version are tried.
+    public var sourceAddress: String?
 
     /// A request; `target` must start with `/`.
     public init(
         method: String, host: String, port: Int, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
-        partition: String? = nil
+        partition: String? = nil, sourceAddress: String? = nil
     ) {
+        self.sourceAddress = sourceAddress
         self.method = method
         self.host = host
         self.port = port

@@ -72,6 +72,15 @@ package enum SoakCommandLine {
           --header 'N: V'      add a header to every SDK request and click (repeatable), e.g. for an
                                auth proxy or a WAF; the contract's own headers (Authorization,
                                X-API-Key, X-OptoLink-SDK, Content-Type, …) cannot be overridden
+          --local-ips LIST     native transport: each virtual device's requests leave from its own
+                               local address (k6's --local-ips), so a server that keys on the
+                               socket peer sees the profile's address plan: devices behind the
+                               shared NAT share one address, every other device has its own.
+                               LIST: comma-separated addresses, ranges, CIDRs, IPv4 and IPv6
+                               mixed, e.g. 127.0.0.2-127.0.0.201,::1 (on Linux all of
+                               127.0.0.0/8 is local). Replaces devices.localIPs; no
+                               X-Forwarded-For is sent, and the embedded emulator keys on the peer
+          --forwarded-for      with --local-ips: also send each device's address as X-Forwarded-For
           --no-progress        no progress line
           --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
                                --threshold 'match.call_latency.p95 < 300ms'
@@ -332,6 +341,11 @@ package enum SoakCommandLine {
                 }
                 options.runId = text
             case "--processes": options.processes = try number(flag, value(), 1...256, "a process count (1…256)")
+            case "--local-ips":
+                let text = try value()
+                do { _ = try LocalAddressPool.parse(text) } catch { throw SoakUsageError(message: "\(error)") }
+                options.localIPs = text
+            case "--forwarded-for": options.forwardedFor = true
             case "--header":
                 let header = try SoakExtraHeader.parse(value())
                 if options.headers.contains(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame }) {

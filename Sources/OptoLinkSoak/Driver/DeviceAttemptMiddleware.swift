@@ -25,12 +25,14 @@ struct RunCutoff: Sendable {
 
 /// What a virtual device does to each of its attempts before the recorder sees it, as one
 /// middleware, the outermost: the run's cutoff (``RunCutoff``), then `X-Forwarded-For`
-/// (``ForwardedForMiddleware``), then the run's `--header` fields (``ExtraHeadersMiddleware``),
-/// in that order. One layer rather than three in the SDK's chain: each middleware there is an
-/// `async` call and a closure per attempt, about three task switches.
+/// (``ForwardedForMiddleware``; under `--local-ips` only with `--forwarded-for`) and the
+/// device's source address (``SourceAddressField``, `--local-ips`), then the run's `--header`
+/// fields (``ExtraHeadersMiddleware``), in that order. One layer rather than several: each
+/// middleware is an `async` call and a closure of the SDK's chain per attempt, about three task switches.
 struct DeviceAttemptMiddleware: OptoLinkMiddleware {
     let cutoff: RunCutoff
-    let forwardedFor: ForwardedForMiddleware
+    let forwardedFor: ForwardedForMiddleware?
+    var sourceAddress: String? = nil
     let extraHeaders: ExtraHeadersMiddleware?
 
     func intercept(
@@ -39,7 +41,8 @@ struct DeviceAttemptMiddleware: OptoLinkMiddleware {
     ) async throws -> OptoLinkHTTPResponse {
         try cutoff.check()
         var request = request
-        forwardedFor.apply(to: &request)
+        forwardedFor?.apply(to: &request)
+        if let sourceAddress { request.headers[SourceAddressField.name] = sourceAddress }
         extraHeaders?.apply(to: &request)
         return try await next(request, context)
     }

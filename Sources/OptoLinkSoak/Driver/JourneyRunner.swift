@@ -34,6 +34,8 @@ package struct JourneyRunner: Sendable {
     package let retryPolicy: any OptoLinkRetryPolicy
     /// `--header` fields added to every SDK attempt and browser click.
     package var extraHeaders: [SoakExtraHeader] = []
+    /// Under `--local-ips`: also send the bound source address as `X-Forwarded-For` (`--forwarded-for`).
+    package var forwardsSourceAddress = false
     /// The task executor each device's journeys and SDK instances run on, by device id (the
     /// native client's loop threads: ``SoakClientLoops``); empty: the global pool.
     package var executors: [String: any TaskExecutor] = [:]
@@ -170,18 +172,23 @@ package struct JourneyRunner: Sendable {
     func click(link: String, org: String, device: VirtualDevice) async -> Bool {
         guard control.attemptAllowed(at: recorder.timeline.now()) else { return false }
         let url = baseURL.appendingPathComponent(org).appendingPathComponent(link)
-        var request = URLRequest(url: url)
-        request.setValue(device.userAgent, forHTTPHeaderField: "User-Agent")
-        request.setValue("\(device.info.language),en;q=0.8", forHTTPHeaderField: "Accept-Language")
-        request.setValue("text/html", forHTTPHeaderField: "Accept")
-        request.setValue(device.clientIP, forHTTPHeaderField: "X-Forwarded-For")
-        for header in extraHeaders { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        request.timeoutInterval = Swift.max(1, sdk.timeout.rounded(.up))
+        var headers = [
+            "User-Agent": device.userAgent, "Accept-Language": "\(device.info.language),en;q=0.8",
+            "Accept": "text/html",
+        ]
+        if device.bindsSource {
+            // The browser leaves from the device's address too: only the native transport can bind it.
+            headers[SourceAddressField.name] = device.clientIP
+            if forwardsSourceAddress { headers["X-Forwarded-For"] = device.clientIP }
+        } else {
+            headers["X-Forwarded-For"] = device.clientIP
+        }
+        for header in extraHeaders { headers[header.name] = header.value }
         let start = recorder.timeline.now()
         var status: Int?
         var placed = false
-        if let (data, response) = try? await session.optoLinkData(for: request) {
-            status = (response as? HTTPURLResponse)?.statusCode
+        if let (data, code) = await browse(url, headers: headers, bound: device.bindsSource) {
+            status = code
             if status == 200, let payload = ClickPage.clipboardPayload(in: String(decoding: data, as: UTF8.self)) {
                 device.state.withLock { $0.clickedLinkId = linkIds["\(org)/\(link)"] ?? link }
                 if device.clipboardSurvives {
@@ -193,6 +200,25 @@ package struct JourneyRunner: Sendable {
         if Task.isCancelled { return false }
         recorder.clickRecorded(status: status, latency: recorder.timeline.now() - start, clipboardPlaced: placed)
         return true
+    }
+
+    /// A browser's `GET url`: through the URLSession, or, for a device bound to a source address,
+    /// through the run's (native) transport, which binds it. `nil` when no response arrived.
+    private func browse(_ url: URL, headers: [String: String], bound: Bool) async -> (Data, Int)? {
+        let timeout = Swift.max(1, sdk.timeout.rounded(.up))
+        if bound {
+            let context = OptoLinkRequestContext(endpoint: .data, callId: 0, attempt: 1, timeout: .seconds(timeout))
+            let request = OptoLinkHTTPRequest(method: "GET", url: url, headers: headers)
+            guard let response = try? await transport.send(request, context: context) else { return nil }
+            return (response.body, response.status)
+        }
+        var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.timeoutInterval = timeout
+        guard let (data, response) = try? await session.optoLinkData(for: request),
+            let status = (response as? HTTPURLResponse)?.statusCode
+        else { return nil }
+        return (data, status)
     }
 
     func launch(_ device: VirtualDevice, fresh: Bool, due: Double) async -> Bool {
@@ -214,7 +240,9 @@ package struct JourneyRunner: Sendable {
             routeCache: device.routeCache)
         let attempts = DeviceAttemptMiddleware(
             cutoff: RunCutoff(control: control, timeline: recorder.timeline),
-            forwardedFor: ForwardedForMiddleware(clientIP: device.clientIP),
+            forwardedFor: device.bindsSource && !forwardsSourceAddress
+                ? nil : ForwardedForMiddleware(clientIP: device.clientIP),
+            sourceAddress: device.bindsSource ? device.clientIP : nil,
             extraHeaders: extraHeaders.isEmpty ? nil : ExtraHeadersMiddleware(headers: extraHeaders))
         let middlewares: [any OptoLinkMiddleware] = [attempts, recorder]
         var environment = OptoLinkEnvironment(

@@ -15,8 +15,12 @@ package final class VirtualDevice: Sendable {
     /// `d000042`.
     package let id: String
     package let info: OptoLinkDeviceInfo
-    /// The simulated client IP sent as `X-Forwarded-For`.
+    /// The simulated client IP sent as `X-Forwarded-For`; under `--local-ips`, the real source
+    /// address its connections bind to (``bindsSource``).
     package let clientIP: String
+    /// Whether ``clientIP`` is a local address this device's requests leave from (`--local-ips`)
+    /// rather than a header value.
+    package let bindsSource: Bool
     package let sharedNAT: Bool
     /// Whether a click's clipboard payload survives the App Store hop on this device.
     package let clipboardSurvives: Bool
@@ -28,8 +32,9 @@ package final class VirtualDevice: Sendable {
 
     package init(
         id: String, info: OptoLinkDeviceInfo, clientIP: String, sharedNAT: Bool, clipboardSurvives: Bool,
-        routeCache: Bool = false
+        routeCache: Bool = false, bindsSource: Bool = false
     ) {
+        self.bindsSource = bindsSource
         self.routeCache = routeCache
         self.id = id
         self.info = info
@@ -38,6 +43,14 @@ package final class VirtualDevice: Sendable {
         self.clipboardSurvives = clipboardSurvives
         self.store = InMemoryKeyValueStore()
         self.pasteboard = DevicePasteboard()
+    }
+
+    /// This device (not launched yet) with its requests leaving from the local `address`, which
+    /// becomes its client IP.
+    func leaving(from address: String) -> VirtualDevice {
+        VirtualDevice(
+            id: id, info: info, clientIP: address, sharedNAT: sharedNAT, clipboardSurvives: clipboardSurvives,
+            routeCache: routeCache, bindsSource: true)
     }
 
     /// Safari's User-Agent for this device's model and OS (what the click route parses).

@@ -151,9 +151,13 @@ package struct DevicePopulation: Sendable, Equatable, Codable {
     /// Share (0…1) of devices whose SDK runs with the route cache on (`OptoLinkConfig.routeCache`).
     /// Spread evenly and exactly: with 0.5, every second device (`round(count × share)` in all).
     package var routeCache: Double
+    /// Local source addresses the devices' requests leave from instead of sending their
+    /// simulated IP as `X-Forwarded-For` (``LocalAddressPool`` syntax; `run --local-ips` replaces it).
+    package var localIPs: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case count, osVersions, models, languages, clipboardSurvives, sharedNAT, sharedNATAddress, routeCache
+        case localIPs
     }
 
     package init(
@@ -205,6 +209,18 @@ package struct DevicePopulation: Sendable, Equatable, Codable {
         }
         routeCache = try c.decodeChecked(Double.self, forKey: .routeCache, default: 0, "must be 0…1") {
             (0...1).contains($0)
+        }
+        localIPs = try c.decodeFieldIfPresent(String.self, forKey: .localIPs)
+        if let localIPs {
+            do {
+                _ = try LocalAddressPool.parse(localIPs, source: "devices.localIPs")
+            } catch let error as SoakProfileError {
+                self.localIPs = nil
+                try c.reportOrThrow(
+                    DecodingError.dataCorruptedError(
+                        forKey: .localIPs, in: c,
+                        debugDescription: String(error.message.dropFirst("devices.localIPs: ".count))))
+            }
         }
     }
 

@@ -18,7 +18,8 @@ extension SoakRecorder: OptoLinkMiddleware {
             device: device, launch: launch, callId: context.callId, endpoint: context.endpoint,
             attempt: context.attempt, intendedStart: intended, actualStart: actualStart, end: actualStart, status: nil,
             errorKind: nil, retryAfterSeconds: nil, requestBytes: request.body?.count ?? 0, responseBytes: 0,
-            correlationId: nil, clientIP: request.headers["X-Forwarded-For"])
+            correlationId: nil,
+            clientIP: request.headers[SourceAddressField.name] ?? request.headers["X-Forwarded-For"])
         // What is read from the bodies (correlation id, a 429's `N`, off-contract) is read where the
         // row is written, off the request's thread.
         do {

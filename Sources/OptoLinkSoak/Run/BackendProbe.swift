@@ -30,9 +30,14 @@ enum BackendProbe {
             return
                 "timed out after \(Int(timeout)) s (no HTTP response: the server accepted but never answered, or the connection never completed)"
         case NSURLErrorCannotConnectToHost: return "connection refused (nothing listens there)"
-        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return "host not found"
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
+            return "host not found (its name does not resolve here; fix the host in --base-url)"
         case NSURLErrorNetworkConnectionLost: return "connection lost before a response"
         case NSURLErrorNotConnectedToInternet: return "no network"
+        case NSURLErrorBadURL:
+            // FoundationNetworking refuses IPv6 literals (only [::1] is sent, as localhost).
+            return "URLSession on Linux cannot send to an IPv6 literal other than [::1] "
+                + "(swift-corelibs-foundation issue 5496); use a host name, or --transport native (URL error -1000)"
         case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
             NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid,
             NSURLErrorServerCertificateHasUnknownRoot:

@@ -3,7 +3,8 @@ import OptoLinkStaging
 
 /// The embedded staging emulator on 127.0.0.1:0, configured from the profile's `backend`
 /// section (a `StagingConfiguration`: limits, windows, faults) with `trustForwardedFor`
-/// forced on, since virtual devices send their simulated IP as `X-Forwarded-For`.
+/// forced on, since virtual devices send their simulated IP as `X-Forwarded-For` — or off
+/// under `--local-ips` (`devices.localIPs`), where each device's address is the socket peer.
 package struct EmbeddedBackend: SoakBackend {
     package let server: StagingServer
     package var baseURL: URL { server.baseURL }
@@ -22,7 +23,7 @@ package struct EmbeddedBackend: SoakBackend {
         }
         configuration.host = "127.0.0.1"
         configuration.port = 0
-        configuration.trustForwardedFor = true
+        configuration.trustForwardedFor = profile.devices.localIPs == nil
         return configuration
     }
 

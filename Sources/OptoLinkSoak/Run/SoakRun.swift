@@ -149,6 +149,20 @@ public struct SoakRun: Sendable {
         } catch {
             return fail("\(error)")
         }
+        var devices = makeDevices(profile)
+        var sourceNotes: [String] = []
+        if let list = profile.devices.localIPs {
+            do {
+                let check = try await SourceAddressCheck.run(
+                    list: list, devices: devices, shard: options.shard ?? .whole, baseURL: backend.baseURL,
+                    transport: transportKind, forwardedFor: options.forwardedFor)
+                devices = check.plan.bind(devices)
+                sourceNotes = check.lines
+                for line in check.lines { log(line) }
+            } catch {
+                return fail("\(error)")
+            }
+        }
 
         let clock = self.clock
         let timeline: RunTimeline
@@ -229,7 +243,7 @@ public struct SoakRun: Sendable {
             recorder: recorder, transport: wrapTransport(transport), session: session, clock: clock, control: control,
             baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
         runner.extraHeaders = options.headers
-        let devices = makeDevices(profile)
+        runner.forwardsSourceAddress = options.forwardedFor
         if let nativeClient { runner.executors = SoakClientLoops.executors(of: nativeClient, for: devices) }
         let driver = SoakDriver(
             profile: profile, devices: devices, runner: runner, control: control, shard: options.shard ?? .whole)
@@ -323,7 +337,7 @@ public struct SoakRun: Sendable {
             profile: profile, backend: backend, recorder: recorder, directory: directory, runId: runId,
             stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds, rss: rss.samples,
             scheduled: driver.scheduled.current, monitorMessage: monitor.message, transport: transportKind,
-            lateSeconds: lateSeconds, ledger: ledgerLive ? .live(relay) : .atEnd)
+            lateSeconds: lateSeconds, ledger: ledgerLive ? .live(relay) : .atEnd, sourceNotes: sourceNotes)
         // The endpoint serves until the report is written, so a last scrape sees the final counts.
         await metricsEndpoint?.stop()
         return result
@@ -333,7 +347,7 @@ public struct SoakRun: Sendable {
         profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL, runId: String,
         stopReason: StopReason, activeSeconds: Double, rss: [SoakSummary.RSSSample], scheduled: Int,
         monitorMessage: String?, transport: SoakTransportKind, lateSeconds: Double,
-        ledger ledgerSource: LedgerSource
+        ledger ledgerSource: LedgerSource, sourceNotes: [String]
     ) async -> SoakRunResult {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
@@ -411,7 +425,7 @@ public struct SoakRun: Sendable {
         for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
             ioProblems.append("\(url.path): missing")
         }
-        summary.notes = recorder.summaryNotes()
+        summary.notes = sourceNotes + recorder.summaryNotes()
         if attempts == nil, attemptsSize != nil {
             summary.notes.append(
                 "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "

@@ -49,6 +49,10 @@ public struct SoakRunOptions: Sendable, Equatable {
     package var clientLoops: Int?
     /// Extra header fields for every SDK attempt and browser click (`--header`, repeatable).
     package var headers: [SoakExtraHeader] = []
+    /// `--local-ips LIST`: source addresses for the devices (replaces the profile's `devices.localIPs`).
+    package var localIPs: String?
+    /// `--forwarded-for`: under `--local-ips`, also send each device's address as `X-Forwarded-For`.
+    package var forwardedFor = false
 
     /// Write into an `outDirectory` that already holds a report (its files are replaced).
     public var force = false
@@ -73,6 +77,10 @@ public struct SoakRunOptions: Sendable, Equatable {
         if let apiKey { p.sdk.apiKey = apiKey }
         if let orgKey { p.sdk.orgKey = orgKey }
         if let duration { p.load.duration = duration }
+        if let localIPs {
+            _ = try LocalAddressPool.parse(localIPs)
+            p.devices.localIPs = localIPs
+        }
         for expression in extraThresholds {
             if let problem = Thresholds.problem(in: expression) {
                 throw SoakProfileError(message: "--threshold '\(expression)': \(problem)")

@@ -61,6 +61,8 @@ package struct ProcessesRun: Sendable {
             options.clientLoops ?? Swift.max(1, SoakClientLoops.default() / Swift.max(1, options.processes ?? 1))
         args += ["--client-loops", String(loops)]
         for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
+        if let localIPs = options.localIPs { args += ["--local-ips", localIPs] }
+        if options.forwardedFor { args.append("--forwarded-for") }
         return args
     }
 

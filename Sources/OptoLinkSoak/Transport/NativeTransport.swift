@@ -17,6 +17,7 @@ import Synchronization
 /// `.badServerResponse`, deadline → `.timedOut`, cancellation → `.cancelled`. In the per-device
 /// pool mode each virtual device (the instance label before `#`) has its own connection.
 /// `http://` only: ``SoakTransportKind/resolve(_:baseURL:)`` picks URLSession for `https://`.
+/// A request carrying ``SourceAddressField`` leaves from that local address (`--local-ips`).
 ///
 /// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
 /// it passes), so the SDK calls this transport without its own deadline race
@@ -61,14 +62,24 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         guard let (host, port, target) = targets.split(request.url.absoluteString) else {
             throw URLError(.unsupportedURL)
         }
-        let fields = request.headers.map { (name: $0.key, value: $0.value) }
+        // A device bound to a source address (`--local-ips`) says so in a field that is never sent.
+        var sourceAddress: String?
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(request.headers.count)
+        for (name, value) in request.headers {
+            if name == SourceAddressField.name {
+                sourceAddress = value
+            } else {
+                fields.append((name, value))
+            }
+        }
         // Only the per-device pool mode uses the partition (the shared pool ignores it).
         let partition =
             client.configuration.poolMode == .perPartition ? context.instanceLabel.map(Self.device(of:)) : nil
         let body = request.body.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
         let native = HTTPClientRequest(
             method: request.method, host: host, port: port, target: target, headers: HTTPHeaders(fields), body: body,
-            partition: partition)
+            partition: partition, sourceAddress: sourceAddress)
         let response: HTTPClientResponse
         do {
             let timeout = context.timeout > .zero ? context.timeout : Self.unbounded

@@ -12,7 +12,7 @@ enum Route: Sendable, Equatable {
     case unknown
 
     enum AdminRoute: Sendable, Equatable {
-        case ledger, counters, getFaults, putFaults, getLimits, putLimits, reset, health
+        case ledger, counters, getFaults, putFaults, getLimits, putLimits, reset, health, peer
     }
 
     init(method: String, path rawPath: String) {
@@ -34,6 +34,7 @@ enum Route: Sendable, Equatable {
         case ("PUT", "/__admin/limits"): self = .admin(.putLimits)
         case ("POST", "/__admin/reset"): self = .admin(.reset)
         case ("GET", "/__admin/health"): self = .admin(.health)
+        case ("GET", "/__admin/peer"): self = .admin(.peer)
         case ("GET", _):
             let segments = path.split(separator: "/", omittingEmptySubsequences: true)
             if segments.count == 3, segments[2] == "data", let org = Self.decode(segments[0]),

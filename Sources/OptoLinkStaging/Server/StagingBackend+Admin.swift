@@ -8,7 +8,8 @@ extension StagingBackend {
     /// value that is not a whole number ≥ 0 is a 400 naming it),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
-    /// `GET /__admin/health`. Never rate limited, never faulted.
+    /// `GET /__admin/health`, `GET /__admin/peer` (`{"clientIP": …}`: the address the per-IP
+    /// limits key this request on, the check `run --local-ips` makes). Never rate limited, never faulted.
     func handleAdmin(_ route: Route.AdminRoute, _ context: RequestContext) -> HTTPResponse {
         switch route {
         case .ledger:
@@ -45,6 +46,8 @@ extension StagingBackend {
             return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array(#"{"ok":true}"#.utf8))
         case .health:
             return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array(#"{"ok":true}"#.utf8))
+        case .peer:
+            return encoded(["clientIP": context.ip], context)
         }
     }
 
