@@ -20,15 +20,7 @@ struct HTTPClientTests {
     ) async throws -> T {
         var configuration = configuration
         configuration.eventLoopBackend = backend
-        let client = try HTTPClient(configuration: configuration)
-        do {
-            let result = try await body(client)
-            await client.shutdown()
-            return result
-        } catch {
-            await client.shutdown()
-            throw error
-        }
+        return try await withHTTPClient(configuration, body)
     }
 
     private func get(_ port: Int, _ target: String = "/", partition: String? = nil) -> HTTPClientRequest {

@@ -1,8 +1,18 @@
+import CEpoll
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One outgoing TCP connection, owned by exactly one client loop.
 final class ClientConnection {
     enum Phase {
         /// `connect` in progress; writable means done (or failed, see `SO_ERROR`).
         case connecting
+        /// Connected, TLS handshake in progress (``tls`` is set); its events go to the handshake.
+        case handshaking
         /// A request is on the wire or its response is arriving.
         case busy
         /// Connected, no request: waits in its pool's idle list.
@@ -28,6 +38,11 @@ final class ClientConnection {
     /// Requests completed on this connection.
     var served = 0
     var closed = false
+    /// The TLS layer of an `https` connection; `nil` for plain HTTP.
+    var tls: TLSSession?
+    /// Monotonic nanoseconds when the TLS handshake started, and how long it took once done.
+    var handshakeStart: UInt64 = 0
+    var handshakeNanoseconds: UInt64 = 0
 
     init(fd: Int32, token: UInt64, pool: ClientPoolKey, limits: HTTPResponseParser.Limits) {
         self.fd = fd
@@ -37,6 +52,25 @@ final class ClientConnection {
     }
 
     var hasPendingOutput: Bool { outputOffset < output.count }
+
+    /// Reads what arrived: through TLS when the connection has it, from the socket otherwise.
+    func receive(into buffer: UnsafeMutableRawBufferPointer) -> TLSSession.ReadResult {
+        if let tls { return tls.read(into: buffer) }
+        while true {
+            let n = read(fd, buffer.baseAddress, buffer.count)
+            if n > 0 { return .bytes(n) }
+            if n == 0 { return .endOfInput }
+            let code = cepoll_errno()
+            if code == EINTR { continue }
+            return code == EAGAIN || code == EWOULDBLOCK ? .wouldBlock : .failed
+        }
+    }
+
+    /// Writes pending output, through TLS when the connection has it.
+    func flushOutput() -> SocketWrite.Outcome {
+        if let tls { return tls.flush(&output, &outputOffset) }
+        return SocketWrite.flush(fd, &output, &outputOffset).0
+    }
 }
 
 /// Which pool a request belongs to: one per host and port, and per partition in the per-partition mode.
@@ -44,6 +78,8 @@ struct ClientPoolKey: Hashable, Sendable {
     var host: String
     var port: Int
     var partition: String?
+    /// `https`: connections of this pool speak TLS.
+    var usesTLS = false
 }
 
 /// The connections of one pool on one loop, and the requests waiting for one of them.

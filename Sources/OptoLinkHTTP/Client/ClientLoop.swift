@@ -151,9 +151,14 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// The empty buffer ``processInbox()`` trades with the inbox's on each turn.
     private var inboxBatch: [ClientCommand] = []
+    private let tls: ClientLoopTLS
 
-    init(poller: Poller, shared: ClientLoopShared, configuration: HTTPClient.Configuration, poolLimit: Int) {
+    init(
+        poller: Poller, shared: ClientLoopShared, configuration: HTTPClient.Configuration, poolLimit: Int,
+        tls: ClientTLS
+    ) {
         self.poller = poller
+        self.tls = ClientLoopTLS(shared: tls)
         self.shared = shared
         self.configuration = configuration
         self.poolLimit = poolLimit
@@ -235,7 +240,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
             return
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
-        let key = ClientPoolKey(host: request.host, port: request.port, partition: partition)
+        let key = ClientPoolKey(
+            host: request.host, port: request.port, partition: partition, usesTLS: request.usesTLS)
         jobs[call.id] = Job(call: call, request: consume request, addresses: addresses, key: key)
         timers.schedule(at: deadline, .deadline(call.id))
         dispatch(call.id, key: key)
@@ -328,7 +334,31 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     private func connected(_ connection: ClientConnection) {
         _ = cepoll_enable_option(connection.fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
+        if connection.pool.usesTLS {
+            handshake(connection, tls.start(connection, now: now))
+            return
+        }
         connection.phase = .busy
+        ready(connection)
+    }
+
+    /// Performs a step of a connection's TLS handshake.
+    private func handshake(_ connection: ClientConnection, _ step: ClientLoopTLS.Step) {
+        switch step {
+        case .ready:
+            ready(connection)
+        case .wait(let wanted):
+            if wanted != connection.interest {
+                connection.interest = wanted
+                poller.update(connection.fd, interest: wanted, token: connection.token)
+            }
+        case .failed(let error):
+            failAndClose(connection, error)
+        }
+    }
+
+    /// A connection is open (and through its TLS handshake): it sends its request, or waits in its pool.
+    private func ready(_ connection: ClientConnection) {
         guard let id = connection.callId, let request = jobs.modifyValue(forKey: id, { $0.request.take() }) ?? nil
         else {
             release(connection)  // its request ended while connecting: keep the connection for the next
@@ -417,6 +447,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func closeSocket(_ connection: ClientConnection) {
         guard !connection.closed else { return }
         connection.closed = true
+        tls.close(connection)
         connections[Int(connection.fd)] = nil
         idleTimerArmed.remove(connection.token)
         poller.willClose(connection.fd)
@@ -445,6 +476,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
             }
             return
         }
+        if connection.phase == .handshaking {
+            handshake(connection, tls.advance(connection, now: now))
+            return
+        }
         if events.contains(.readable) || events.contains(.failed) { readAvailable(connection) }
         if !connection.closed, events.contains(.writable) {
             flush(connection)
@@ -454,8 +489,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     private func readAvailable(_ connection: ClientConnection) {
         for _ in 0..<4 {
-            let n = read(connection.fd, readBuffer.baseAddress, readBuffer.count)
-            if n > 0 {
+            switch connection.receive(into: readBuffer) {
+            case .bytes(let n):
                 guard connection.callId != nil else {
                     closeConnection(connection)  // bytes nobody asked for: the connection cannot be trusted
                     return
@@ -463,13 +498,12 @@ final class ClientLoop<Poller: ReadinessPoller> {
                 connection.parser.append(UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 guard takeResponses(connection) else { return }
                 if n < readBuffer.count { return }
-            } else if n == 0 {
+            case .endOfInput:
                 endOfInput(connection)
                 return
-            } else {
-                let code = cepoll_errno()
-                if code == EINTR { continue }
-                if code == EAGAIN || code == EWOULDBLOCK { return }
+            case .wouldBlock:
+                return
+            case .failed:
                 failAndClose(connection, .connectionReset)
                 return
             }
@@ -518,6 +552,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         connection.callId = nil
         connection.served += 1
+        if connection.served == 1 { tls.remember(connection) }
         if reusable && !shared.stopping.load(ordering: .relaxed) {
             release(connection)
         } else {
@@ -534,8 +569,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     /// Writes as much pending output as the socket takes.
     private func flush(_ connection: ClientConnection) {
-        let (outcome, _) = SocketWrite.flush(connection.fd, &connection.output, &connection.outputOffset)
-        if outcome == .failed { failAndClose(connection, .connectionReset) }
+        if connection.flushOutput() == .failed { failAndClose(connection, .connectionReset) }
     }
 
     /// Registers what the connection waits for: always readable (a reset or close is noticed even

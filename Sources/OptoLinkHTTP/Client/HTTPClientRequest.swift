@@ -18,12 +18,15 @@ public struct HTTPClientRequest: Sendable, Equatable {
     /// In ``HTTPClient/PoolMode/perPartition`` mode, the key of the one connection this request
     /// uses (e.g. a virtual device id); ignored in the shared mode.
     public var partition: String?
+    /// `https`: sent over TLS (``HTTPClient/Configuration/tls``), on connections of its own pool.
+    public var usesTLS: Bool
 
     /// A request; `target` must start with `/`.
     public init(
         method: String, host: String, port: Int, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
-        partition: String? = nil
+        partition: String? = nil, usesTLS: Bool = false
     ) {
+        self.usesTLS = usesTLS
         self.method = method
         self.host = host
         self.port = port
