@@ -61,6 +61,8 @@ package struct ProcessesRun: Sendable {
             options.clientLoops ?? Swift.max(1, SoakClientLoops.default() / Swift.max(1, options.processes ?? 1))
         args += ["--client-loops", String(loops)]
         for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
+        if let file = options.tls.additionalTrustFile { args += ["--cacert", file] }
+        if !options.tls.verifiesPeer { args.append("--insecure") }
         return args
     }
 
