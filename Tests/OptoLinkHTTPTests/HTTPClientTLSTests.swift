@@ -3,12 +3,12 @@ import Testing
 @testable import OptoLinkHTTP
 
 /// The native client's TLS against a real TLS server on 127.0.0.1 (OpenSSL's server side through
-/// the same binding), with certificates made by the `openssl` command for this test process.
+/// the same binding), with the committed test certificates of `Tests/Fixtures/tls`.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct HTTPClientTLSTests {
     static let backends = EventLoopBackend.allCases.filter(\.isAvailable)
 
-    private func certificates() throws -> TestCertificates { try TestCertificates.shared.get() }
+    private func certificates() -> TestCertificates { TestCertificates.shared }
 
     private func withClient<T>(
         _ backend: EventLoopBackend, tls: TLSConfiguration, _ body: (HTTPClient) async throws -> T
@@ -35,7 +35,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends, ["tls.test", "127.0.0.1"])
     func aCertificateFromTheAddedCAVerifiesByNameAndByIP(_ backend: EventLoopBackend, host: String) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.valid) { server in
             try await withClient(backend, tls: TLSConfiguration(additionalTrustFile: pki.caFile)) { client in
                 for i in 0..<3 {
@@ -56,7 +56,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends)
     func aPrivateCAIsUnknownWithoutTheAddedTrustFile(_ backend: EventLoopBackend) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.valid) { server in
             try await withClient(backend, tls: TLSConfiguration()) { client in
                 let failure = await tlsFailure(client, get("tls.test", server.port))
@@ -72,7 +72,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends)
     func anExpiredCertificateFailsAsExpired(_ backend: EventLoopBackend) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.expired) { server in
             try await withClient(backend, tls: TLSConfiguration(additionalTrustFile: pki.caFile)) { client in
                 let failure = await tlsFailure(client, get("tls.test", server.port))
@@ -84,7 +84,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends, ["tls.test", "127.0.0.1"])
     func aCertificateForAnotherNameFailsAsHostnameMismatch(_ backend: EventLoopBackend, host: String) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.wrongName) { server in
             try await withClient(backend, tls: TLSConfiguration(additionalTrustFile: pki.caFile)) { client in
                 let failure = await tlsFailure(client, get(host, server.port))
@@ -99,7 +99,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends)
     func insecureAcceptsAnyCertificate(_ backend: EventLoopBackend) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.expired) { server in
             try await withClient(backend, tls: TLSConfiguration(verifiesPeer: false)) { client in
                 let response = try await client.execute(get("other.test", server.port), timeout: .seconds(5))
@@ -110,7 +110,7 @@ struct HTTPClientTLSTests {
 
     @Test(arguments: backends)
     func aServerClosingAfterEveryResponseLosesNothingAndResumes(_ backend: EventLoopBackend) async throws {
-        let pki = try certificates()
+        let pki = certificates()
         try await withTLSServer(pki.valid, requestsPerConnection: 1) { server in
             try await withClient(backend, tls: TLSConfiguration(additionalTrustFile: pki.caFile)) { client in
                 for i in 0..<6 {
@@ -123,6 +123,17 @@ struct HTTPClientTLSTests {
                 // The first connection's session carries the other five: one full handshake in all.
                 #expect(client.tlsHandshakes == TLSHandshakeCounts(full: 1, resumed: 5))
                 #expect(server.resumedHandshakes.load(ordering: .relaxed) == 5)
+            }
+        }
+    }
+
+    @Test(arguments: backends)
+    func aPlainHTTPPortFailsAsAProtocolFailure(_ backend: EventLoopBackend) async throws {
+        try await withHTTPServer(.init(), handler: echoHandler) { server in
+            try await withClient(backend, tls: TLSConfiguration()) { client in
+                let failure = await tlsFailure(client, get("127.0.0.1", server.port))
+                #expect(failure?.kind == .protocol)
+                #expect(failure?.reason.contains("wrong version number") == true, "\(failure?.reason ?? "")")
             }
         }
     }
