@@ -26,7 +26,10 @@ let package = Package(
         // The event loop's one system-call shim: epoll/accept4/eventfd (Linux) beside their portable
         // POSIX twins (poll, accept+fcntl, pipe); see docs/LINUX.md, "Event loop backends".
         .target(name: "CEpoll"),
-        // HTTP/1.1 codec + non-blocking event loops: the emulator's server and the native client.
+        // HTTP/1.1 codec + non-blocking event loop, server and client. The client's TLS binds the
+        // system's OpenSSL 3 at run time (dlopen of libssl.so.3), not through a system-library
+        // target: that would need libssl-dev's headers to build, which a machine with only the
+        // Swift toolchain lacks (docs/LINUX.md §2b).
         .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),
         // The SDK an app embeds.
         .target(

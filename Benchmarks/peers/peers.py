@@ -117,9 +117,10 @@ def run_locust(url, tag):
                 errors=int(row["Failure Count"]), exit=code)
 
 
-def run_driver(base, tag, transport, repeat=None):
+def run_driver(base, tag, transport, repeat=None, extra=()):
     """`optolink-soak run` on driver.json; `repeat` overrides how many events a device sends before
-    its journey ends and a new one relaunches it (driver.json: until the run ends)."""
+    its journey ends and a new one relaunches it (driver.json: until the run ends); `extra`: more
+    `run` flags (e.g. `--cacert FILE`)."""
     with open(os.path.join(ROOT, "Benchmarks", "peers", "driver.json")) as f:
         profile = json.load(f)
     profile["load"]["duration"] = SECONDS + 1  # 1 s warm-up, then the counted window
@@ -131,7 +132,7 @@ def run_driver(base, tag, transport, repeat=None):
     report = os.path.join(WORK, tag)
     out = report + ".txt"
     cmd = [SOAK, "run", path, "--base-url", base, "--api-key", KEY, "--org-key", "acme", "--no-progress",
-           "--transport", transport, "--out", report]
+           "--transport", transport, "--out", report, *extra]
     code, cpu, _ = timed(cmd, out)
     with open(os.path.join(report, "summary.json")) as f:
         summary = json.load(f)

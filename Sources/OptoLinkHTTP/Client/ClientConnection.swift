@@ -50,6 +50,15 @@ final class ClientConnection {
     /// Requests completed on this connection.
     var served = 0
     var closed = false
+    /// The TLS layer of an `https` connection; `nil` for plain HTTP.
+    var tls: TLSSession?
+    /// Connected, TLS handshake in progress (``tls`` is set): its events go to the handshake.
+    var handshaking = false
+    /// The host and port whose TLS session this connection resumes and leaves for the next one.
+    var tlsSessionKey: TLSSessionCache.Key?
+    /// Monotonic nanoseconds when the TLS handshake started, and how long it took once done.
+    var handshakeStart: UInt64 = 0
+    var handshakeNanoseconds: UInt64 = 0
 
     /// A new non-blocking stream socket for `family`, or ``HTTPClientError/cannotConnect(errno:)``
     /// when none can be made (`EMFILE` when out of descriptors, …).
@@ -93,8 +102,16 @@ final class ClientConnection {
         _ = cepoll_enable_option(fd, CEPOLL_IPPROTO_TCP, CEPOLL_TCP_NODELAY)
     }
 
-    /// Reads what the socket holds into `buffer`.
+    /// Reads what arrived into `buffer`: through TLS when the connection has it, from the socket otherwise.
     func receive(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        if let tls {
+            switch tls.read(into: buffer) {
+            case .bytes(let n): return .bytes(n)
+            case .endOfInput: return .endOfInput
+            case .wouldBlock: return .wouldBlock
+            case .failed: return .failed
+            }
+        }
         while true {
             let n = read(fd, buffer.baseAddress, buffer.count)
             if n > 0 { return .bytes(n) }
@@ -105,9 +122,11 @@ final class ClientConnection {
         }
     }
 
-    /// Writes as much pending output as the socket takes; `false` when the peer is gone.
+    /// Writes as much pending output as the socket takes, through TLS when the connection has
+    /// it; `false` when the peer is gone.
     func flush() -> Bool {
-        SocketWrite.flush(fd, &output, &outputOffset).0 != .failed
+        if let tls { return tls.flush(&output, &outputOffset) != .failed }
+        return SocketWrite.flush(fd, &output, &outputOffset).0 != .failed
     }
 
     /// Whether a parked connection can still carry a request: nothing readable on it. The

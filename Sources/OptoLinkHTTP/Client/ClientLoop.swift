@@ -50,9 +50,14 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private let readBuffer: UnsafeMutableRawBufferPointer
     /// The empty buffer ``processInbox()`` trades with the inbox's on each turn.
     private var inboxBatch: [ClientCommand] = []
+    private let tls: ClientLoopTLS
 
-    init(poller: Poller, shared: ClientLoopShared, configuration: HTTPClient.Configuration, poolLimit: Int) {
+    init(
+        poller: Poller, shared: ClientLoopShared, configuration: HTTPClient.Configuration, poolLimit: Int,
+        tls: ClientTLS
+    ) {
         self.poller = poller
+        self.tls = ClientLoopTLS(shared: tls)
         self.shared = shared
         self.configuration = configuration
         self.portable = Poller.usesPortableCalls
@@ -139,7 +144,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         let partition = configuration.poolMode == .perPartition ? request.partition : nil
         let key = ClientPoolKey(
-            host: request.host, port: request.port, partition: partition, source: request.sourceAddress)
+            host: request.host, port: request.port, partition: partition, source: request.sourceAddress,
+            usesTLS: request.usesTLS)
         jobs[call.id] = Job(call: call, request: consume request, addresses: addresses)
         timers.schedule(at: deadline, .deadline(call.id))
         perform(machine.submit(call.id, key: key, addressCount: addresses.count))
@@ -220,7 +226,28 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func connected(_ connection: ClientConnection) {
         connection.didConnect()
         connection.addressHealth?.connected()
+        if let key = machine.key(of: connection.id), key.usesTLS {
+            handshake(connection, tls.start(connection, key: key, now: now))
+            return
+        }
         perform(machine.connected(connection.id, now: now))
+    }
+
+    /// Performs a step of a connection's TLS handshake; the pool sees the connection as
+    /// connecting until the handshake is done.
+    private func handshake(_ connection: ClientConnection, _ step: ClientLoopTLS.Step) {
+        switch step {
+        case .ready:
+            perform(machine.connected(connection.id, now: now))
+        case .wait(let wanted):
+            if wanted != connection.interest {
+                connection.interest = wanted
+                poller.update(connection.fd, interest: wanted, token: connection.id.rawValue)
+            }
+        case .failed(let error):
+            // The host's other addresses serve the same certificate: no next address.
+            perform(machine.connectFailed(connection.id, error: error, mayTryNextAddress: false))
+        }
     }
 
     /// Writes a request on a connection; a reused one is checked first, and when the server has
@@ -256,6 +283,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
     private func closeSocket(_ id: ClientConnectionID) {
         guard let connection = connection(id), !connection.closed else { return }
         connection.closed = true
+        tls.close(connection)
         connections[id.slot] = nil
         poller.willClose(connection.fd)
         close(connection.fd)
@@ -279,6 +307,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
             } else {
                 connected(connection)
             }
+            return
+        }
+        if connection.handshaking {
+            handshake(connection, tls.advance(connection, now: now))
             return
         }
         if events.contains(.readable) || events.contains(.failed) { readAvailable(connection) }
@@ -353,6 +385,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         }
         connection.callId = nil
         connection.served += 1
+        if connection.served == 1 { tls.remember(connection) }
         let reuse = reusable && !shared.stopping.load(ordering: .relaxed)
         perform(machine.responseReceived(on: connection.id, reusable: reuse, now: now))
     }

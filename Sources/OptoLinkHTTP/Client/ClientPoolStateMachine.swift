@@ -372,4 +372,6 @@ struct ClientPoolKey: Hashable, Sendable {
     var partition: String?
     /// The local address its connections bind to (``HTTPClientRequest/sourceAddress``).
     var source: String? = nil
+    /// `https`: connections of this pool speak TLS.
+    var usesTLS = false
 }

@@ -14,7 +14,8 @@ import Synchronization
 /// Lifecycle: `init` starts the loop threads; ``execute(_:timeout:cancellation:)`` from any task
 /// (tasks may also run on the loop threads themselves: ``taskExecutors``);
 /// ``shutdown()`` fails what is pending with ``HTTPClientError/shutDown`` and closes every socket.
-/// Plain `http://` only (no TLS). Requests to one pool are answered in order per connection; a
+/// `https` requests (``HTTPClientRequest/usesTLS``) run over TLS on the system's OpenSSL
+/// (Linux; see ``TLSConfiguration``). Requests to one pool are answered in order per connection; a
 /// connection carries one request at a time (no pipelining). A parked connection is probed before
 /// it carries a request, so one the server closed is replaced, not failed; a request that was
 /// written is never sent again (its caller decides). See `docs/LINUX.md`.
@@ -56,13 +57,17 @@ public final class HTTPClient: Sendable {
         /// Host name → the numeric addresses it resolves to, in order, instead of the system
         /// resolver (tests: a name with an address where nothing listens, then one where a server does).
         var addressOverrides: [String: [String]] = [:]
+        /// How `https` connections verify the server (system trust store by default).
+        public var tls: TLSConfiguration
 
         /// Defaults: shared pool of 64 connections per host, 1 loop, 30 s idle, 1 s continue wait.
         public init(
             poolMode: PoolMode = .shared, maxConnectionsPerHost: Int = 64, loopCount: Int = 1,
             idleTimeout: Duration = .seconds(30), continueTimeout: Duration = .seconds(1),
-            responseLimits: HTTPResponseParser.Limits = .init(), eventLoopBackend: EventLoopBackend? = nil
+            responseLimits: HTTPResponseParser.Limits = .init(), eventLoopBackend: EventLoopBackend? = nil,
+            tls: TLSConfiguration = .init()
         ) {
+            self.tls = tls
             self.poolMode = poolMode
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.loopCount = loopCount
@@ -82,6 +87,7 @@ public final class HTTPClient: Sendable {
     private let nextId = Atomic<UInt64>(0)
     private let nextLoop = Atomic<Int>(0)
     private let resolver: AddressResolver
+    private let tls: ClientTLS
 
     /// Starts `configuration.loopCount` loop threads.
     ///
@@ -107,6 +113,8 @@ public final class HTTPClient: Sendable {
         self.eventLoopBackend = backend
         self.resolver = AddressResolver(ttl: configuration.resolutionTTL, overrides: configuration.addressOverrides)
         let portable = backend == .poll
+        let tls = ClientTLS(configuration: configuration.tls)
+        self.tls = tls
         var loops: [ClientLoopShared] = []
         var threads: [LoopThread.Handle] = []
         do {
@@ -127,7 +135,8 @@ public final class HTTPClient: Sendable {
                 threads.append(
                     try LoopThread.spawn { [name = "optolink-cli-\(index)"] in
                         cepoll_set_thread_name(name)
-                        Self.runLoop(shared, pollerFD: pollerFD, configuration: configuration, poolLimit: poolLimit)
+                        Self.runLoop(
+                            shared, pollerFD: pollerFD, configuration: configuration, poolLimit: poolLimit, tls: tls)
                     })
             }
         } catch {
@@ -142,19 +151,21 @@ public final class HTTPClient: Sendable {
     }
 
     private static func runLoop(
-        _ shared: ClientLoopShared, pollerFD: Int32, configuration: Configuration, poolLimit: Int
+        _ shared: ClientLoopShared, pollerFD: Int32, configuration: Configuration, poolLimit: Int, tls: ClientTLS
     ) {
         #if os(Linux)
             if pollerFD >= 0 {
                 ClientLoop(
                     poller: EpollPoller(epollFD: pollerFD), shared: shared, configuration: configuration,
-                    poolLimit: poolLimit
+                    poolLimit: poolLimit, tls: tls
                 ).run()
                 close(pollerFD)
                 return
             }
         #endif
-        ClientLoop(poller: PollPoller(), shared: shared, configuration: configuration, poolLimit: poolLimit).run()
+        ClientLoop(
+            poller: PollPoller(), shared: shared, configuration: configuration, poolLimit: poolLimit, tls: tls
+        ).run()
     }
 
     deinit {
@@ -177,7 +188,8 @@ public final class HTTPClient: Sendable {
     ///   when no connection could be made, `.connectionReset` / `.connectionClosed` when the peer
     ///   ended it before the response was complete, `.badResponse` for broken framing,
     ///   `.timedOut` past `timeout`, `.cancelled` when the calling task is cancelled (the socket
-    ///   is closed at once in both cases), `.shutDown` after ``shutdown()``.
+    ///   is closed at once in both cases), `.shutDown` after ``shutdown()``; `.tlsFailed` when an
+    ///   `https` connection's handshake fails (or TLS cannot be set up: then before any connection).
     /// - Parameter cancellation: called once, before the request is handed to its loop, with a
     ///   function that cancels the request as cancelling the calling task does (for a caller that
     ///   also cancels by other means than its task, such as a scope another thread ends).
@@ -191,6 +203,7 @@ public final class HTTPClient: Sendable {
     ) async throws(HTTPClientError) -> HTTPClientResponse {
         guard (1...65535).contains(request.port) else { throw .invalidRequest("port \(request.port)") }
         guard !request.host.isEmpty else { throw .invalidRequest("empty host") }
+        if request.usesTLS, case .failure(let failure) = tls.clientContext() { throw .tlsFailed(failure) }
         var family: Int32?
         if let source = request.sourceAddress {
             guard let known = HTTPSourceAddress.family(of: source) else {
@@ -218,6 +231,12 @@ public final class HTTPClient: Sendable {
             if call.finish(.failure(.cancelled)) { loop.post(.cancel(id)) }
         }
         return try outcome.get()
+    }
+
+    /// The TLS handshakes completed so far, full and resumed (a resumed one skips the certificate exchange).
+    public var tlsHandshakes: TLSHandshakeCounts {
+        TLSHandshakeCounts(
+            full: tls.fullHandshakes.load(ordering: .relaxed), resumed: tls.resumedHandshakes.load(ordering: .relaxed))
     }
 
     /// Fails pending requests with ``HTTPClientError/shutDown``, closes every socket and joins the loops.

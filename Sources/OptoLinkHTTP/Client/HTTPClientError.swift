@@ -27,6 +27,9 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case cancelled
     /// The client was shut down, or the request cannot be sent (`invalidRequest` reasons aside).
     case shutDown
+    /// The TLS handshake failed (certificate not trusted, expired, for another host, or a
+    /// protocol failure), or TLS could not be set up; nothing was sent.
+    case tlsFailed(TLSFailure)
     /// The request itself is unusable, e.g. an empty host or a port outside 1...65535.
     case invalidRequest(String)
 
@@ -43,6 +46,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .cancelled: "cancelled"
         case .shutDown: "shut_down"
         case .invalidRequest: "invalid_request"
+        case .tlsFailed: "tls_failed"
         }
     }
 
@@ -59,6 +63,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .cancelled: "cancelled"
         case .shutDown: "the HTTP client is shut down"
         case .invalidRequest(let why): "invalid request: \(why)"
+        case .tlsFailed(let failure): "\(failure)"
         }
     }
 }

@@ -23,13 +23,16 @@ public struct HTTPClientRequest: Sendable, Equatable {
     /// connections from the same source address are shared, and only the host's addresses of
     /// the same IP version are tried.
     public var sourceAddress: String?
+    /// `https`: sent over TLS (``HTTPClient/Configuration/tls``), on connections of its own pool.
+    public var usesTLS: Bool
 
     /// A request; `target` must start with `/`.
     public init(
         method: String, host: String, port: Int, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
-        partition: String? = nil, sourceAddress: String? = nil
+        partition: String? = nil, sourceAddress: String? = nil, usesTLS: Bool = false
     ) {
         self.sourceAddress = sourceAddress
+        self.usesTLS = usesTLS
         self.method = method
         self.host = host
         self.port = port

@@ -35,10 +35,14 @@ enum SocketWrite {
                 return (error == EAGAIN || error == EWOULDBLOCK ? .wouldBlock : .failed, wrote)
             }
         }
-        if !output.isEmpty {
-            if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
-            offset = 0
-        }
+        written(&output, &offset)
         return (.done, wrote)
+    }
+
+    /// Empties a buffer whose bytes are all written (shrinking it when it had grown past 64 KiB).
+    static func written(_ output: inout [UInt8], _ offset: inout Int) {
+        guard !output.isEmpty else { return }
+        if output.capacity > 64 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+        offset = 0
     }
 }

@@ -58,9 +58,13 @@ package enum SoakCommandLine {
           --ledger-file PATH   embedded emulator: stream its ledger there as JSON lines (default
                                ledger.jsonl in the report directory); never held in memory
           --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
-                               is the package's own client (http:// only: an https:// base URL runs
-                               on URLSession and says so); urlsession is the path iOS apps take on
-                               Linux, for fidelity checks. The report names the transport used
+                               is the package's own client (http://, and https:// over the system
+                               OpenSSL on Linux); urlsession is the path iOS apps take on Linux,
+                               for fidelity checks. The report names the transport used
+          --cacert FILE        native transport, https://: trust the CA certificates in FILE (PEM)
+                               besides the system store (SSL_CERT_FILE / SSL_CERT_DIR also work)
+          --insecure           native transport, https://: do not verify the server's certificate
+                               or name (the report's header and summary.json say so)
           --pool MODE          native transport: shared (default; one bounded pool per host) or
                                per-device (one keep-alive connection per virtual device)
           --connections N      native transport, shared pool: most connections per host, in all
@@ -327,6 +331,8 @@ package enum SoakCommandLine {
                 options.connections = try number(flag, value(), 1...65_536, "a connection count (1…65536)")
             case "--client-loops":
                 options.clientLoops = try number(flag, value(), 1...256, "a thread count (1…256)")
+            case "--cacert": options.tls.additionalTrustFile = try value()
+            case "--insecure": options.tls.verifiesPeer = false
             case "--shard": options.shard = try SoakShard(parsing: value())
             case "--start-at":
                 options.startAt = try number(

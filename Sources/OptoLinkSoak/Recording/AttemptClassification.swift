@@ -18,6 +18,9 @@ enum AttemptClassification {
             case .networkConnectionLost: return .connectionLost
             case .cannotConnectToHost, .cannotFindHost: return .cannotConnect
             case .badServerResponse: return .badResponse
+            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+                .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
+                return .tlsFailed
             case .cancelled: return elapsed >= timeoutSeconds * 0.999 ? .timedOut : .cancelled
             default: return .other
             }

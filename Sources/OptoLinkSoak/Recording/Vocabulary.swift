@@ -47,6 +47,9 @@ package enum AttemptErrorKind: String, Sendable, Codable, CaseIterable, Comparab
     case connectionLost = "connection_lost"
     /// No connection could be made (refused, unknown host).
     case cannotConnect = "cannot_connect"
+    /// The TLS handshake failed: certificate not trusted, expired or for another name, or a
+    /// protocol failure (the reason is in the run's messages and the pre-flight probe's error).
+    case tlsFailed = "tls_failed"
     /// The bytes that came back were not an HTTP response.
     case badResponse = "bad_response"
     /// Cancelled before its timeout by the SDK (e.g. an instance disposed on relaunch).

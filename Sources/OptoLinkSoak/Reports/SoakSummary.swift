@@ -81,6 +81,10 @@ public struct SoakSummary: Sendable, Codable {
         /// The HTTP stack the SDK's requests went through: `native` or `urlsession` (absent in
         /// reports written before the native transport existed).
         public var transport: String? = nil
+        /// How an `https://` backend's certificate was checked on the native transport:
+        /// `verified`, `verified (+ --cacert FILE)` or `NOT VERIFIED (--insecure)`; absent for
+        /// `http://`, URLSession and reports of older versions.
+        public var tls: String? = nil
         /// Set when the report is one shard of a plan (`run --shard`) or a merge of shards
         /// (`merge`, `run --processes`); absent for a plain run.
         package var shards: Sharding? = nil

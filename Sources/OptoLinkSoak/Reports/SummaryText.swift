@@ -23,6 +23,7 @@ package enum SummaryText {
         lines.append("optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)")
         lines.append(
             "backend \(s.run.backend) \(s.run.baseURL)" + (s.run.transport.map { " · transport \($0)" } ?? "")
+                + (s.run.tls.map { " · tls \($0)" } ?? "")
                 + " · \(s.run.loadModel) model · \(s.run.devices) devices · "
                 + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)"
                 + (s.run.interrupted && s.run.stopReason == .deadline ? " (after a stop signal)" : ""))

@@ -124,6 +124,13 @@ public struct SoakRun: Sendable {
         return result
     }
 
+    /// `summary.json`'s `run.tls`: how the certificate of an `https://` backend was checked.
+    static func tlsNote(_ tls: TLSConfiguration, baseURL: URL) -> String? {
+        guard baseURL.scheme?.lowercased() == "https" else { return nil }
+        if !tls.verifiesPeer { return "NOT VERIFIED (--insecure)" }
+        return tls.additionalTrustFile.map { "verified (+ --cacert \($0))" } ?? "verified"
+    }
+
     private func fail(_ message: String) -> SoakRunResult {
         log("error: \(message)")
         return SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
@@ -142,9 +149,16 @@ public struct SoakRun: Sendable {
         // which stack the run takes before the reachability check reports the endpoint.
         let (transportKind, transportNote) = SoakTransportKind.resolve(options.transport, baseURL: backend.baseURL)
         if let transportNote { log(transportNote) }
+        if transportKind == .native, !options.tls.verifiesPeer, backend.baseURL.scheme?.lowercased() == "https" {
+            log("warning: --insecure: the backend's TLS certificate and name are NOT verified in this run")
+        }
         let linkIds: [String: String]
         do {
-            try await BackendProbe.checkReachable(backend.baseURL, session: session)
+            if transportKind == .native, backend.baseURL.scheme?.lowercased() == "https" {
+                try await NativeBackendProbe.checkReachable(backend.baseURL, tls: options.tls)
+            } else {
+                try await BackendProbe.checkReachable(backend.baseURL, session: session)
+            }
             linkIds = try await BackendProbe.resolveClickedLinks(profile, baseURL: backend.baseURL, session: session)
         } catch {
             return fail("\(error)")
@@ -229,7 +243,7 @@ public struct SoakRun: Sendable {
                 let client = try HTTPClient(
                     configuration: .init(
                         poolMode: options.pool, maxConnectionsPerHost: options.connections, loopCount: loops,
-                        responseLimits: SoakClientLoops.responseLimits))
+                        responseLimits: SoakClientLoops.responseLimits, tls: options.tls))
                 nativeClient = client
                 transport = NativeTransport(client: client)
             } catch {
@@ -387,7 +401,8 @@ public struct SoakRun: Sendable {
                 startEpoch: recorder.timeline.originEpoch, durationSeconds: activeSeconds, interrupted: interrupted,
                 stopReason: stopReason, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
                 loadModel: profile.load.model.rawValue, devices: profile.devices.count, seed: profile.seed,
-                transport: transport.rawValue),
+                transport: transport.rawValue,
+                tls: transport == .native ? Self.tlsNote(options.tls, baseURL: backend.baseURL) : nil),
             journeys: journeys, endpoints: parts.endpoints, totals: parts.totals, deferredMatch: parts.deferred,
             clicks: parts.clicks, opens: parts.opens, rss: rss,
             server: ledgerEntries == nil && counters == nil

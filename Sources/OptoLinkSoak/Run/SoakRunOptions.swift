@@ -38,8 +38,7 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var baselineDirectory: String?
     /// `--metrics-listen HOST:PORT`: serve live Prometheus metrics there during the run.
     package var metricsListen: MetricsListenAddress?
-    /// The HTTP stack under the SDK (`--transport`); `native` unless the base URL is `https://`
-    /// (then URLSession, with a printed note).
+    /// The HTTP stack under the SDK (`--transport`); `native` for `http://` and, on Linux, `https://`.
     package var transport = SoakTransportKind.native
     /// How the native transport shares connections (`--pool`): one bounded pool, or one connection per device.
     package var pool = HTTPClient.PoolMode.shared
@@ -53,6 +52,9 @@ public struct SoakRunOptions: Sendable, Equatable {
     package var localIPs: String?
     /// `--forwarded-for`: under `--local-ips`, also send each device's address as `X-Forwarded-For`.
     package var forwardedFor = false
+    /// How the native transport verifies an `https://` backend: `--cacert FILE` adds a PEM bundle
+    /// to the system trust store, `--insecure` turns verification off (the report says so).
+    package var tls = TLSConfiguration()
 
     /// Write into an `outDirectory` that already holds a report (its files are replaced).
     public var force = false

@@ -63,6 +63,8 @@ package struct ProcessesRun: Sendable {
         for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
         if let localIPs = options.localIPs { args += ["--local-ips", localIPs] }
         if options.forwardedFor { args.append("--forwarded-for") }
+        if let file = options.tls.additionalTrustFile { args += ["--cacert", file] }
+        if !options.tls.verifiesPeer { args.append("--insecure") }
         return args
     }
 

@@ -16,7 +16,9 @@ import Synchronization
 /// before the response was complete → `.networkConnectionLost`, broken framing →
 /// `.badServerResponse`, deadline → `.timedOut`, cancellation → `.cancelled`. In the per-device
 /// pool mode each virtual device (the instance label before `#`) has its own connection.
-/// `http://` only: ``SoakTransportKind/resolve(_:baseURL:)`` picks URLSession for `https://`.
+/// `https://` runs over the client's TLS (the system OpenSSL, Linux): verified against the system
+/// trust store plus `--cacert`, or not at all with `--insecure`; a handshake failure becomes the
+/// `URLError` of its kind (``tlsURLError(_:)``), which the recorder counts as `tls_failed`.
 /// A request carrying ``SourceAddressField`` leaves from that local address (`--local-ips`).
 ///
 /// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
@@ -37,14 +39,14 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
 
     /// ``split(_:)`` of the URLs seen so far: a run sends to a handful of fixed URLs, parsed once each.
     final class TargetCache: Sendable {
-        typealias Target = (host: String, port: Int, target: String)
+        typealias Target = (host: String, port: Int, target: String, usesTLS: Bool)
         /// The most URLs kept; more (e.g. one `/data` URL per link and device) start it over.
         static let capacity = 256
         private let known = Mutex<[String: Target]>([:])
 
         func split(_ url: String) -> Target? {
             if let hit = known.withLock({ $0[url] }) { return hit }
-            guard let target = NativeTransport.split(url) else { return nil }
+            guard let target = NativeTransport.splitURL(url) else { return nil }
             known.withLock { known in
                 if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
                 known[url] = target
@@ -59,7 +61,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
     package func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
         -> OptoLinkHTTPResponse
     {
-        guard let (host, port, target) = targets.split(request.url.absoluteString) else {
+        guard let (host, port, target, usesTLS) = targets.split(request.url.absoluteString) else {
             throw URLError(.unsupportedURL)
         }
         // A device bound to a source address (`--local-ips`) says so in a field that is never sent.
@@ -79,7 +81,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         let body = request.body.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
         let native = HTTPClientRequest(
             method: request.method, host: host, port: port, target: target, headers: HTTPHeaders(fields), body: body,
-            partition: partition, sourceAddress: sourceAddress)
+            partition: partition, sourceAddress: sourceAddress, usesTLS: usesTLS)
         let response: HTTPClientResponse
         do {
             let timeout = context.timeout > .zero ? context.timeout : Self.unbounded
@@ -106,9 +108,16 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
     /// still percent-encoded path and query; `nil` for another scheme, user info or a bad port.
     /// Done by hand: `URLComponents` cost more per attempt than the whole native round trip's parsing.
     static func split(_ url: String) -> (host: String, port: Int, target: String)? {
+        splitURL(url).map { ($0.host, $0.port, $0.target) }
+    }
+
+    /// ``split(_:)`` for `http://` and `https://` (port 443 by default), with whether it is `https`.
+    static func splitURL(_ url: String) -> TargetCache.Target? {
         let utf8 = url.utf8
-        guard utf8.count > 7, url.hasPrefix("http://") else { return nil }
-        let rest = url.utf8.dropFirst(7)
+        let usesTLS = url.hasPrefix("https://")
+        let schemeLength = usesTLS ? 8 : 7
+        guard utf8.count > schemeLength, usesTLS || url.hasPrefix("http://") else { return nil }
+        let rest = url.utf8.dropFirst(schemeLength)
         let slash = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.firstIndex(of: UInt8(ascii: "?")) ?? rest.endIndex
         let authority = Substring(rest[rest.startIndex..<slash])
         var target = String(Substring(rest[slash...]))
@@ -116,7 +125,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         if let hash = target.utf8.firstIndex(of: UInt8(ascii: "#")) { target = String(target[..<hash]) }
         guard !authority.isEmpty, !authority.utf8.contains(UInt8(ascii: "@")) else { return nil }
         var host = authority
-        var port = 80
+        var port = usesTLS ? 443 : 80
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { return nil }
             host = authority[authority.index(after: authority.startIndex)..<close]
@@ -131,7 +140,7 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
             port = value
         }
         guard !host.isEmpty, (1...65535).contains(port) else { return nil }
-        return (String(host), port, target)
+        return (String(host), port, target, usesTLS)
     }
 
     /// The `URLError` the SDK expects for each native failure.
@@ -145,27 +154,48 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
         case .cancelled: URLError(.cancelled)
         case .shutDown: URLError(.cancelled)
         case .invalidRequest: URLError(.badURL)
+        case .tlsFailed(let failure): tlsURLError(failure)
         }
+    }
+
+    /// The `URLError` URLSession reports for the same kind of TLS failure, with OpenSSL's reason
+    /// as its description: unknown CA → `.serverCertificateUntrusted`, expired →
+    /// `.serverCertificateHasBadDate`, a name mismatch, protocol or set-up failure →
+    /// `.secureConnectionFailed`.
+    package static func tlsURLError(_ failure: TLSFailure) -> URLError {
+        let code: URLError.Code =
+            switch failure.kind {
+            case .unknownCA: .serverCertificateUntrusted
+            case .expired: .serverCertificateHasBadDate
+            case .hostnameMismatch, .protocol, .configuration: .secureConnectionFailed
+            }
+        return URLError(code, userInfo: [NSLocalizedDescriptionKey: failure.description])
     }
 }
 
 /// Which HTTP stack carries the SDK's requests in a run or bench.
 package enum SoakTransportKind: String, Sendable, Equatable, CaseIterable, Codable {
-    /// The native client (``NativeTransport``): the default; `http://` only.
+    /// The native client (``NativeTransport``): the default, for `http://` and `https://`.
     case native
     /// Foundation's URLSession, the path an iOS app's requests take on Linux (fidelity checks).
     case urlsession
 
     /// The transport a run really uses for `baseURL`, and the note to print when it differs from
-    /// the one asked for (`https://` with `native` runs on URLSession; the user is told, never silently).
+    /// the one asked for. On Linux the native client speaks `https://` over the system OpenSSL;
+    /// elsewhere (no system OpenSSL) `https://` with `native` runs on URLSession, and the user is
+    /// told, never silently.
     package static func resolve(_ requested: SoakTransportKind, baseURL: URL) -> (SoakTransportKind, note: String?) {
-        guard requested == .native, baseURL.scheme?.lowercased() == "https" else { return (requested, nil) }
-        return (
-            .urlsession,
-            "note: --transport native speaks plain http:// only; \(baseURL.absoluteString) is https, so this run "
-                + "uses URLSession (about 2-3k requests/s per process on Linux, whole-second timeouts). "
-                + "Pass --transport urlsession to silence this note."
-        )
+        #if os(Linux)
+            return (requested, nil)
+        #else
+            guard requested == .native, baseURL.scheme?.lowercased() == "https" else { return (requested, nil) }
+            return (
+                .urlsession,
+                "note: --transport native speaks https:// only on Linux (the system OpenSSL); "
+                    + "\(baseURL.absoluteString) runs on URLSession and the system's TLS here. "
+                    + "Pass --transport urlsession to silence this note."
+            )
+        #endif
     }
 }
 

@@ -113,21 +113,9 @@ final class ScriptedServer: Sendable {
 
     /// Listens on 127.0.0.1:0 and runs `script` for every accepted connection (index from 0).
     init(_ script: @escaping @Sendable (Peer, Int) -> Void) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else { throw HTTPServerError.systemCall("bind", errno: errno) }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
+        let (fd, port) = try LoopbackListener.open()
         listenFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = try LoopThread.spawn { [self] in
             var index = 0
             while true {

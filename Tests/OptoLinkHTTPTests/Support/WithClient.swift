@@ -7,6 +7,13 @@ func withClient<T>(
 ) async throws -> T {
     var configuration = configuration
     configuration.eventLoopBackend = backend
+    return try await withHTTPClient(configuration, body)
+}
+
+/// Runs `body` with a client made from `configuration`, shut down on every path.
+func withHTTPClient<T>(
+    _ configuration: HTTPClient.Configuration, _ body: (HTTPClient) async throws -> T
+) async throws -> T {
     let client = try HTTPClient(configuration: configuration)
     do {
         let result = try await body(client)
