@@ -21,7 +21,7 @@ struct LocalAddressesTests {
             ])
         #expect(try LocalAddressPool.parse("127.0.0.5/32").addresses == ["127.0.0.5"])
         #expect(try LocalAddressPool.parse("::1/128").addresses == ["::1"])
-        #expect(try LocalAddressPool.parse("127.0.0.0/16").addresses.count == 65_534)
+        #expect(try LocalAddressPool.parse("127.0.0.0/22").addresses.count == 1_022)
     }
 
     @Test(arguments: [
@@ -31,7 +31,8 @@ struct LocalAddressesTests {
         ("127.0.0.2-::1", "both be IPv4 or both IPv6"),
         ("127.0.0.0/33", "prefix length must be 0…32"),
         ("10.0.0.0/8", "more than 65536 addresses"),
-        ("127.0.0.0/16,127.1.0.0/24", "more than 65536 addresses"),
+        ("127.0.0.1-127.1.0.1", "more than 65536 addresses"),
+        ("fd00::1-fe00::1", "more than 65536 addresses"),
     ])
     func badListsAreRefusedNamingTheItem(_ list: String, _ problem: String) {
         #expect(throws: SoakProfileError.self) { try LocalAddressPool.parse(list) }
