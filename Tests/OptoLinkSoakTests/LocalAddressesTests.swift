@@ -1,6 +1,8 @@
 import Foundation
 import OptoLink
+import OptoLinkHTTP
 import OptoLinkStaging
+import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
@@ -19,7 +21,7 @@ struct LocalAddressesTests {
             ])
         #expect(try LocalAddressPool.parse("127.0.0.5/32").addresses == ["127.0.0.5"])
         #expect(try LocalAddressPool.parse("::1/128").addresses == ["::1"])
-        #expect(try LocalAddressPool.parse("127.0.0.0/16").addresses.count == 65_534)
+        #expect(try LocalAddressPool.parse("127.0.0.0/22").addresses.count == 1_022)
     }
 
     @Test(arguments: [
@@ -29,7 +31,8 @@ struct LocalAddressesTests {
         ("127.0.0.2-::1", "both be IPv4 or both IPv6"),
         ("127.0.0.0/33", "prefix length must be 0…32"),
         ("10.0.0.0/8", "more than 65536 addresses"),
-        ("127.0.0.0/16,127.1.0.0/24", "more than 65536 addresses"),
+        ("127.0.0.1-127.1.0.1", "more than 65536 addresses"),
+        ("fd00::1-fe00::1", "more than 65536 addresses"),
     ])
     func badListsAreRefusedNamingTheItem(_ list: String, _ problem: String) {
         #expect(throws: SoakProfileError.self) { try LocalAddressPool.parse(list) }
@@ -162,6 +165,56 @@ struct LocalAddressesTests {
         }.execute()
         #expect(result.exitCode == 2)
         #expect(result.error?.contains("--local-ips: needs the native transport") == true)
+    }
+
+    /// What reaches the server from a bound device's attempt: its address as the peer, neither
+    /// the internal source field nor X-Forwarded-For — unless `--forwarded-for` asks for it.
+    @Test(arguments: [false, true])
+    func aBoundAttemptLeavesFromItsAddressWithXForwardedForOnlyWhenAsked(_ forwarded: Bool) async throws {
+        let seen = Mutex<[(peer: String, source: String?, forwardedFor: String?)]>([])
+        try await withHTTPServer(
+            .init(),
+            handler: { request, connection in
+                seen.withLock {
+                    $0.append(
+                        (
+                            connection.peerAddress, request.headers[SourceAddressField.name],
+                            request.headers["X-Forwarded-For"]
+                        ))
+                }
+                return .respond(HTTPResponse(status: 200, body: Array(#"{"ok":true}"#.utf8)))
+            }
+        ) { server in
+            let client = try HTTPClient()
+            let transport = NativeTransport(client: client)
+            let middleware = DeviceAttemptMiddleware(
+                cutoff: RunCutoff(control: RunControl(), timeline: RunTimeline(clock: ContinuousClock())),
+                forwardedFor: forwarded ? ForwardedForMiddleware(clientIP: "127.0.0.9") : nil,
+                sourceAddress: "127.0.0.9", extraHeaders: nil)
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/sdk/events"))
+            let context = OptoLinkRequestContext(
+                endpoint: .events, callId: 1, attempt: 1, instanceLabel: "d000001#1", timeout: .seconds(5))
+            let response = try await middleware.intercept(
+                OptoLinkHTTPRequest(method: "POST", url: url, body: Data("{}".utf8)), context: context,
+                next: { try await transport.send($0, context: $1) })
+            #expect(response.status == 200)
+            await client.shutdown()
+        }
+        let requests = seen.withLock { $0 }
+        #expect(requests.count == 1)
+        #expect(requests.first?.peer == "127.0.0.9")
+        #expect(requests.first?.source == nil)
+        #expect(requests.first?.forwardedFor == (forwarded ? "127.0.0.9" : nil))
+    }
+
+    @Test func theFlagsParse() throws {
+        guard
+            case .run(let options) = try SoakCommandLine.parse(
+                ["run", "p.json", "--local-ips", "127.0.0.2-127.0.0.9,::1", "--forwarded-for"])
+        else { throw SoakUsageError(message: "not a run") }
+        #expect(options.localIPs == "127.0.0.2-127.0.0.9,::1")
+        #expect(options.forwardedFor)
+        #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["run", "p.json", "--local-ips", "nope"]) }
     }
 
     /// `serve` on `::1` reached as `http://[::1]:PORT`, on both transports (the reachability

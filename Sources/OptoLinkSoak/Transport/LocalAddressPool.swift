@@ -83,6 +83,7 @@ package struct LocalAddressPool: Sendable, Equatable {
                 throw Problem(text: "a range's two ends must both be IPv4 or both IPv6")
             }
             guard low <= high else { throw Problem(text: "the range runs backwards (the first address is higher)") }
+            guard let span = low.distance(to: high), span < room else { throw tooMany }
             var result: [IPAddress] = [low]
             var current = low
             while current != high {
@@ -127,6 +128,17 @@ private struct IPAddress: Comparable, CustomStringConvertible {
             index -= 1
         }
         return IPAddress(bytes: result)
+    }
+
+    /// How many addresses `other` (not lower) is past this one, or `nil` beyond 2^32.
+    func distance(to other: IPAddress) -> Int? {
+        var value = 0
+        for index in bytes.indices {
+            value = value * 256 + Int(other.bytes[index]) - Int(bytes[index])
+            // Each further byte multiplies the gap by 256; it can shrink it by less than 256.
+            if abs(value) > 1 << 40 { return nil }
+        }
+        return value <= Int(UInt32.max) ? value : nil
     }
 
     /// The address with every bit after the first `prefix` cleared.
