@@ -35,9 +35,11 @@ struct ClientPoolStateMachine {
         var addressCount: Int
     }
 
-    private struct Pool {
-        var key: ClientPoolKey
-        var limit: Int
+    /// A class, so taking and returning a connection changes its lists in place (a struct in
+    /// the machine's array could be copied, lists and all, on each request).
+    private final class Pool {
+        let key: ClientPoolKey
+        let limit: Int
         /// Open connections (connecting, busy or idle).
         var open = 0
         /// Idle connections, most recently parked last.
@@ -46,9 +48,14 @@ struct ClientPoolStateMachine {
         var waiting: [RequestID] = []
         var head = 0
 
+        init(key: ClientPoolKey, limit: Int) {
+            self.key = key
+            self.limit = limit
+        }
+
         var hasWaiting: Bool { head < waiting.count }
 
-        mutating func dequeue() -> RequestID? {
+        func dequeue() -> RequestID? {
             guard head < waiting.count else { return nil }
             let id = waiting[head]
             head += 1

@@ -2,11 +2,12 @@
 /// (start line plus header section) ends, the version in a start line, and the body that follows
 /// it, framed by a length, by `chunked`, or by the end of the connection.
 ///
-/// A parser asks for the next head (``nextHead(failure:parse:)``), reads its start line and fields
-/// in its own terms, declares how the body is framed (``beginBody(_:)``), then takes the body
-/// (``nextBody()``). The framer knows nothing of methods or statuses; the parsers know nothing
-/// of buffers and chunk syntax.
-struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
+/// A parser asks for the next head (``nextHead(_:)``), reads its start line and fields in its own
+/// terms into a ``Head`` (its `Message` without the body, persistence, body framing), hands it
+/// back with ``beginBody(_:)``, then takes the completed message (``nextBody()``). The framer
+/// knows nothing of methods or statuses; the parsers know nothing of buffers and chunk syntax.
+/// After a failure (``fail(_:)``) it stays failed: framing can no longer be trusted.
+struct HTTPMessageFramer<Message: Sendable, Failure: HTTPFramingFailure>: Sendable {
     /// How a message's body is delimited, as its head declares it.
     enum BodyFraming: Sendable, Equatable {
         /// Exactly this many bytes (`Content-Length`, or 0 for a message without a body).
@@ -17,8 +18,18 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
         case untilClose
     }
 
+    /// A parsed head: the message without its body, and what framing and persistence need.
+    struct Head: Sendable {
+        var message: Message
+        /// The connection may carry another message after this one.
+        var keepAlive: Bool
+        var framing: BodyFraming
+        /// A request sent `Expect: 100-continue` and has not been answered `100 Continue` yet.
+        var expectsContinue = false
+    }
+
     /// What a call to ``nextHead(_:)`` reached.
-    enum HeadProgress<Head> {
+    enum HeadProgress {
         case needMore
         case head(Head)
         case failure(Failure)
@@ -27,7 +38,7 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
     /// What a call to ``nextBody()`` reached.
     enum BodyProgress {
         case needMore
-        case complete(body: [UInt8], trailers: [(name: String, value: String)])
+        case complete(Head, body: [UInt8], trailers: [(name: String, value: String)])
         case failure(Failure)
     }
 
@@ -51,8 +62,12 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
     /// Largest body, in bytes.
     let maxBodyBytes: Int
     private(set) var input = HTTPInputBuffer()
+    /// The failure that ended parsing: framing can no longer be trusted, so it stays.
+    private(set) var failure: Failure?
     /// The body in progress: set by ``beginBody(_:)``, cleared when it completes.
     private var body: BodyState?
+    /// The head whose body is in progress.
+    private(set) var pendingHead: Head?
 
     init(maxHeaderBytes: Int, maxBodyBytes: Int) {
         self.maxHeaderBytes = maxHeaderBytes
@@ -68,6 +83,11 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
     /// `true` when no partial message is buffered.
     var isIdle: Bool { body == nil && input.unreadCount == 0 }
 
+    /// Records that `100 Continue` was sent for the message in progress.
+    mutating func continueSent() {
+        pendingHead?.expectsContinue = false
+    }
+
     /// `true` while the body in progress waits for bytes the peer has not sent: fewer than its
     /// length, or no byte of an unfinished chunked body.
     var awaitsBodyBytes: Bool {
@@ -77,6 +97,12 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
         case .untilClose: true
         case nil: false
         }
+    }
+
+    /// Records the failure that ends parsing and returns it.
+    mutating func fail(_ error: Failure) -> Failure {
+        failure = error
+        return error
     }
 
     mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
@@ -101,9 +127,9 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
     /// Finds the next complete head and hands `parse` its bytes: the start line begins at `from`,
     /// the empty line that ends the header section ends at `to`. The head is consumed when
     /// `parse` succeeds.
-    mutating func nextHead<Head>(
+    mutating func nextHead(
         _ parse: (_ p: UnsafeBufferPointer<UInt8>, _ from: Int, _ to: Int) -> Result<Head, Failure>
-    ) -> HeadProgress<Head> {
+    ) -> HeadProgress {
         let headEnd: Int
         switch input.scanHead() {
         case .end(let end): headEnd = end
@@ -121,8 +147,9 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
     }
 
     /// Starts the body of the message whose head was just taken.
-    mutating func beginBody(_ framing: BodyFraming) {
-        switch framing {
+    mutating func beginBody(_ head: Head) {
+        pendingHead = head
+        switch head.framing {
         case .length(let length): body = .length(length)
         case .chunked:
             body = .chunked(ChunkedBodyDecoder(maxBodyBytes: maxBodyBytes, maxTrailerBytes: maxHeaderBytes))
@@ -139,9 +166,9 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
         case .untilClose:
             return bufferedByteCount > maxBodyBytes ? .failure(.bodyTooLarge) : .needMore
         case .length(let length):
-            guard bufferedByteCount >= length else { return .needMore }
+            guard bufferedByteCount >= length, let head = pendingHead.take() else { return .needMore }
             body = nil
-            return .complete(body: input.take(length), trailers: [])
+            return .complete(head, body: input.take(length), trailers: [])
         case .chunked(var decoder):
             // One owner of the decoder, so appending to its body never copies it.
             body = nil
@@ -152,17 +179,19 @@ struct HTTPMessageFramer<Failure: HTTPFramingFailure>: Sendable {
             case .failed(.bodyTooLarge): return .failure(.bodyTooLarge)
             case .failed(.trailersTooLarge): return .failure(.headersTooLarge)
             case .failed(.malformed): return .failure(.malformedChunkedBody)
-            case .done: return .complete(body: decoder.body, trailers: decoder.trailers)
+            case .done:
+                guard let head = pendingHead.take() else { return .needMore }
+                return .complete(head, body: decoder.body, trailers: decoder.trailers)
             }
         }
     }
 
-    /// The connection ended: the body of a message framed by the close, or `nil` when the
+    /// The connection ended: the message framed by the close and its body, or `nil` when the
     /// message in progress (if any) is framed otherwise.
-    mutating func finishAtClose() -> [UInt8]? {
-        guard case .untilClose = body else { return nil }
+    mutating func finishAtClose() -> (Head, body: [UInt8])? {
+        guard case .untilClose = body, let head = pendingHead.take() else { return nil }
         body = nil
-        return input.take(input.unreadCount)
+        return (head, input.take(input.unreadCount))
     }
 
     /// The header section from `from` up to the empty line that ends at `to`.

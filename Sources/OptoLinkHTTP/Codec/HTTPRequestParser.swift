@@ -47,21 +47,12 @@ public struct HTTPRequestParser: Sendable {
         case failure(HTTPParseError)
     }
 
-    private typealias Framer = HTTPMessageFramer<HTTPParseError>
-
-    private struct Head: Sendable {
-        var request: HTTPRequest
-        var keepAlive: Bool
-        var framing: Framer.BodyFraming
-        var expectsContinue: Bool
-    }
+    private typealias Framer = HTTPMessageFramer<HTTPRequest, HTTPParseError>
+    private typealias Head = Framer.Head
 
     /// The limits this parser enforces.
     public let limits: Limits
     private var framer: Framer
-    /// The request whose head was parsed and whose body is still arriving.
-    private var pendingBody: Head?
-    private var failure: HTTPParseError?
 
     /// A parser with empty buffers.
     public init(limits: Limits = Limits()) {
@@ -73,19 +64,18 @@ public struct HTTPRequestParser: Sendable {
     public var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no partial request is buffered (the connection is between requests).
-    public var isIdle: Bool { pendingBody == nil && framer.isIdle }
+    public var isIdle: Bool { framer.isIdle }
 
     /// `true` when the request in progress sent `Expect: 100-continue` and its body has not fully
     /// arrived: the server should send `100 Continue` (then call ``continueSent()``) so the client
     /// does not wait for its own timeout before sending the body (RFC 9110 §10.1.1).
     public var isAwaitingContinue: Bool {
-        guard let pending = pendingBody, pending.expectsContinue else { return false }
-        return framer.awaitsBodyBytes
+        framer.pendingHead?.expectsContinue == true && framer.awaitsBodyBytes
     }
 
     /// Records that `100 Continue` was sent for the request in progress.
     public mutating func continueSent() {
-        pendingBody?.expectsContinue = false
+        framer.continueSent()
     }
 
     /// Appends received bytes; call ``next()`` until it returns `nil` to take out what is complete.
@@ -95,19 +85,18 @@ public struct HTTPRequestParser: Sendable {
 
     /// The next complete request or the parse failure, or `nil` when more bytes are needed.
     public mutating func next() -> Output? {
-        if let failure { return .failure(failure) }
-        if pendingBody != nil { return nextBody() }
+        if let failure = framer.failure { return .failure(failure) }
+        if framer.isReadingBody { return nextBody() }
         framer.skipEmptyLines()
         guard framer.bufferedByteCount > 0 else { return nil }
         let limits = self.limits
         switch framer.nextHead({ Self.parseHead($0, from: $1, to: $2, limits: limits) })
         {
         case .needMore: return nil
-        case .failure(let error): return fail(error)
+        case .failure(let error): return .failure(framer.fail(error))
         case .head(let head):
-            if case .length(0) = head.framing { return .request(head.request, keepAlive: head.keepAlive) }
-            framer.beginBody(head.framing)
-            pendingBody = head
+            if case .length(0) = head.framing { return .request(head.message, keepAlive: head.keepAlive) }
+            framer.beginBody(head)
             return nextBody()
         }
     }
@@ -116,17 +105,11 @@ public struct HTTPRequestParser: Sendable {
     private mutating func nextBody() -> Output? {
         switch framer.nextBody() {
         case .needMore: return nil
-        case .failure(let error): return fail(error)
-        case .complete(let body, _):
-            guard var pending = pendingBody.take() else { return nil }
-            pending.request.body = body
-            return .request(pending.request, keepAlive: pending.keepAlive)
+        case .failure(let error): return .failure(framer.fail(error))
+        case .complete(var head, let body, _):
+            head.message.body = body
+            return .request(head.message, keepAlive: head.keepAlive)
         }
-    }
-
-    private mutating func fail(_ error: HTTPParseError) -> Output {
-        failure = error
-        return .failure(error)
     }
 
     // MARK: - Head
@@ -157,26 +140,24 @@ public struct HTTPRequestParser: Sendable {
         case .success(let parsed): head = parsed
         case .failure(let error): return .failure(error)
         }
-        let contentLength = head.contentLength
-        let codings = head.codings
 
         var chunked = false
-        if codings.present {
+        if head.codings.present {
             // Smuggling shapes first: both framings, chunked outside HTTP/1.1, chunked not the one final coding.
-            if contentLength != nil || !isHTTP11 { return .failure(.invalidTransferEncoding) }
-            switch codings.verdict {
+            if head.contentLength != nil || !isHTTP11 { return .failure(.invalidTransferEncoding) }
+            switch head.codings.verdict {
             case .chunkedOnly: chunked = true
             case .malformed: return .failure(.invalidTransferEncoding)
             case .unsupported: return .failure(.unsupportedTransferEncoding)
             }
         }
         let method = UnsafeBufferPointer(rebasing: p[start..<sp1])
-        if contentLength == nil, !chunked, limits.requireContentLength,
+        if head.contentLength == nil, !chunked, limits.requireContentLength,
             HTTPBytes.equals(method, "POST") || HTTPBytes.equals(method, "PUT") || HTTPBytes.equals(method, "PATCH")
         {
             return .failure(.lengthRequired)
         }
-        let length = contentLength ?? 0
+        let length = head.contentLength ?? 0
         if length > limits.maxBodyBytes { return .failure(.bodyTooLarge) }
 
         // Host (RFC 9112 §3.2): one field with a valid value; only HTTP/1.0 may leave it out.
@@ -205,7 +186,7 @@ public struct HTTPRequestParser: Sendable {
         )
         return .success(
             Head(
-                request: request, keepAlive: Framer.persists(isHTTP11: isHTTP11, fields: head),
+                message: request, keepAlive: Framer.persists(isHTTP11: isHTTP11, fields: head),
                 framing: chunked ? .chunked : .length(length), expectsContinue: head.expectsContinue && isHTTP11))
     }
 

@@ -97,20 +97,11 @@ public struct HTTPResponseParser: Sendable {
         case failure(HTTPResponseParseError)
     }
 
-    private typealias Framer = HTTPMessageFramer<HTTPResponseParseError>
-
-    private struct Pending: Sendable {
-        var response: HTTPClientResponse
-        var keepAlive: Bool
-        var framing: Framer.BodyFraming
-    }
+    private typealias Framer = HTTPMessageFramer<HTTPClientResponse, HTTPResponseParseError>
 
     /// The limits this parser enforces.
     public let limits: Limits
     private var framer: Framer
-    /// The response whose head was parsed and whose body is still arriving.
-    private var pending: Pending?
-    private var failure: HTTPResponseParseError?
     private var headRequest = false
     private var awaiting = false
 
@@ -124,7 +115,7 @@ public struct HTTPResponseParser: Sendable {
     public var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no byte of a response is buffered (between responses).
-    public var isIdle: Bool { pending == nil && framer.isIdle }
+    public var isIdle: Bool { framer.isIdle }
 
     /// Arms the parser for the response to the request just sent; `toHEAD` means it has no body.
     public mutating func expectResponse(toHEAD: Bool) {
@@ -139,30 +130,29 @@ public struct HTTPResponseParser: Sendable {
 
     /// The next interim or final response, a failure, or `nil` when more bytes are needed.
     public mutating func next() -> Output? {
-        if let failure { return .failure(failure) }
-        if pending != nil { return nextBody() }
+        if let failure = framer.failure { return .failure(failure) }
+        if framer.isReadingBody { return nextBody() }
         guard framer.bufferedByteCount > 0 else { return nil }
-        guard awaiting else { return fail(.unsolicited) }
+        guard awaiting else { return .failure(framer.fail(.unsolicited)) }
         // Anything that cannot begin a status line (garbage, another protocol) fails at once
         // rather than when the request's deadline passes.
-        guard framer.unreadMayStart(with: "HTTP/1.") else { return fail(.malformedStatusLine) }
+        guard framer.unreadMayStart(with: "HTTP/1.") else { return .failure(framer.fail(.malformedStatusLine)) }
         let (headRequest, limits) = (self.headRequest, self.limits)
         let progress = framer.nextHead {
             Self.parseHead($0, from: $1, to: $2, headRequest: headRequest, limits: limits)
         }
         switch progress {
         case .needMore: return nil
-        case .failure(let error): return fail(error)
+        case .failure(let error): return .failure(framer.fail(error))
         case .head(let head):
-            if head.response.status < 200 {
-                return .informational(status: head.response.status, headers: head.response.headers)
+            if head.message.status < 200 {
+                return .informational(status: head.message.status, headers: head.message.headers)
             }
             if case .length(0) = head.framing {
                 awaiting = false
-                return .response(head.response, keepAlive: head.keepAlive)
+                return .response(head.message, keepAlive: head.keepAlive)
             }
-            framer.beginBody(head.framing)
-            pending = head
+            framer.beginBody(head)
             return nextBody()
         }
     }
@@ -170,39 +160,34 @@ public struct HTTPResponseParser: Sendable {
     /// The connection reached end of input: completes a body that runs until close, or reports
     /// ``HTTPResponseParseError/truncated`` when a response was in progress; `nil` when idle.
     public mutating func finish() -> Output? {
-        if let failure { return .failure(failure) }
-        if pending != nil, let body = framer.finishAtClose(), var response = pending.take()?.response {
+        if let failure = framer.failure { return .failure(failure) }
+        if let (head, body) = framer.finishAtClose() {
+            var response = head.message
             response.body = body
             awaiting = false
             return .response(response, keepAlive: false)
         }
-        if pending != nil || framer.bufferedByteCount > 0 { return fail(.truncated) }
+        if framer.isReadingBody || framer.bufferedByteCount > 0 { return .failure(framer.fail(.truncated)) }
         return nil
     }
 
     private mutating func nextBody() -> Output? {
         switch framer.nextBody() {
         case .needMore: return nil
-        case .failure(let error): return fail(error)
-        case .complete(let body, let trailers):
-            guard var current = pending.take() else { return nil }
-            current.response.body = body
-            if case .chunked = current.framing { current.response.trailers = HTTPHeaders(trailers) }
+        case .failure(let error): return .failure(framer.fail(error))
+        case .complete(var head, let body, let trailers):
+            head.message.body = body
+            if case .chunked = head.framing { head.message.trailers = HTTPHeaders(trailers) }
             awaiting = false
-            return .response(current.response, keepAlive: current.keepAlive)
+            return .response(head.message, keepAlive: head.keepAlive)
         }
-    }
-
-    private mutating func fail(_ error: HTTPResponseParseError) -> Output {
-        failure = error
-        return .failure(error)
     }
 
     // MARK: - Head
 
     private static func parseHead(
         _ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, headRequest: Bool, limits: Limits
-    ) -> Result<Pending, HTTPResponseParseError> {
+    ) -> Result<Framer.Head, HTTPResponseParseError> {
         // Status line: HTTP-version SP 3DIGIT SP [reason] CRLF (a missing SP before an empty reason is tolerated).
         let lineEnd = HTTPBytes.lineEnd(p, from: start)
         let version = lineEnd - start >= 12 ? Framer.version(p, from: start, to: start + 8) : .invalid
@@ -222,25 +207,24 @@ public struct HTTPResponseParser: Sendable {
         case .success(let parsed): head = parsed
         case .failure(let error): return .failure(error)
         }
-        let contentLength = head.contentLength
-        let codings = head.codings
         var keepAlive = Framer.persists(isHTTP11: isHTTP11, fields: head)
         let framing: Framer.BodyFraming
         if headRequest || status < 200 || status == 204 || status == 304 {
             framing = .length(0)
-        } else if codings.present {
-            guard codings.verdict == .chunkedOnly else { return .failure(.unsupportedTransferEncoding) }
-            if contentLength != nil { keepAlive = false }  // both framings: trust chunked, then close (RFC 9112 §6.3)
+        } else if head.codings.present {
+            guard head.codings.verdict == .chunkedOnly else { return .failure(.unsupportedTransferEncoding) }
+            // Both framings: trust chunked, then close (RFC 9112 §6.3).
+            if head.contentLength != nil { keepAlive = false }
             framing = .chunked
-        } else if let contentLength {
-            guard contentLength <= limits.maxBodyBytes else { return .failure(.bodyTooLarge) }
-            framing = .length(contentLength)
+        } else if let length = head.contentLength {
+            guard length <= limits.maxBodyBytes else { return .failure(.bodyTooLarge) }
+            framing = .length(length)
         } else {
             framing = .untilClose
             keepAlive = false
         }
         let response = HTTPClientResponse(
             status: status, version: isHTTP11 ? "HTTP/1.1" : "HTTP/1.0", headers: HTTPHeaders(head.fields))
-        return .success(Pending(response: response, keepAlive: keepAlive, framing: framing))
+        return .success(Framer.Head(message: response, keepAlive: keepAlive, framing: framing))
     }
 }
