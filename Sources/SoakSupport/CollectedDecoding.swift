@@ -1,10 +1,9 @@
 import Foundation
 import Synchronization
-import OptoLinkStaging
 
 /// A coding key built from any string or index (the emulator's, so profiles and emulator
 /// configurations are strict the same way).
-typealias AnyCodingKey = AnyConfigurationKey
+package typealias AnyCodingKey = AnyConfigurationKey
 
 /// The problems found while decoding one profile, so validation reports every one in a single
 /// pass instead of stopping at the first (`SoakProfile.decode` installs it for its decoding).
@@ -13,28 +12,30 @@ typealias AnyCodingKey = AnyConfigurationKey
 /// stand-in value (the field's default, `nil`, or an empty or neutral value), so the fields
 /// after it are still checked; a part that cannot go on throws ``Reported``, which the enclosing
 /// field helper swallows. Without it (a part decoded on its own), the first problem is thrown.
-final class ProfileIssues: Sendable {
+package final class ProfileIssues: Sendable {
     /// Thrown by a part whose problems are already recorded and that has no value to give.
-    struct Reported: Error {}
+    package struct Reported: Error {}
 
-    @TaskLocal static var current: ProfileIssues?
+    @TaskLocal package static var current: ProfileIssues?
 
     private let problems = Mutex<[String]>([])
 
-    /// The problems so far, each `<field path>: <problem>`, in the order found.
-    var all: [String] { problems.withLock { $0 } }
+    package init() {}
 
-    func record(_ problem: String) {
+    /// The problems so far, each `<field path>: <problem>`, in the order found.
+    package var all: [String] { problems.withLock { $0 } }
+
+    package func record(_ problem: String) {
         problems.withLock { $0.append(problem) }
     }
 
-    func record(_ error: DecodingError) {
+    package func record(_ error: DecodingError) {
         record(error.readableDescription)
     }
 
     /// Runs `body`; with issues being collected, a problem it throws is recorded and `nil`
     /// returned, else the problem is thrown.
-    static func collecting<T>(_ body: () throws -> T) throws -> T? {
+    package static func collecting<T>(_ body: () throws -> T) throws -> T? {
         guard let issues = current else { return try body() }
         do {
             return try body()
@@ -48,24 +49,24 @@ final class ProfileIssues: Sendable {
 }
 
 /// A neutral value a field takes after its problem was recorded, so decoding can go on.
-protocol ProfileStandIn {
+package protocol ProfileStandIn {
     static var standIn: Self { get }
 }
 
-extension String: ProfileStandIn { static var standIn: String { "" } }
-extension Int: ProfileStandIn { static var standIn: Int { 0 } }
-extension UInt64: ProfileStandIn { static var standIn: UInt64 { 0 } }
-extension Double: ProfileStandIn { static var standIn: Double { 0 } }
-extension Bool: ProfileStandIn { static var standIn: Bool { false } }
-extension Array: ProfileStandIn { static var standIn: [Element] { [] } }
-extension Dictionary: ProfileStandIn { static var standIn: [Key: Value] { [:] } }
-extension Optional: ProfileStandIn { static var standIn: Wrapped? { nil } }
+extension String: ProfileStandIn { package static var standIn: String { "" } }
+extension Int: ProfileStandIn { package static var standIn: Int { 0 } }
+extension UInt64: ProfileStandIn { package static var standIn: UInt64 { 0 } }
+extension Double: ProfileStandIn { package static var standIn: Double { 0 } }
+extension Bool: ProfileStandIn { package static var standIn: Bool { false } }
+extension Array: ProfileStandIn { package static var standIn: [Element] { [] } }
+extension Dictionary: ProfileStandIn { package static var standIn: [Key: Value] { [:] } }
+extension Optional: ProfileStandIn { package static var standIn: Wrapped? { nil } }
 
 extension Decoder {
     /// Refuses every key of this object not listed in `Keys` (`unknown field (expected one of …)`),
     /// so a typo in a profile (`"rate"` for `"target"`) fails instead of being ignored. With issues
     /// being collected, each unknown key is recorded and the known ones are still decoded.
-    func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws {
+    package func rejectUnknownKeys<Keys: CodingKey & CaseIterable>(_: Keys.Type) throws {
         let unknown = try unknownKeyErrors(Keys.self)
         guard let issues = ProfileIssues.current else {
             if let first = unknown.first { throw first }
@@ -77,7 +78,7 @@ extension Decoder {
 
 extension KeyedDecodingContainer {
     /// Decodes an optional value and checks it with `valid`, throwing a message naming the field.
-    func decodeChecked<T: Decodable>(
+    package func decodeChecked<T: Decodable>(
         _ type: T.Type, forKey key: Key, default fallback: T, _ problem: String, _ valid: (T) -> Bool
     ) throws -> T {
         let value = try decodeFieldIfPresent(type, forKey: key) ?? fallback
@@ -89,13 +90,14 @@ extension KeyedDecodingContainer {
     }
 
     /// Throws `error`, or records it when issues are being collected (decoding goes on).
-    func reportOrThrow(_ error: DecodingError) throws {
+    package func reportOrThrow(_ error: DecodingError) throws {
         guard let issues = ProfileIssues.current else { throw error }
         issues.record(error)
     }
 
     /// Like ``decodeChecked(_:forKey:default:_:_:)`` for a required field.
-    func decodeRequired<T: Decodable>(_ type: T.Type, forKey key: Key, _ problem: String, _ valid: (T) -> Bool) throws
+    package func decodeRequired<T: Decodable>(_ type: T.Type, forKey key: Key, _ problem: String, _ valid: (T) -> Bool)
+        throws
         -> T
     {
         // A value that did not decode is already reported; its stand-in is not checked.
@@ -116,7 +118,7 @@ extension KeyedDecodingContainer {
     ///
     /// With issues being collected, a problem is recorded and a stand-in returned (``ProfileStandIn``);
     /// a type without one throws ``ProfileIssues/Reported``.
-    func decodeField<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    package func decodeField<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         try decodeCollected(type, forKey: key) ?? standIn()
     }
 
@@ -133,13 +135,13 @@ extension KeyedDecodingContainer {
 
     /// `decodeIfPresent(_:forKey:)` with the same field naming as ``decodeField(_:forKey:)``; with
     /// issues being collected, a problem is recorded and `nil` returned.
-    func decodeFieldIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+    package func decodeFieldIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try ProfileIssues.collecting { try naming(key) { try decodeIfPresent(type, forKey: key) } } ?? nil
     }
 
     /// Decodes an object of `name → V` entry by entry: with issues being collected, every entry's
     /// problem is recorded (`expect.limits.match: …`, `expect.limits.events: …`), and the good ones kept.
-    func decodeEachValue<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> [String: V] {
+    package func decodeEachValue<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> [String: V] {
         guard ProfileIssues.current != nil, contains(key) else { return try decodeField([String: V].self, forKey: key) }
         guard
             let object = try ProfileIssues.collecting({ try nestedContainer(keyedBy: AnyCodingKey.self, forKey: key) })
@@ -155,7 +157,7 @@ extension KeyedDecodingContainer {
 
     /// Decodes an array element by element: with issues being collected, every element's
     /// problems are recorded (`journeys[3].steps[1].kind: …`), not only the first one's.
-    func decodeEach<E: Decodable>(_ type: E.Type, forKey key: Key) throws -> [E] {
+    package func decodeEach<E: Decodable>(_ type: E.Type, forKey key: Key) throws -> [E] {
         guard ProfileIssues.current != nil, contains(key) else { return try decodeField([E].self, forKey: key) }
         guard var list = try ProfileIssues.collecting({ try nestedUnkeyedContainer(forKey: key) }) else { return [] }
         var elements: [E] = []
@@ -200,7 +202,7 @@ func numberProblem(_ error: any Error) -> String {
 
 /// Where a JSON syntax error sits, as `line L, column C: <problem>`, from Foundation's
 /// "… around character N." (a 0-based byte offset); `nil` when `data` parses as JSON.
-func jsonSyntaxProblem(_ data: Data) -> String? {
+package func jsonSyntaxProblem(_ data: Data) -> String? {
     do {
         _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         return nil

@@ -2,4 +2,4 @@
 /// subscript is modified in place, so the arrays and histograms it holds are not copied out of
 /// the dictionary and back.
 @inline(__always)
-func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }
+package func inPlace<T>(_ value: inout T, _ body: (inout T) -> Void) { body(&value) }

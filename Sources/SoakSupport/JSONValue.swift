@@ -1,5 +1,4 @@
 import Foundation
-import OptoLinkStaging
 
 /// Any JSON value, kept verbatim (the profile's `backend` section is decoded into the
 /// emulator's own configuration type only when an embedded run needs it).
@@ -48,19 +47,6 @@ package indirect enum JSONValue: Sendable, Equatable, Codable {
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
-        }
-    }
-
-    /// Decodes this value as `T` (round-trips through JSON).
-    /// - Throws: `SoakProfileError` naming `prefix` plus the inner field path.
-    package func decode<T: Decodable>(_ type: T.Type, fieldPrefix prefix: String) throws -> T {
-        let data = try JSONEncoder().encode(self)
-        do {
-            return try JSONDecoder().decode(type, from: data)
-        } catch let error as DecodingError {
-            let inner = error.readableDescription
-            throw SoakProfileError(
-                message: inner.hasPrefix("not valid JSON") ? "\(prefix): \(inner)" : "\(prefix).\(inner)")
         }
     }
 }

@@ -51,7 +51,7 @@ extension Decoder {
     /// Decodes a string enum, refusing unknown values with the list of allowed ones.
     ///
     /// - Throws: `DecodingError.dataCorrupted` `unknown value "x" (expected one of …)`.
-    func decodeCase<T: RawRepresentable & CaseIterable>(_: T.Type) throws -> T where T.RawValue == String {
+    package func decodeCase<T: RawRepresentable & CaseIterable>(_: T.Type) throws -> T where T.RawValue == String {
         let container = try singleValueContainer()
         let text = try container.decode(String.self)
         guard let value = T(rawValue: text) else {
@@ -127,10 +127,10 @@ package func duplicateKeyProblem(in data: Data) -> String? {
 package func duplicateKeyProblems(in data: Data) -> [String] {
     struct Frame {
         var isObject: Bool
-        var keys: Set<String> = []
+        package var keys: Set<String> = []
         var expectingKey: Bool
-        var key: String?
-        var index = 0
+        package var key: String?
+        package var index = 0
     }
     let bytes = [UInt8](data)
     var stack: [Frame] = []

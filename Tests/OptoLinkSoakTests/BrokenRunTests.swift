@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakSupport
+@testable import SoakRecords
 
 /// A backend reached under a wrong path: the embedded emulator behind `/nope`.
 private struct WrongPathBackend: SoakBackend {

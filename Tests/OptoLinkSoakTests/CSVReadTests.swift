@@ -3,6 +3,7 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
 
 /// The byte-level CSV reading (``CSVParser``, ``CSVRowReader``, ``ReportCSVReader``, ``CSVNumber``)
 /// gives exactly what the reading it replaced gave: the same rows for any text, hostile or

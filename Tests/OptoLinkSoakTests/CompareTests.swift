@@ -4,6 +4,9 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
 
 @Suite("compare: regression rules")
 struct RegressionRuleTests {

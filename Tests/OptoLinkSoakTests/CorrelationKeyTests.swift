@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 /// The reconciliation pass keeps correlation ids as integer keys (issue 12, memory per call):
 /// the keys tell ids apart exactly as their texts do, and the counts are those of the texts,

@@ -3,6 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite("End to end against the embedded emulator", .serialized, .timeLimit(.minutes(1)))
 struct EndToEndTests {

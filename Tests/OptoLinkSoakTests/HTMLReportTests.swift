@@ -3,6 +3,9 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
 
 @Suite("report.html", .serialized, .timeLimit(.minutes(2)))
 struct HTMLReportTests {

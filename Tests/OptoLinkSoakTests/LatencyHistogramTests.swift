@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite("HDR histogram")
 struct LatencyHistogramTests {

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import OptoLinkHTTP
+import OptoLinkHTTP
+import OptoLinkSoak
 
 /// The pacing executor the open model's arrival schedule runs and sleeps on: its tasks run on its
 /// one thread, sleeps last at least their length and end in deadline order, cancellation and

@@ -4,6 +4,9 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
 
 /// Shard report directories written by hand (a manifest and two CSVs), for `merge`.
 struct ShardFixture {

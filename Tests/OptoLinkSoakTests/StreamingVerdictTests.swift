@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 /// The verdicts in bounded memory (issue 12): the passes give the same report whether they keep
 /// everything to the end (the in-memory path: a horizon of infinity, the ledger up front) or

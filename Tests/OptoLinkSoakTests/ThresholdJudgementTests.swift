@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 /// Thresholds that cannot pass vacuously or with the wrong unit (issue 9, faults 2 and 4).
 @Suite struct ThresholdJudgementTests {

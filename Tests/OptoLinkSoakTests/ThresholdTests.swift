@@ -1,6 +1,7 @@
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
 
 @Suite struct ThresholdTests {
     let metrics: [String: Double] = [

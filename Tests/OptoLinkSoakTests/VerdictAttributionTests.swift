@@ -1,6 +1,8 @@
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite struct VerdictAttributionTests {
     @Test func classifiesEveryDevice() throws {

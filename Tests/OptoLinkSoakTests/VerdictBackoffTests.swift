@@ -2,6 +2,7 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
 
 @Suite struct VerdictBackoffTests {
     let configuration = VerdictsConfiguration()

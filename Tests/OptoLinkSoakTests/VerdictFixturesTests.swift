@@ -3,6 +3,7 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
 
 /// Synthetic records for the verdict unit tests.
 enum Fixture {

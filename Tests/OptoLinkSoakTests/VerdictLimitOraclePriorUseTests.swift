@@ -3,6 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
+@testable import SoakReports
 
 /// Traffic in a bucket from before the run (a previous run against the same `serve`, another
 /// client of a shared staging backend): a server enforcing its limit exactly must not look too

@@ -2,6 +2,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite struct VerdictLimitOracleTests {
     /// Hits on one bucket: (start time, status, N), each 1 ms long.

@@ -3,6 +3,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite struct VerdictReconciliationTests {
     func reconcile(

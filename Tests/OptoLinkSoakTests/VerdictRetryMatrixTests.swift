@@ -2,6 +2,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite struct VerdictRetryMatrixTests {
     let configuration = VerdictsConfiguration()

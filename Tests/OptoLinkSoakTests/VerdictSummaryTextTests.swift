@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 @Suite struct VerdictSummaryTextTests {
     @Test func linesNameCountsAndOffenders() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,6 @@
 import CEpoll
 import Dispatch
+import OptoLinkHTTP
 import Synchronization
 
 /// A task executor on a thread of its own that also keeps time: tasks that prefer it run their

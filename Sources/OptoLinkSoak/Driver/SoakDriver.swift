@@ -1,5 +1,6 @@
 import OptoLinkHTTP
 import Synchronization
+import SoakRecords
 
 /// Runs a profile's load model over the virtual devices with structured concurrency.
 ///

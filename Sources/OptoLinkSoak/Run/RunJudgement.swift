@@ -1,4 +1,7 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 /// What `run` and `merge` both do once a run's summary sections and verdicts are known:
 /// derive the flat metrics, judge the thresholds on them, and write the report files.

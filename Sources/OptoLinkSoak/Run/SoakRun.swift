@@ -3,6 +3,9 @@ import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -499,7 +502,7 @@ public struct SoakRun: Sendable {
     }
 
     /// Largest `attempts.csv` read back for the HTML report's charts (bytes).
-    static let chartAttemptsLimitBytes = 32 * 1_048_576
+    static let chartAttemptsLimitBytes = SoakReportDirectory.chartAttemptsLimitBytes
 
     /// The verdicts' horizon for `profile` (see ``VerdictContext/horizonSeconds``).
     static func horizon(for profile: SoakProfile) -> Double {

@@ -1,5 +1,9 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 /// The `merge` subcommand's inputs.
 package struct MergeOptions: Sendable, Equatable {

@@ -4,7 +4,7 @@ import OptoLink
 /// Seconds with microsecond resolution, as every time column in the CSVs is written.
 /// (Integer arithmetic: `String(format:)` costs microseconds per call on Linux, and a run
 /// formats several of these per attempt.)
-func formatSeconds(_ value: Double) -> String {
+package func formatSeconds(_ value: Double) -> String {
     guard value.isFinite else { return "0.000000" }
     guard abs(value) < 9e12 else { return String(value) }  // beyond what an Int64 of microseconds holds
     let micros = Int64((value * 1e6).rounded())

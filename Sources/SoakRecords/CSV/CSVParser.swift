@@ -171,8 +171,8 @@ package struct CSVParser {
 
 /// Where one field of a row lies: in the parser's input, or in its scratch bytes.
 private struct CSVSpan {
-    var start: Int
-    var end: Int
+    package var start: Int
+    package var end: Int
     var inInput: Bool
 }
 
@@ -223,7 +223,7 @@ package protocol CSVFields {
 
 extension CSVFields {
     /// An empty field as `.some(nil)`, a parseable one as `.some(value)`, anything else `nil`.
-    func optional<T>(_ index: Int, _ parse: (Int) -> T?) -> T?? {
+    package func optional<T>(_ index: Int, _ parse: (Int) -> T?) -> T?? {
         if isEmpty(index) { return .some(nil) }
         return parse(index).map { .some($0) }
     }

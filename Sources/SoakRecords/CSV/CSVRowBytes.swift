@@ -25,12 +25,12 @@ extension CSV {
     }
 
     /// Appends the decimal digits of `value` (`-` first when negative).
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         appendDecimal(UInt64(value.magnitude), to: &out)
     }
 
-    static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+    package static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
         var divisor: UInt64 = 1
         while value / divisor >= 10 { divisor *= 10 }  // 10^19 at most: still a UInt64
         var rest = value

@@ -22,7 +22,7 @@ package struct LatencyHistogram: Sendable, Equatable {
     /// The largest value (seconds) with full precision.
     package static let maxTrackable = Double(UInt64(1) << UInt64(maxBit + 1)) / 1e9
 
-    private(set) var counts: [UInt64]
+    package private(set) var counts: [UInt64]
     /// Number of recorded values.
     package private(set) var count: UInt64 = 0
     /// Exact smallest and largest recorded values in seconds (0 when empty).
@@ -95,7 +95,7 @@ package struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Bucket index of a value in nanoseconds.
-    static func index(of nanos: UInt64) -> Int {
+    package static func index(of nanos: UInt64) -> Int {
         if nanos < UInt64(subBuckets) { return Int(nanos) }
         let msb = 63 - nanos.leadingZeroBitCount
         let shift = msb - subBucketBits
@@ -104,7 +104,7 @@ package struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Lowest value (ns) and width (ns) of bucket `index`.
-    static func bounds(of index: Int) -> (low: UInt64, width: UInt64) {
+    package static func bounds(of index: Int) -> (low: UInt64, width: UInt64) {
         if index < subBuckets { return (UInt64(index), 1) }
         let shift = (index - subBuckets) / subBuckets
         let sub = (index - subBuckets) % subBuckets

@@ -6,11 +6,11 @@ import OptoLink
 #endif
 
 /// Pure helpers the recorder uses to describe an attempt without keeping its bytes.
-enum AttemptClassification {
+package enum AttemptClassification {
     /// A short, value-free error kind for an attempt with no response (`timed_out`, …).
     /// A cancellation after at least the per-attempt timeout counts as `timed_out` (the
     /// SDK enforces its deadline by cancelling the transport call).
-    static func errorKind(_ error: any Error, elapsed: Double, timeout: Duration) -> AttemptErrorKind {
+    package static func errorKind(_ error: any Error, elapsed: Double, timeout: Duration) -> AttemptErrorKind {
         let timeoutSeconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
         if let urlError = error as? URLError {
             switch urlError.code {
@@ -32,7 +32,7 @@ enum AttemptClassification {
     /// `path`. The SDK takes such a body as a miss or ignores it, so without this check a server or
     /// proxy that answers 200 with anything would pass as healthy. A byte check, not a parse: it
     /// runs on every attempt.
-    static func isOffContract(endpoint: OptoLinkEndpoint, status: Int, body: Data) -> Bool {
+    package static func isOffContract(endpoint: OptoLinkEndpoint, status: Int, body: Data) -> Bool {
         guard status == ContractStatus.success(of: endpoint) else { return false }
         func isContent(_ byte: UInt8) -> Bool { byte != 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D }
         guard let first = body.firstIndex(where: isContent), let last = body.lastIndex(where: isContent),
@@ -47,7 +47,7 @@ enum AttemptClassification {
     }
 
     /// `N` from a 429 body `Retry after N second(s)`, else `nil`.
-    static func retryAfterSeconds(status: Int, body: Data) -> Int? {
+    package static func retryAfterSeconds(status: Int, body: Data) -> Int? {
         guard status == 429 else { return nil }
         let needle = Array("Retry after ".utf8)
         let bytes = [UInt8](body.prefix(4096))
@@ -74,7 +74,7 @@ enum AttemptClassification {
     /// The `opl_corr` property of an events body, else `nil`: read from the parsed JSON, so a
     /// property key that merely ends in `"opl_corr` (or a value that contains it) cannot stand in.
     /// The SDK's own bodies are read by ``CorrelationScanner``; any other shape by `JSONSerialization`.
-    static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
+    package static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
         guard endpoint == .events, let body else { return nil }
         if case .found(let value) = CorrelationScanner.scan(body) { return value }
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
@@ -84,7 +84,7 @@ enum AttemptClassification {
     }
 
     /// Splits an instance label `<device>#<launch>` (launch 0 when absent).
-    static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
+    package static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
         guard let label else { return ("?", 0) }
         // On UTF-8 bytes: a `Character` search would run grapheme breaking over the label per attempt.
         guard let hash = label.utf8.lastIndex(of: UInt8(ascii: "#")),

@@ -30,7 +30,7 @@ package enum ContractStatus {
     }
 
     /// Failed attempts in a `byStatus` map (status text or error kind → count).
-    static func failedCount(_ byStatus: [String: Int], endpoint: OptoLinkEndpoint) -> Int {
+    package static func failedCount(_ byStatus: [String: Int], endpoint: OptoLinkEndpoint) -> Int {
         byStatus.reduce(0) { sum, entry in
             let failed =
                 Int(entry.key).map { !isExpected($0, from: endpoint) }

@@ -9,7 +9,7 @@ import Foundation
 /// key that matters, broken syntax) it answers ``Outcome/unsure`` and the caller parses the
 /// body with `JSONSerialization` as before, so both always agree.
 enum CorrelationScanner {
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         /// The body is a JSON object in the fast-path shape; `properties.opl_corr` (a string) or `nil`.
         case found(String?)
         /// Not the fast-path shape: parse it in full.
@@ -19,7 +19,7 @@ enum CorrelationScanner {
     private struct Unsure: Error {}
 
     /// Scans `body`.
-    static func scan(_ body: Data) -> Outcome {
+    package static func scan(_ body: Data) -> Outcome {
         body.withUnsafeBytes { raw in
             var cursor = Cursor(bytes: raw.bindMemory(to: UInt8.self))
             do {

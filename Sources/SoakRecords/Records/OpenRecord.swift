@@ -1,5 +1,4 @@
 import OptoLink
-import OptoLinkStaging
 
 /// One `open` step as the recorder counts it.
 package struct OpenRecord: Sendable, Equatable {
@@ -25,7 +24,7 @@ package struct OpenRecord: Sendable, Equatable {
 extension OpenOutcome {
     /// The outcome of an open whose wait ended with `link` (`nil`: nothing came); `cut` when the
     /// run's end stopped the wait.
-    init(_ link: OptoLinkData?, cut: Bool) {
+    package init(_ link: OptoLinkData?, cut: Bool) {
         guard let link else {
             self = cut ? .cancelledByRun : .timedOut
             return
@@ -46,6 +45,17 @@ package struct OutagePlan: Sendable, Equatable {
         package var startSeconds: Double
         package var endSeconds: Double
         package var mode: String
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            startSeconds: Double,
+            endSeconds: Double,
+            mode: String
+        ) {
+            self.startSeconds = startSeconds
+            self.endSeconds = endSeconds
+            self.mode = mode
+        }
     }
 
     /// Windows that cut `/data`, by start.
@@ -57,19 +67,6 @@ package struct OutagePlan: Sendable, Equatable {
     package init(windows: [Window], worstCaseSeconds: Double) {
         self.windows = windows.sorted { $0.startSeconds < $1.startSeconds }
         self.worstCaseSeconds = worstCaseSeconds
-    }
-
-    /// The plan of `profile`'s `backend.faults.outages` that cut `/data` (by name or by cutting
-    /// everything); `nil` when there is none or the backend section does not decode.
-    package static func of(_ profile: SoakProfile) -> OutagePlan? {
-        guard let configuration = try? EmbeddedBackend.configuration(for: profile) else { return nil }
-        let windows = configuration.faults.outages.filter { $0.endpoints?.contains("data") ?? true }.map {
-            Window(startSeconds: $0.startSeconds, endSeconds: $0.endSeconds, mode: $0.mode.rawValue)
-        }
-        guard !windows.isEmpty else { return nil }
-        return OutagePlan(
-            windows: windows,
-            worstCaseSeconds: worstCase(timeout: profile.sdk.timeout, maxRetries: profile.sdk.maxRetries))
     }
 
     /// The contract's worst case for one call (docs/CONTRACT.md §2, "Retry matrix"): `maxRetries + 1`

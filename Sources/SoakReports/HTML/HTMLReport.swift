@@ -1,4 +1,6 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
 
 /// `report.html`: one self-contained page per report directory — inline SVG charts, inline CSS
 /// and a few lines of inline script (legend clicks hide a series), no network access (a
@@ -99,22 +101,22 @@ package enum HTMLReport {
 
     // MARK: Parts
 
-    static func e(_ text: String) -> String { MarkupEscaping.escape(text) }
+    package static func e(_ text: String) -> String { MarkupEscaping.escape(text) }
 
-    static func meta(_ s: SoakSummary) -> String {
+    package static func meta(_ s: SoakSummary) -> String {
         "\(s.run.startedAt) · \(s.run.backend) \(s.run.baseURL) · \(s.run.loadModel) model · \(s.run.devices) devices · "
             + String(format: "%.1f s", s.run.durationSeconds)
             + " · stop: \(s.run.stopReason.rawValue) · seed \(s.run.seed)"
     }
 
     /// A number with its summary path, for the browser test.
-    static func number(_ value: Double, run: String, key: String, text: String? = nil) -> String {
+    package static func number(_ value: Double, run: String, key: String, text: String? = nil) -> String {
         let exact = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
         return "<span class=\"num\" data-run=\"\(run)\" data-key=\"\(e(key))\" data-value=\"\(exact)\">"
             + e(text ?? grouped(value)) + "</span>"
     }
 
-    static func grouped(_ value: Double) -> String {
+    package static func grouped(_ value: Double) -> String {
         guard value == value.rounded(), abs(value) < 1e15 else { return String(format: "%.4g", value) }
         let digits = String(Int64(abs(value)))
         var out = ""
@@ -354,7 +356,7 @@ package enum HTMLReport {
         return out + "</table>"
     }
 
-    static func page(title: String, body: String) -> String {
+    package static func page(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8">
@@ -374,7 +376,7 @@ package enum HTMLReport {
         svg .diag,svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
         </style></head><body>
         \(body)
-        <p class="note">Written by optolink-soak \(OptoLinkSoak.version). Dashed/faded series are the baseline. Click a legend entry to hide its series.</p>
+        <p class="note">Written by optolink-soak \(SoakVersion.current). Dashed/faded series are the baseline. Click a legend entry to hide its series.</p>
         <script>
         document.querySelectorAll("svg.chart .lg").forEach(function (g) {
           g.addEventListener("click", function () {

@@ -1,5 +1,7 @@
 import Foundation
 import OptoLink
+import SoakRecords
+import SoakVerdicts
 
 /// The plotted data of one run, derived from its `summary.json` and (when available) its
 /// `attempts.csv`: everything bounded so a one-hour run's page stays small.
@@ -35,18 +37,18 @@ struct ReportSeries {
         var windows = 0
     }
 
-    var label: String
-    var summary: SoakSummary
-    var attemptsPerSecond: [(x: Double, y: Double)] = []
+    package var label: String
+    package var summary: SoakSummary
+    package var attemptsPerSecond: [(x: Double, y: Double)] = []
     var status429PerSecond: [(x: Double, y: Double)] = []
     var errorsPerSecond: [(x: Double, y: Double)] = []
     var lateStartsPerSecond: [(x: Double, y: Double)] = []
     /// Start lag (s) → fraction of journeys started within it.
     var startLagCDF: [(x: Double, y: Double)] = []
     var rssMB: [(x: Double, y: Double)] = []
-    var latency: [Latency] = []
-    var backoff = Backoff()
-    var limits: [LimitWindows] = []
+    package var latency: [Latency] = []
+    package var backoff = Backoff()
+    package var limits: [LimitWindows] = []
     /// False when `attempts.csv` could not be read (latency over time, back-off and windows are then empty).
     var hasAttempts = false
 
@@ -82,7 +84,7 @@ struct ReportSeries {
         var cells: [OptoLinkEndpoint: [Int: [Double]]] = [:]
         // Times a hand-edited or damaged CSV can hold (nan, inf, 1e300) are left out of the chart.
         for a in attempts
-        where a.status != nil && RunTimeline.isPlausible(a.actualStart) && RunTimeline.isPlausible(a.end) {
+        where a.status != nil && RunSeconds.isPlausible(a.actualStart) && RunSeconds.isPlausible(a.end) {
             cells[a.endpoint, default: [:]][Int(a.actualStart / interval), default: []].append(a.end - a.actualStart)
         }
         func rank(_ sorted: [Double], _ p: Double) -> Double {
@@ -101,11 +103,11 @@ struct ReportSeries {
         }
     }
 
-    static func backoff(_ attempts: [AttemptRecord], slack: Double) -> Backoff {
+    package static func backoff(_ attempts: [AttemptRecord], slack: Double) -> Backoff {
         struct Key: Hashable {
-            var device: String
-            var launch: Int
-            var callId: UInt64
+            package var device: String
+            package var launch: Int
+            package var callId: UInt64
         }
         var calls: [Key: [AttemptRecord]] = [:]
         for a in attempts { calls[Key(device: a.device, launch: a.launch, callId: a.callId), default: []].append(a) }
@@ -186,7 +188,7 @@ struct ReportSeries {
                 let span = (points.map(\.x).max() ?? 0) - (points.map(\.x).min() ?? 0)
                 let bin = max(1, span / Double(maxPoints - 1))
                 var fullest: [Int: (x: Double, y: Double)] = [:]
-                for p in points where RunTimeline.isPlausible(p.x) && (fullest[Int(p.x / bin)]?.y ?? -1) < p.y {
+                for p in points where RunSeconds.isPlausible(p.x) && (fullest[Int(p.x / bin)]?.y ?? -1) < p.y {
                     fullest[Int(p.x / bin)] = p
                 }
                 points = fullest.values.sorted { $0.x < $1.x }

@@ -19,7 +19,7 @@ struct SVGChart {
         var points: [(x: Double, y: Double)]
     }
 
-    var title: String
+    package var title: String
     var xLabel: String
     var yLabel: String
     var series: [Series]
@@ -32,7 +32,7 @@ struct SVGChart {
     var references: [(y: Double, label: String)] = []
     /// Forces the y axis to start at zero.
     var yFromZero = true
-    var width = 860.0
+    package var width = 860.0
     var height = 260.0
 
     private let left = 64.0
@@ -40,7 +40,7 @@ struct SVGChart {
     private let bottom = 40.0
 
     /// The chart as an `<svg>` element (with `role="img"` and a `<title>`).
-    func render() -> String {
+    package func render() -> String {
         let all = series.flatMap(\.points).filter { $0.x.isFinite && $0.y.isFinite }
         var out = "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" "
         out += "xmlns=\"http://www.w3.org/2000/svg\"><title>\(MarkupEscaping.escape(title))</title>"
@@ -163,7 +163,7 @@ struct SVGChart {
         return ticks
     }
 
-    static func r(_ value: Double) -> String {
+    package static func r(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
         // Coordinates come from report data; one that is not finite or is absurd is drawn at 0.
         guard rounded.isFinite, abs(rounded) < 1e12 else { return "0" }
@@ -176,7 +176,7 @@ struct SVGChart {
     }
 
     /// Seconds as `12ms` / `1.5s`.
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         if value == 0 { return "0" }
         return abs(value) < 1 ? SVGChart.plain(value * 1000) + "ms" : SVGChart.plain(value) + "s"
     }
@@ -184,7 +184,7 @@ struct SVGChart {
 
 /// Escapes text for HTML, SVG and XML: `& < > " '`, and characters XML 1.0 cannot carry become U+FFFD.
 enum MarkupEscaping {
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

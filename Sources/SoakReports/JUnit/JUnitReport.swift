@@ -120,9 +120,9 @@ package struct JUnitReport: Sendable, Equatable {
         try AtomicFile.write(Data(xml().utf8), to: url)
     }
 
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         String(format: "%.3f", value.isFinite ? max(0, value) : 0)
     }
 
-    static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
+    package static func escape(_ text: String) -> String { MarkupEscaping.escape(text) }
 }

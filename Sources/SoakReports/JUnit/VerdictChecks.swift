@@ -1,4 +1,5 @@
 import Foundation
+import SoakVerdicts
 
 /// Each verdict of a run as one pass / fail / not-judged check, for the JUnit file and the
 /// HTML report's verdict table. The rules are the verdicts' own (`Profiles/verdicts/README.md`):

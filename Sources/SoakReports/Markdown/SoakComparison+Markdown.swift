@@ -1,4 +1,6 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
 
 extension SoakComparison {
     /// `compare.md`: a summary to paste into a pull request (GitHub-flavoured Markdown tables).
@@ -83,7 +85,7 @@ extension SoakComparison {
         "observed \(Self.format(check.current)) (baseline \(Self.format(check.baseline)), limit \(Self.format(check.limit)))"
     }
 
-    static func count(_ d: Delta) -> String {
+    package static func count(_ d: Delta) -> String {
         "\(SVGChart.plain(d.baseline)) → \(SVGChart.plain(d.current))"
     }
 
@@ -92,7 +94,7 @@ extension SoakComparison {
             ? "0" : String(format: "%.2f%% → %.2f%%", d.baseline * 100, d.current * 100)
     }
 
-    static func latency(_ d: Delta) -> String {
+    package static func latency(_ d: Delta) -> String {
         let relative = d.relative.map { String(format: " (%+.0f%%)", $0 * 100) } ?? ""
         return "\(formatSeconds(d.baseline)) → \(formatSeconds(d.current))\(relative)"
     }

@@ -3,20 +3,22 @@
 ///
 /// Label values escape `\`, `"` and newlines; numbers print as integers when whole, `+Inf` /
 /// `-Inf` / `NaN` otherwise as Prometheus parses them.
-struct PrometheusText {
-    enum Kind: String {
+package struct PrometheusText {
+    package enum Kind: String {
         case counter, gauge, histogram
     }
 
-    private(set) var text = ""
+    package private(set) var text = ""
+
+    package init() {}
 
     /// Starts a metric family.
-    mutating func family(_ name: String, _ kind: Kind, help: String) {
+    package mutating func family(_ name: String, _ kind: Kind, help: String) {
         text += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(kind.rawValue)\n"
     }
 
     /// One sample of the current family.
-    mutating func sample(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
+    package mutating func sample(_ name: String, _ labels: [(String, String)] = [], _ value: Double) {
         text += name
         if !labels.isEmpty {
             text += "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
@@ -25,7 +27,7 @@ struct PrometheusText {
     }
 
     /// A histogram's `_bucket` (cumulative, ending with `+Inf`), `_sum` and `_count` samples.
-    mutating func histogram(
+    package mutating func histogram(
         _ name: String, _ labels: [(String, String)], bounds: [Double], cumulative: [UInt64], sum: Double,
         count: UInt64
     ) {
@@ -37,7 +39,7 @@ struct PrometheusText {
         sample(name + "_count", labels, Double(count))
     }
 
-    static func number(_ value: Double) -> String {
+    package static func number(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }

@@ -1,4 +1,6 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
 
 /// The short human-readable report (`summary.txt`, also printed at the end of a run).
 package enum SummaryText {
@@ -268,7 +270,7 @@ extension SummaryText {
         var bins = [Int](repeating: 0, count: binCount + 1)
         // A hand-edited summary's buckets (nan, 1e300) are left out rather than trapped on.
         for bucket in histogram.buckets
-        where bucket.count == 2 && RunTimeline.isPlausible(bucket[0]) && (0..<1e15).contains(bucket[1]) {
+        where bucket.count == 2 && RunSeconds.isPlausible(bucket[0]) && (0..<1e15).contains(bucket[1]) {
             let index = Swift.min(binCount, Swift.max(0, Int(bucket[0] / width)))
             bins[index] += Int(bucket[1])
         }

@@ -85,7 +85,7 @@ package struct MannWhitneyU: Sendable, Equatable, Codable {
 
 extension HistogramSummary {
     /// The `buckets` as `(lowest value in seconds, count)` pairs; malformed entries are skipped.
-    var bucketPairs: [(value: Double, count: Double)] {
+    package var bucketPairs: [(value: Double, count: Double)] {
         buckets.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SoakRecords
 
 /// `compare`'s settings for the default rule (used when the current run's profile has no
 /// `expect.regression` section).
@@ -208,7 +209,7 @@ package struct SoakComparison: Sendable, Codable {
         var checks: [RegressionCheck] = []
         let ruleName: String
         let ruleText: [String]
-        if let regression = c.profile?.expect.regression, !regression.isEmpty {
+        if let regression = c.profileRegression, !regression.isEmpty {
             ruleName = "profile"
             ruleText = regression
             let baselineMetrics = derivedMetrics(b.summary)
@@ -362,19 +363,19 @@ package struct SoakComparison: Sendable, Codable {
         }
     }
 
-    static func reference(_ r: SoakReportDirectory) -> RunReference {
+    package static func reference(_ r: SoakReportDirectory) -> RunReference {
         RunReference(
             directory: r.url.path, runId: r.summary.run.runId, profile: r.summary.run.profile,
             profileHash: r.summary.run.profileHash, startedAt: r.summary.run.startedAt,
             durationSeconds: r.summary.run.durationSeconds)
     }
 
-    static func format(_ value: Double?) -> String {
+    package static func format(_ value: Double?) -> String {
         value.map { ThresholdResult.format($0, significant: 4) } ?? "–"
     }
 
     /// `0.0123` → `12.3ms`, `1.5` → `1.5s`.
-    static func formatSeconds(_ value: Double) -> String {
+    package static func formatSeconds(_ value: Double) -> String {
         abs(value) < 1 ? String(format: "%.1fms", value * 1000) : String(format: "%.3gs", value)
     }
 }

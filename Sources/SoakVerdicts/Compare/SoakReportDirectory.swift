@@ -1,22 +1,30 @@
 import Foundation
-import OptoLinkStaging
+import SoakSupport
+import SoakRecords
 
 /// A finished run's report directory, read back through the library's own report types:
-/// `summary.json` as ``SoakSummary`` (its `schemaVersion` checked first), `profile.json` when
-/// present, and `attempts.csv` on demand.
+/// `summary.json` as ``SoakSummary`` (its `schemaVersion` checked first), the regression rules of
+/// `profile.json` when present, and `attempts.csv` on demand.
 package struct SoakReportDirectory: Sendable {
     /// The `schemaVersion`s of `summary.json` this version reads.
     package static let supportedSchemaVersions: Set<Int> = [SoakSummary.currentSchemaVersion]
+    /// Largest `attempts.csv` read back for the HTML report's charts (bytes): two long runs' rows
+    /// read whole took gigabytes.
+    package static let chartAttemptsLimitBytes = 32 * 1_048_576
 
     package var url: URL
     package var summary: SoakSummary
-    /// The effective profile of the run (`profile.json`); `nil` for reports of older versions.
-    package var profile: SoakProfile?
+    /// The `expect.regression` rules of the run's effective profile (`profile.json`); `nil` for
+    /// reports of older versions, which have no `profile.json`.
+    package var profileRegression: [String]?
 
-    /// Reads `directory/summary.json` (and `profile.json` when there).
+    /// Reads `directory/summary.json`, and `profile.json` when there through `readRegression`
+    /// (the profile decoder, which throws for a profile that does not decode).
     /// - Throws: ``SoakReportError`` naming the file: missing, not JSON, an unknown
     ///   `schemaVersion`, or a field that does not decode.
-    package static func load(_ directory: URL) throws -> SoakReportDirectory {
+    package static func load(
+        _ directory: URL, profileRegression readRegression: (Data) throws -> [String]
+    ) throws -> SoakReportDirectory {
         let file = directory.appendingPathComponent("summary.json")
         let data: Data
         do {
@@ -42,7 +50,7 @@ package struct SoakReportDirectory: Sendable {
             let known = supportedSchemaVersions.sorted().map(String.init).joined(separator: ", ")
             throw SoakReportError(
                 message: "\(file.path): schemaVersion \(schema) is not supported by optolink-soak "
-                    + "\(OptoLinkSoak.version) (it reads \(known)); compare with the version that wrote it")
+                    + "\(SoakVersion.current) (it reads \(known)); compare with the version that wrote it")
         }
         let summary: SoakSummary
         do {
@@ -53,26 +61,25 @@ package struct SoakReportDirectory: Sendable {
         // No profile.json: the default regression rules apply. One that is there but does not decode
         // is an error: dropping its `expect.regression` rules silently would let a regression pass.
         let profileURL = directory.appendingPathComponent("profile.json")
-        var profile: SoakProfile? = nil
+        var profileRegression: [String]? = nil
         if let profileData = try? Data(contentsOf: profileURL) {
             do {
-                profile = try SoakProfile.decode(profileData)
+                profileRegression = try readRegression(profileData)
             } catch {
                 throw SoakReportError(message: "\(profileURL.path): \(error)")
             }
         }
-        return SoakReportDirectory(url: directory, summary: summary, profile: profile)
+        return SoakReportDirectory(url: directory, summary: summary, profileRegression: profileRegression)
     }
 
     /// The rows of `attempts.csv` (or `attempts.csv.partial`) for the charts, or `nil` when neither
-    /// can be read or the file is over `SoakRun.chartAttemptsLimitBytes` (32 MB, as for `run` and
-    /// `merge`: two long runs' rows read whole took gigabytes).
+    /// can be read or the file is over ``chartAttemptsLimitBytes`` (32 MB, as for `run` and `merge`).
     package func attempts() -> [AttemptRecord]? {
         for name in ["attempts.csv", "attempts.csv.partial"] {
             let file = url.appendingPathComponent(name)
             let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? nil
             guard let size else { continue }
-            if size > SoakRun.chartAttemptsLimitBytes { return nil }
+            if size > Self.chartAttemptsLimitBytes { return nil }
             if let rows = try? ReportCSVReader.attempts(file) { return rows }
         }
         return nil
@@ -83,6 +90,8 @@ package struct SoakReportDirectory: Sendable {
 public struct SoakReportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The problem, naming the report directory or file.
     public var message: String
+
+    package init(message: String) { self.message = message }
     /// The same as ``message``.
     public var description: String { message }
 }

@@ -1,3 +1,4 @@
+import SoakRecords
 /// A latency histogram as `summary.json` stores it: seconds, nearest-rank percentiles
 /// within the histogram's stated relative precision (≤ 1 %), plus its non-empty buckets
 /// (`[lowest value in seconds, count]`) so histograms from several runs can be merged.

@@ -1,3 +1,4 @@
+import SoakRecords
 /// A run's one-word outcome (`summary.json` `result`, the first line of `summary.txt`); the exit
 /// code of `run` and `merge` is derived from it, so the two never disagree.
 package enum RunResult: String, Sendable, Codable, CaseIterable {

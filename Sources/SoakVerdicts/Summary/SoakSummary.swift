@@ -1,5 +1,7 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
+import SoakRecords
 
 /// The whole `summary.json` (every field documented in `Reports/README.md`).
 /// Times are seconds; latencies are seconds in ``HistogramSummary``.
@@ -87,6 +89,47 @@ public struct SoakSummary: Sendable, Codable {
         /// How far the recording fell behind the requests (absent when the run recorded inline,
         /// and in reports of older versions).
         public var recording: RecordingLag? = nil
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            runId: String,
+            profile: String,
+            profilePath: String? = nil,
+            soakVersion: String,
+            startedAt: String,
+            startEpoch: Double,
+            durationSeconds: Double,
+            interrupted: Bool,
+            stopReason: StopReason,
+            backend: String,
+            baseURL: String,
+            loadModel: String,
+            devices: Int,
+            seed: UInt64,
+            profileHash: String? = nil,
+            transport: String? = nil,
+            shards: Sharding? = nil,
+            recording: RecordingLag? = nil
+        ) {
+            self.runId = runId
+            self.profile = profile
+            self.profilePath = profilePath
+            self.soakVersion = soakVersion
+            self.startedAt = startedAt
+            self.startEpoch = startEpoch
+            self.durationSeconds = durationSeconds
+            self.interrupted = interrupted
+            self.stopReason = stopReason
+            self.backend = backend
+            self.baseURL = baseURL
+            self.loadModel = loadModel
+            self.devices = devices
+            self.seed = seed
+            self.profileHash = profileHash
+            self.transport = transport
+            self.shards = shards
+            self.recording = recording
+        }
     }
 
     /// The recorder's writer thread in one run: attempts and calls are applied there, after the
@@ -160,6 +203,33 @@ public struct SoakSummary: Sendable, Codable {
         /// Journeys that found every device busy and started when one freed up (open model);
         /// `nil` in reports written before this field existed.
         public var waitedForDevice: Int?
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            scheduled: Int,
+            started: Int,
+            completed: Int,
+            unfinished: Int,
+            lateStarts: Int,
+            lateThresholdSeconds: Double,
+            startLag: HistogramSummary,
+            byName: [String: Int],
+            unfinishedByName: [String: Int] = [:],
+            durationFromIntended: [String: HistogramSummary] = [:],
+            waitedForDevice: Int? = nil
+        ) {
+            self.scheduled = scheduled
+            self.started = started
+            self.completed = completed
+            self.unfinished = unfinished
+            self.lateStarts = lateStarts
+            self.lateThresholdSeconds = lateThresholdSeconds
+            self.startLag = startLag
+            self.byName = byName
+            self.unfinishedByName = unfinishedByName
+            self.durationFromIntended = durationFromIntended
+            self.waitedForDevice = waitedForDevice
+        }
     }
 
     package struct EndpointSummary: Sendable, Codable {
@@ -183,6 +253,33 @@ public struct SoakSummary: Sendable, Codable {
         /// object; `/match` without `matched`, `/data` without `path`); counted in `failed`.
         /// `nil` in reports written before it was counted.
         package var offContractResponses: Int? = nil
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            attempts: Int,
+            calls: Int,
+            byStatus: [String: Int],
+            callOutcomes: [String: Int],
+            attemptsPerCall: [String: Int],
+            attemptLatency: HistogramSummary,
+            attemptLatencyFromIntended: HistogramSummary,
+            callLatency: HistogramSummary,
+            requestBytes: Int,
+            responseBytes: Int,
+            offContractResponses: Int? = nil
+        ) {
+            self.attempts = attempts
+            self.calls = calls
+            self.byStatus = byStatus
+            self.callOutcomes = callOutcomes
+            self.attemptsPerCall = attemptsPerCall
+            self.attemptLatency = attemptLatency
+            self.attemptLatencyFromIntended = attemptLatencyFromIntended
+            self.callLatency = callLatency
+            self.requestBytes = requestBytes
+            self.responseBytes = responseBytes
+            self.offContractResponses = offContractResponses
+        }
     }
 
     /// Counts over every endpoint (`summary.json` `totals`).
@@ -197,6 +294,21 @@ public struct SoakSummary: Sendable, Codable {
         public var errors: Int
         /// Attempts per second over the active part of the run.
         public var attemptsPerSecond: Double
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            attempts: Int,
+            calls: Int,
+            status429: Int,
+            errors: Int,
+            attemptsPerSecond: Double
+        ) {
+            self.attempts = attempts
+            self.calls = calls
+            self.status429 = status429
+            self.errors = errors
+            self.attemptsPerSecond = attemptsPerSecond
+        }
     }
 
     package struct DeferredMatchSummary: Sendable, Codable {
@@ -206,6 +318,17 @@ public struct SoakSummary: Sendable, Codable {
         package var byMethod: [String: Int]
         /// First launches whose device had clicked a link beforehand.
         package var clicked: Int
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            firstLaunches: Int,
+            byMethod: [String: Int],
+            clicked: Int
+        ) {
+            self.firstLaunches = firstLaunches
+            self.byMethod = byMethod
+            self.clicked = clicked
+        }
     }
 
     package struct ClickSummary: Sendable, Codable {
@@ -214,6 +337,19 @@ public struct SoakSummary: Sendable, Codable {
         /// Clicks whose clipboard payload was put on the device's pasteboard.
         package var clipboardPlaced: Int
         package var latency: HistogramSummary
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            count: Int,
+            byStatus: [String: Int],
+            clipboardPlaced: Int,
+            latency: HistogramSummary
+        ) {
+            self.count = count
+            self.byStatus = byStatus
+            self.clipboardPlaced = clipboardPlaced
+            self.latency = latency
+        }
     }
 
     package struct OpenSummary: Sendable, Codable {
@@ -256,7 +392,7 @@ public struct SoakSummary: Sendable, Codable {
         /// Opens `during` an outage whose link took longer than the worst case (or never came).
         package var overWorstCase: Int
 
-        init(
+        package init(
             plan: OutagePlan, opens: [OpenPhase: [Bool: [OpenOutcome: Int]]], timeToLink: LatencyHistogram,
             timeToLinkByCache: [Bool: LatencyHistogram], overWorstCase: Int
         ) {
@@ -281,7 +417,7 @@ public struct SoakSummary: Sendable, Codable {
         }
 
         /// `cache_on` or `cache_off`.
-        static func group(_ routeCache: Bool) -> String { routeCache ? "cache_on" : "cache_off" }
+        package static func group(_ routeCache: Bool) -> String { routeCache ? "cache_on" : "cache_off" }
 
         /// Opens of `phase` (every cache group when `group` is `nil`) with `outcome` (all when `nil`).
         package func count(_ phase: OpenPhase, group: String? = nil, _ outcome: OpenOutcome? = nil) -> Int {
@@ -308,6 +444,29 @@ public struct SoakSummary: Sendable, Codable {
         /// Resident bytes of the soak process at the interval's last RSS sample (absent when
         /// no sample fell in it).
         package var rssBytes: Int? = nil
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            t: Double,
+            journeys: Int,
+            lateStarts: Int,
+            attempts: Int,
+            status429: Int,
+            errors: Int,
+            meanLatencyFromIntended: Double,
+            maxLatencyFromIntended: Double,
+            rssBytes: Int? = nil
+        ) {
+            self.t = t
+            self.journeys = journeys
+            self.lateStarts = lateStarts
+            self.attempts = attempts
+            self.status429 = status429
+            self.errors = errors
+            self.meanLatencyFromIntended = meanLatencyFromIntended
+            self.maxLatencyFromIntended = maxLatencyFromIntended
+            self.rssBytes = rssBytes
+        }
     }
 
     package struct RSSSample: Sendable, Codable, Equatable {
@@ -317,12 +476,71 @@ public struct SoakSummary: Sendable, Codable {
         package var bytes: Int
         /// With the embedded emulator: what it held at that moment (absent otherwise).
         package var emulator: StagingRetained? = nil
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            t: Double,
+            bytes: Int,
+            emulator: StagingRetained? = nil
+        ) {
+            self.t = t
+            self.bytes = bytes
+            self.emulator = emulator
+        }
     }
 
     package struct ServerSummary: Sendable, Codable {
         /// The emulator's request counters, verbatim.
         package var counters: JSONValue?
         package var ledgerEntries: Int?
+
+        /// A value with every stored property given (the memberwise initializer, for other targets).
+        package init(
+            counters: JSONValue? = nil,
+            ledgerEntries: Int? = nil
+        ) {
+            self.counters = counters
+            self.ledgerEntries = ledgerEntries
+        }
+    }
+
+    /// A value with every stored property given (the memberwise initializer, for other targets).
+    package init(
+        result: RunResult? = nil,
+        run: RunMetadata,
+        journeys: JourneySummary,
+        endpoints: [String: EndpointSummary],
+        totals: Totals,
+        deferredMatch: DeferredMatchSummary,
+        clicks: ClickSummary,
+        opens: OpenSummary,
+        rss: [RSSSample],
+        rssScope: String? = nil,
+        timeline: [Interval] = [],
+        intervalSeconds: Double = 1,
+        server: ServerSummary? = nil,
+        metrics: [String: Double],
+        verdicts: VerdictsReport? = nil,
+        thresholds: [ThresholdResult],
+        notes: [String] = []
+    ) {
+        self.result = result
+        self.run = run
+        self.journeys = journeys
+        self.endpoints = endpoints
+        self.totals = totals
+        self.deferredMatch = deferredMatch
+        self.clicks = clicks
+        self.opens = opens
+        self.rss = rss
+        self.rssScope = rssScope
+        self.timeline = timeline
+        self.intervalSeconds = intervalSeconds
+        self.server = server
+        self.metrics = metrics
+        self.verdicts = verdicts
+        self.thresholds = thresholds
+        self.notes = notes
     }
 }
 
@@ -343,15 +561,5 @@ extension SoakSummary.JourneySummary {
         unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
         durationFromIntended =
             try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
-    }
-}
-
-extension SoakSummary {
-    /// Reads a report's `summary.json`: give the report directory, or the `summary.json` in it.
-    /// - Throws: ``SoakReportError`` naming the path: missing, not JSON, an unknown
-    ///   `schemaVersion`, or a field that does not decode.
-    public static func load(contentsOf url: URL) throws -> SoakSummary {
-        let directory = url.lastPathComponent == "summary.json" ? url.deletingLastPathComponent() : url
-        return try SoakReportDirectory.load(directory).summary
     }
 }

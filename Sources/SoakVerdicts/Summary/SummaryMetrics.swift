@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// Flattens a summary into the metric names thresholds use (latencies in seconds):
 /// `http.requests`, `http.errors`, `http.errors.rate`, `http.429`, `http.429.rate`,
@@ -59,7 +60,7 @@ package enum SummaryMetrics {
         if s.deferredMatch.firstLaunches == 0 { result["deferred"] = "no first launch ran the deferred match" }
         if s.clicks.count == 0 { result["clicks"] = "no click step ran" }
         if s.opens.count == 0 { result["opens"] = "no open step ran" }
-        if RSSSampler.growthMiBPerHour(s.rss) == nil {
+        if RSSGrowth.growthMiBPerHour(s.rss) == nil {
             result["rss.growth_mb_per_hour"] = "fewer than 3 RSS samples in the second half of the run"
         }
         for endpoint in OptoLinkEndpoint.allCases where (s.endpoints[endpoint.rawValue]?.attempts ?? 0) == 0 {
@@ -131,7 +132,7 @@ package enum SummaryMetrics {
     }
 
     /// The same from the recorder's parts (live, during the run, for `abortOnFail`).
-    static func build(
+    package static func build(
         totals: SoakSummary.Totals, endpoints: [String: SoakSummary.EndpointSummary],
         journeys: SoakSummary.JourneySummary,
         deferred: SoakSummary.DeferredMatchSummary, clicks: SoakSummary.ClickSummary, opens: SoakSummary.OpenSummary,
@@ -199,7 +200,7 @@ package enum SummaryMetrics {
         m["clicks.errors"] = Double(s.clicks.byStatus.filter { $0.key != "200" }.values.reduce(0, +))
         m.merge(openMetrics(s.opens)) { _, new in new }
         m["rss.max_bytes"] = Double(s.rss.map(\.bytes).max() ?? 0)
-        if let growth = RSSSampler.growthMiBPerHour(s.rss) { m["rss.growth_mb_per_hour"] = growth }
+        if let growth = RSSGrowth.growthMiBPerHour(s.rss) { m["rss.growth_mb_per_hour"] = growth }
         return m
     }
 }

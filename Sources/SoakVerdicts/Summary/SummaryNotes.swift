@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// Explanations a run derives from its own records for the summary's `notes`: numbers that
 /// look inconsistent at a glance but follow from the contract.

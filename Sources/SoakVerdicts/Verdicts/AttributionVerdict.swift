@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// Attribution accuracy: the link each virtual device clicked before install against the
 /// deferred link its SDK emitted on first launch (docs/CONTRACT.md §2, "Deferred match").
@@ -68,7 +69,7 @@ package struct AttributionVerdict: Verdict {
     package static let key = "attribution"
 
     /// Every match method the contract knows, plus `UNKNOWN` for a method the SDK reported that is not one.
-    static let methods: [String] = [
+    package static let methods: [String] = [
         MatchMethod.clipboard, .installReferrer, .fingerprintExact, .fingerprintScored, .ipFuzzy, .direct, .none,
     ].map(\.rawValue)
 

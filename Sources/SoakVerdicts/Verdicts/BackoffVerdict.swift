@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// Back-off adherence: did each retry wait what the contract says after the attempt before it
 /// (docs/CONTRACT.md §2, "Back-off")?
@@ -195,7 +196,7 @@ package struct BackoffVerdict: Verdict {
     }
 
     /// Adds one excess (seconds) to the bar whose range holds it.
-    static func count(_ value: Double, in bars: inout [Bar]) {
+    package static func count(_ value: Double, in bars: inout [Bar]) {
         for index in bars.indices
         where value >= (bars[index].lowerSeconds ?? -.infinity) && value < (bars[index].upperSeconds ?? .infinity) {
             bars[index].count += 1

@@ -1,24 +1,25 @@
-import OptoLinkHTTP
+import SoakSupport
+import SoakRecords
 
 /// Names one public SDK call across the run: (virtual device, launch, call id).
-struct CallKey: Hashable, Comparable, Sendable {
-    var device: String
-    var launch: Int
-    var callId: UInt64
+package struct CallKey: Hashable, Comparable, Sendable {
+    package var device: String
+    package var launch: Int
+    package var callId: UInt64
 
-    init(_ attempt: AttemptRecord) {
+    package init(_ attempt: AttemptRecord) {
         device = attempt.device
         launch = attempt.launch
         callId = attempt.callId
     }
 
-    init(_ call: CallRecord) {
+    package init(_ call: CallRecord) {
         device = call.device
         launch = call.launch
         callId = call.callId
     }
 
-    static func < (lhs: CallKey, rhs: CallKey) -> Bool {
+    package static func < (lhs: CallKey, rhs: CallKey) -> Bool {
         (lhs.device, lhs.launch, lhs.callId) < (rhs.device, rhs.launch, rhs.callId)
     }
 }
@@ -38,7 +39,7 @@ package struct CallGroups {
     private(set) var lastEnd = 0.0
 
     /// Takes one record; returns the call it closes, if any.
-    mutating func consume(_ record: RunRecord) -> Closed? {
+    package mutating func consume(_ record: RunRecord) -> Closed? {
         switch record {
         case .attempt(let attempt):
             let key = CallKey(attempt)
@@ -55,7 +56,7 @@ package struct CallGroups {
     }
 
     /// Calls whose call record never came (the run ended first, or only attempts were given), in key order.
-    mutating func drain() -> [Closed] {
+    package mutating func drain() -> [Closed] {
         defer { open.removeAll() }
         return open.sorted { $0.key < $1.key }.map { Closed(key: $0.key, attempts: $0.value.sorted(), call: nil) }
     }
@@ -103,15 +104,15 @@ struct AttemptList: RandomAccessCollection {
         tail = Array(records.dropFirst())
     }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { 1 + tail.count }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { 1 + tail.count }
     subscript(position: Int) -> AttemptRecord { position == 0 ? head : tail[position - 1] }
 
-    mutating func append(_ attempt: AttemptRecord) { tail.append(attempt) }
+    package mutating func append(_ attempt: AttemptRecord) { tail.append(attempt) }
 
     /// By attempt number, then start; itself when already in that order (the usual case: one
     /// attempt, or retries recorded in turn).
-    func sorted() -> AttemptList {
+    package func sorted() -> AttemptList {
         func before(_ a: AttemptRecord, _ b: AttemptRecord) -> Bool {
             (a.attempt, a.actualStart) < (b.attempt, b.actualStart)
         }
@@ -122,8 +123,8 @@ struct AttemptList: RandomAccessCollection {
 
 /// Where an offender stands among equals: its call, then its place within the call.
 struct WorstOrder: Comparable {
-    var key: CallKey
-    var attempt: Int
+    package var key: CallKey
+    package var attempt: Int
 
     static func < (lhs: WorstOrder, rhs: WorstOrder) -> Bool { (lhs.key, lhs.attempt) < (rhs.key, rhs.attempt) }
 }
@@ -135,14 +136,14 @@ struct WorstList<Item> {
 
     init(limit: Int = 0) { self.limit = limit }
 
-    mutating func insert(_ item: Item, badness: Double, order: WorstOrder) {
+    package mutating func insert(_ item: Item, badness: Double, order: WorstOrder) {
         guard limit > 0 else { return }
         items.append((badness, order, item))
         if items.count > 2 * limit + 64 { trim() }
     }
 
     /// The kept items, worst first.
-    var sorted: [Item] {
+    package var sorted: [Item] {
         var copy = self
         copy.trim()
         return copy.items.map(\.item)

@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// The retry matrix and back-off table of docs/CONTRACT.md §2, re-derived here from the contract
 /// text so the audit never reuses the SDK code it audits.
@@ -21,7 +22,7 @@ enum ContractRetryExpectation {
     }
 
     /// How an attempt ended, in the matrix's rows.
-    enum Outcome: Equatable {
+    package enum Outcome: Equatable {
         case success
         /// No response; `kind` is the recorder's error kind.
         case noResponse(kind: AttemptErrorKind?)
@@ -52,7 +53,7 @@ enum ContractRetryExpectation {
         }
     }
 
-    static func column(of endpoint: OptoLinkEndpoint) -> Column {
+    package static func column(of endpoint: OptoLinkEndpoint) -> Column {
         switch endpoint {
         case .match, .data: .repeatSafe
         case .identity, .identityClear, .events: .telemetry

@@ -7,9 +7,9 @@
 /// negative number from the same table. Two ids give equal keys exactly when their texts are
 /// equal: the split at the last two colons is one-to-one (see ``CorrelationId``).
 struct CorrelationKey: Hashable {
-    var run: Int32
-    var device: Int32
-    var sequence: Int64
+    package var run: Int32
+    package var device: Int32
+    package var sequence: Int64
 }
 
 /// Numbers the parts of correlation ids for ``CorrelationKey``; one table per pass.
@@ -20,13 +20,13 @@ struct CorrelationKeys {
     private var oddSequences: [String: Int64] = [:]
 
     /// The key of `text`, or `nil` when it is not a correlation id (fewer than two colons).
-    mutating func key(_ text: String) -> CorrelationKey? {
+    package mutating func key(_ text: String) -> CorrelationKey? {
         guard let parsed = CorrelationId(text) else { return nil }
         return key(parsed)
     }
 
     /// The key of an id already split.
-    mutating func key(_ id: CorrelationId) -> CorrelationKey {
+    package mutating func key(_ id: CorrelationId) -> CorrelationKey {
         let run = Self.number(id.runId, in: &runs)
         let device = Self.number(id.device, in: &devices)
         let sequence: Int64

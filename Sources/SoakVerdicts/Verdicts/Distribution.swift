@@ -1,3 +1,4 @@
+import SoakRecords
 /// Percentiles of a small set of values (nearest rank), for report sections; seconds.
 package struct Distribution: Sendable, Codable, Equatable {
     package var count: Int
@@ -42,11 +43,11 @@ struct DistributionSketch {
     private(set) var weight = 1
     private var low = Double.infinity
     private var high = -Double.infinity
-    let capacity: Int
+    package let capacity: Int
 
     init(capacity: Int = 65_536) { self.capacity = max(16, capacity) }
 
-    mutating func append(_ value: Double) {
+    package mutating func append(_ value: Double) {
         guard value.isFinite else { return }
         count += 1
         low = Swift.min(low, value)

@@ -1,4 +1,6 @@
 import OptoLink
+import SoakSupport
+import SoakRecords
 
 /// Limit oracle: replays the attempt timeline against the profile's declared limits and says
 /// where the server was too lenient, too strict, or answered a 429 with a wrong message or `N`
@@ -177,10 +179,10 @@ package struct LimitOracleVerdict: Verdict {
     package struct Pass: VerdictPass {
         /// One key's hits still needed, sorted by start.
         struct KeyState {
-            var hits: [LimitReplay.Hit] = []
+            package var hits: [LimitReplay.Hit] = []
             /// Sliding window: whether each hit of `hits` is judged already.
-            var judged: [Bool] = []
-            var fixed = LimitReplay.FixedWindowState()
+            package var judged: [Bool] = []
+            package var fixed = LimitReplay.FixedWindowState()
             /// The earliest start of the key's hits in the run (run seconds).
             var firstStart = Double.infinity
         }

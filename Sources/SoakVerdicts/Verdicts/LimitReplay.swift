@@ -1,4 +1,5 @@
 import Foundation
+import SoakRecords
 
 /// The window arithmetic behind ``LimitOracleVerdict`` for one bucket, one key at a time.
 struct LimitReplay {
@@ -41,17 +42,17 @@ struct LimitReplay {
         var firstWindowDone = false
     }
 
-    let declared: DeclaredLimit
-    let tolerance: Double
+    package let declared: DeclaredLimit
+    package let tolerance: Double
     let maxExamples: Int
-    var bucket: LimitOracleVerdict.Bucket
+    package var bucket: LimitOracleVerdict.Bucket
     /// Findings kept for the report: the first ones of each key in replay order, keys in name
     /// order, at most `maxExamples` (trimmed as they come, so bounded).
     private var examples: [(key: String, sequence: Int, finding: LimitOracleVerdict.Finding)] = []
     private var exampleSequence = 0
 
     /// Whether the server's buckets are known to start empty (no use before the run to allow for).
-    let bucketsStartEmpty: Bool
+    package let bucketsStartEmpty: Bool
 
     init(declared: DeclaredLimit, tolerance: Double, maxExamples: Int, bucketsStartEmpty: Bool = false) {
         self.bucketsStartEmpty = bucketsStartEmpty
@@ -61,7 +62,7 @@ struct LimitReplay {
         bucket = LimitOracleVerdict.Bucket(declared: declared, endpoints: [])
     }
 
-    mutating func tally(_ hits: [Hit]) {
+    package mutating func tally(_ hits: [Hit]) {
         for hit in hits {
             if hit.isRejected {
                 bucket.rejected += 1
@@ -124,7 +125,7 @@ struct LimitReplay {
     /// for a correct server: it moves on and is judged in the next one. Other edge passes and
     /// uncertain hits float: they may count in any later window their interval reaches, so they
     /// excuse 429s there but never count as certain.
-    mutating func fixedWindow(_ hits: [Hit], key: String) {
+    package mutating func fixedWindow(_ hits: [Hit], key: String) {
         tally(hits)
         var remaining = hits
         var state = FixedWindowState()
@@ -136,7 +137,9 @@ struct LimitReplay {
     /// `watermark` (run seconds) is among them. Replayed hits are removed from `hits`; what the
     /// next window carries over stays in `state`. With `watermark` infinite it replays to the end.
     /// Hits are tallied by the caller as they arrive.
-    mutating func fixedWindow(_ hits: inout [Hit], key: String, state: inout FixedWindowState, watermark: Double) {
+    package mutating func fixedWindow(
+        _ hits: inout [Hit], key: String, state: inout FixedWindowState, watermark: Double
+    ) {
         let ttl = declared.windowSeconds
         let limit = declared.limit
         var index = 0  // next hit (in start order) certainly after the previous window closed
@@ -299,7 +302,7 @@ struct LimitReplay {
     }
 
     /// How many of the ascending `values` are `< bound` (binary search).
-    static func count(of values: [Double], below bound: Double) -> Int {
+    package static func count(of values: [Double], below bound: Double) -> Int {
         var low = 0
         var high = values.count
         while low < high {
@@ -314,7 +317,7 @@ struct LimitReplay {
     /// `possible` counts hits that may have passed (passes and uncertain hits) and may lie in the
     /// hit's window before it; `definite` counts certain passes certainly there. Both come from
     /// binary searches over sorted start and end times, so a run of n hits costs O(n log n).
-    mutating func slidingWindow(_ hits: [Hit], key: String) {
+    package mutating func slidingWindow(_ hits: [Hit], key: String) {
         tally(hits)
         slidingWindow(hits, key: key, runStart: hits.map(\.start).min() ?? 0) { _ in true }
     }
@@ -324,7 +327,7 @@ struct LimitReplay {
     /// the key's hits in the run (run seconds): a 429 whose `N` says the oldest hit in the
     /// server's log arrived before it is use of the bucket from before the run. Hits are
     /// tallied by the caller.
-    mutating func slidingWindow(_ hits: [Hit], key: String, runStart: Double, judge: (Int) -> Bool) {
+    package mutating func slidingWindow(_ hits: [Hit], key: String, runStart: Double, judge: (Int) -> Bool) {
         let ttl = declared.windowSeconds
         let limit = declared.limit
         let counted = hits.filter { !$0.isRejected }  // passed or uncertain
@@ -385,7 +388,7 @@ struct LimitReplay {
     }
 
     /// How many of the ascending `values` are `<= bound` (binary search).
-    static func count(of values: [Double], atOrBelow bound: Double) -> Int {
+    package static func count(of values: [Double], atOrBelow bound: Double) -> Int {
         var low = 0
         var high = values.count
         while low < high {
@@ -403,7 +406,7 @@ struct FenwickTree {
     init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
 
     /// Adds one at `rank` (0-based).
-    mutating func add(at rank: Int) {
+    package mutating func add(at rank: Int) {
         var index = rank + 1
         while index < tree.count {
             tree[index] += 1

@@ -1,5 +1,7 @@
 import OptoLink
 import OptoLinkStaging
+import SoakSupport
+import SoakRecords
 
 /// Double-count reconciliation: the client's view of each write (its call outcome) joined with
 /// the server's ledger (docs/CONTRACT.md §4, "Ledger"), with exactly one outcome per call.
@@ -56,12 +58,12 @@ package struct ReconciliationVerdict: Verdict {
     /// Ledger rows that belong to other traffic (another run's prefix, unknown devices, or before this run started).
     package var ignoredLedgerEntries: Int
 
-    static let notAvailable = ReconciliationVerdict(
+    package static let notAvailable = ReconciliationVerdict(
         available: false, note: "not available: no ledger (embedded emulator's ledger route or --ledger FILE)",
         endpoints: [:], ignoredLedgerEntries: 0)
 
     /// Not available for a stated reason (a `--ledger` file that could not be read).
-    static func notAvailable(because reason: String) -> ReconciliationVerdict {
+    package static func notAvailable(because reason: String) -> ReconciliationVerdict {
         ReconciliationVerdict(
             available: false, note: "not available: \(reason)", endpoints: [:], ignoredLedgerEntries: 0)
     }
@@ -120,29 +122,29 @@ package struct ReconciliationVerdict: Verdict {
     package struct Pass: VerdictPass {
         /// One non-event write as the join needs it.
         struct Write {
-            var start: Double
-            var end: Double
-            var ok: Bool
-            var rows = 0
+            package var start: Double
+            package var end: Double
+            package var ok: Bool
+            package var rows = 0
         }
 
         /// An event call waiting for the rows of its correlation id (no heap storage of its own).
         struct EventCall {
             /// `nil` when the call's id is not a correlation id: no row can be its.
             var corr: CorrelationKey?
-            var end: Double
-            var ok: Bool
+            package var end: Double
+            package var ok: Bool
         }
 
         /// One correlation id while it has rows not yet claimed or calls not yet judged.
         struct Correlated {
             /// Ledger rows no judged call has claimed yet.
-            var rows = 0
+            package var rows = 0
             /// When the latest of those rows reached the pass in the calls' stream time (run
             /// seconds; see ``Pass/take(_:)-entry``); `-infinity` with no rows.
-            var latest = -Double.infinity
+            package var latest = -Double.infinity
             /// Calls of this id not judged yet.
-            var pending = 0
+            package var pending = 0
         }
 
         let context: VerdictContext
@@ -176,15 +178,15 @@ package struct ReconciliationVerdict: Verdict {
 
         /// Calls of one endpoint from one SDK `deviceId` (`nil`: unknown, compared as one group).
         struct WriteGroup: Hashable {
-            var endpoint: OptoLinkEndpoint
-            var deviceId: String?
+            package var endpoint: OptoLinkEndpoint
+            package var deviceId: String?
         }
 
         /// What one group holds: its calls not judged yet, and its ledger rows not shared out yet
         /// (arrival in run seconds, and when the row reached the pass in the calls' stream time).
         struct GroupState {
-            var writes: [Write] = []
-            var rows: [(time: Double, seen: Double)] = []
+            package var writes: [Write] = []
+            package var rows: [(time: Double, seen: Double)] = []
         }
 
         init(context: VerdictContext) {
@@ -414,7 +416,7 @@ package struct ReconciliationVerdict: Verdict {
 
 extension ReconciliationVerdict.EndpointCounts {
     /// One call's outcome, from what the client saw and how many ledger rows are its.
-    mutating func record(ok: Bool, stored: Int) {
+    package mutating func record(ok: Bool, stored: Int) {
         calls += 1
         switch stored {
         case 0 where ok: lost += 1
@@ -430,9 +432,9 @@ extension ReconciliationVerdict.EndpointCounts {
 
 /// An event correlation id, `<runId>:<device>:<seq>` (the run id may itself contain colons).
 struct CorrelationId: Equatable {
-    var runId: Substring
-    var device: Substring
-    var sequence: Substring
+    package var runId: Substring
+    package var device: Substring
+    package var sequence: Substring
 
     /// Splits `text` at its last two colons (one scan of its UTF-8 from the end, no array);
     /// `nil` with fewer than two colons.

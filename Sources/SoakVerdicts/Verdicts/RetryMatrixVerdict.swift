@@ -1,4 +1,5 @@
 import OptoLink
+import SoakRecords
 
 /// Retry-matrix audit: did every call retry exactly where docs/CONTRACT.md §2's matrix says, within
 /// the `maxRetries + 1` attempt budget?

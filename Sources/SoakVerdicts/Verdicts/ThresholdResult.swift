@@ -41,7 +41,7 @@ public struct ThresholdResult: Sendable, Codable, Equatable {
         return "\(mark) \(expression) (\(message ?? "no value"))"
     }
 
-    static func format(_ value: Double, significant: Int = 6) -> String {
+    package static func format(_ value: Double, significant: Int = 6) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
         return String(format: "%.\(significant)g", value)
     }

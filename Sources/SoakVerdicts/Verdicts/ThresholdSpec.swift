@@ -1,3 +1,4 @@
+import SoakSupport
 /// One threshold of a profile's `expect.thresholds`: an expression plus how to treat it.
 ///
 /// JSON: a plain string (`"backoff.early == 0"`), or an object

@@ -64,7 +64,7 @@ package enum Thresholds {
         return nil
     }
 
-    static func evaluate(_ expression: String, metrics: [String: Double]) -> ThresholdResult {
+    package static func evaluate(_ expression: String, metrics: [String: Double]) -> ThresholdResult {
         let parsed: (metric: String, op: Operator, value: Double)
         switch parse(expression) {
         case .success(let value): parsed = value
@@ -120,7 +120,7 @@ package enum Thresholds {
 
     /// `observed` in the unit of `expression`'s right-hand side: `0.0032` with `"… < 250ms"` →
     /// `"3.2ms"`, with `"… < 1s"` → `"0.0032s"`, with `"… < 1%"` → `"0.32%"`; no unit → the plain number.
-    static func display(_ observed: Double, like expression: String) -> String {
+    package static func display(_ observed: Double, like expression: String) -> String {
         let text = expression.trimmingCharacters(in: .whitespaces)
         for (suffix, factor) in [("ms", 1000.0), ("%", 100.0), ("s", 1.0)] where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count).last
@@ -131,7 +131,7 @@ package enum Thresholds {
     }
 
     /// `"250ms"` → 0.25, `"1.5s"` → 1.5, `"1%"` → 0.01, `"3"` → 3.
-    static func parseValue(_ text: String) -> Double? {
+    package static func parseValue(_ text: String) -> Double? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("%", 0.01)]
         var number = Substring(text)
         var factor = 1.0

@@ -1,4 +1,5 @@
 import OptoLinkStaging
+import SoakRecords
 
 /// One judgement over a run: a single pass over the run's records in time order, then a
 /// result that carries its own metrics, report lines and JSON (`summary.json` `verdicts.<key>`).
@@ -116,7 +117,7 @@ package struct VerdictContext: Sendable {
     /// longest window) plus the longest the recorder waits before it closes a call nobody closed
     /// (``SoakRecorder/quietCloseDeadline(after:margin:)``: that back-off again plus 10 s), at least
     /// 2 minutes. So every call reaches the passes within a horizon of its first ledger row.
-    static func horizon(timeout: Double, maxRetries: Int, longestWindow: Double) -> Double {
+    package static func horizon(timeout: Double, maxRetries: Int, longestWindow: Double) -> Double {
         let attempts = Double(max(0, maxRetries) + 1)
         let backoff = max(60, longestWindow)
         return max(
@@ -225,7 +226,7 @@ package struct MetricPattern: Sendable, CustomStringConvertible {
 
 /// One part of a ``MetricPattern`` written inline.
 package struct MetricPatternPart: Sendable, ExpressibleByStringLiteral, ExpressibleByArrayLiteral {
-    let segment: MetricPattern.Segment
+    package let segment: MetricPattern.Segment
 
     package init(stringLiteral value: String) { segment = .literal(value) }
     package init(arrayLiteral elements: String...) { segment = .oneOf(elements) }

@@ -1,4 +1,5 @@
 import OptoLinkStaging
+import SoakRecords
 
 /// Everything the verdicts judge when a run's records are held in memory: the recorder's rows,
 /// the server's ledger (when one is available), the attribution outcomes and the profile's

@@ -1,3 +1,4 @@
+import SoakRecords
 /// The soak tester's judgements over one run's records (no I/O).
 ///
 /// The expectations are re-derived from the contract (docs/CONTRACT.md §1 rate limits, §2 retry
@@ -37,7 +38,7 @@ package enum Verdicts {
 
     /// Runs one verdict's pass over records held in memory (tests, and each verdict's
     /// `evaluate` convenience).
-    static func run<V: Verdict>(
+    package static func run<V: Verdict>(
         _ type: V.Type, attempts: [AttemptRecord] = [], calls: [CallRecord] = [],
         attribution: [AttributionRecord] = [], context: VerdictContext
     ) -> V {
@@ -145,9 +146,9 @@ private struct ErasedPass {
     private static func callBox<P: CallGroupPass>(_ pass: P) -> any PassBox { CallPassBox(pass) }
 
     var judgesCalls: Bool { box.judgesCalls }
-    func consume(_ record: RunRecord) { box.consume(record) }
-    func judge(_ group: CallGroups.Closed, streamEnd: Double) { box.judge(group, streamEnd: streamEnd) }
-    func finish(streamEnd: Double) -> any Verdict { box.finish(streamEnd: streamEnd) }
+    package func consume(_ record: RunRecord) { box.consume(record) }
+    package func judge(_ group: CallGroups.Closed, streamEnd: Double) { box.judge(group, streamEnd: streamEnd) }
+    package func finish(streamEnd: Double) -> any Verdict { box.finish(streamEnd: streamEnd) }
 }
 
 private protocol PassBox: AnyObject {
@@ -160,25 +161,25 @@ private protocol PassBox: AnyObject {
 
 /// Holds one mutable pass fed every record; used by one evaluation on one task only (never shared).
 private final class TypedPassBox<V: Verdict>: PassBox {
-    var pass: V.Pass
+    package var pass: V.Pass
 
     init(_ pass: V.Pass) { self.pass = pass }
 
     var judgesCalls: Bool { false }
-    func consume(_ record: RunRecord) { pass.consume(record) }
-    func judge(_ group: CallGroups.Closed, streamEnd: Double) {}
-    func finish(streamEnd: Double) -> any Verdict { pass.finish() }
+    package func consume(_ record: RunRecord) { pass.consume(record) }
+    package func judge(_ group: CallGroups.Closed, streamEnd: Double) {}
+    package func finish(streamEnd: Double) -> any Verdict { pass.finish() }
 }
 
 /// Holds one pass that judges closed calls from the stream's shared grouping; used by one
 /// evaluation on one task only (never shared).
 private final class CallPassBox<P: CallGroupPass>: PassBox {
-    var pass: P
+    package var pass: P
 
     init(_ pass: P) { self.pass = pass }
 
     var judgesCalls: Bool { true }
-    func consume(_ record: RunRecord) {}
-    func judge(_ group: CallGroups.Closed, streamEnd: Double) { pass.judge(group, streamEnd: streamEnd) }
-    func finish(streamEnd: Double) -> any Verdict { pass.finish(streamEnd: streamEnd) }
+    package func consume(_ record: RunRecord) {}
+    package func judge(_ group: CallGroups.Closed, streamEnd: Double) { pass.judge(group, streamEnd: streamEnd) }
+    package func finish(streamEnd: Double) -> any Verdict { pass.finish(streamEnd: streamEnd) }
 }

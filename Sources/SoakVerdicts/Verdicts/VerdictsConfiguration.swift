@@ -1,3 +1,4 @@
+import SoakSupport
 /// The profile's `expect` section: declared rate limits and their window algorithm, back-off
 /// tolerances and threshold expressions (the inputs of the verdicts that are not records).
 ///

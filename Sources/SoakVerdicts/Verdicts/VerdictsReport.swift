@@ -34,7 +34,7 @@ package struct VerdictsReport: Sendable, Codable, Equatable {
     }
 
     /// The verdict of type `V`, or the verdict of a pass over nothing.
-    func result<V: Verdict>(_ type: V.Type) -> V {
+    package func result<V: Verdict>(_ type: V.Type) -> V {
         self[type] ?? Verdicts.run(type, context: VerdictContext())
     }
 

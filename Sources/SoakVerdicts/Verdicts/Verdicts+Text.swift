@@ -107,7 +107,7 @@ extension AttributionVerdict {
 
 extension Verdicts {
     /// Seconds as `12.3 ms` below one second, `1.25 s` from one second.
-    static func ms(_ seconds: Double) -> String {
+    package static func ms(_ seconds: Double) -> String {
         abs(seconds) >= 1 ? String(format: "%.2f s", seconds) : String(format: "%.1f ms", seconds * 1000)
     }
 }
