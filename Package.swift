@@ -70,11 +70,22 @@ let package = Package(
             name: "OptoLinkStagingTests",
             dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport", "SoakSupport"]
         ),
+        // Synthetic soak records (attempts, calls, ledger rows) shared by the soak test targets.
+        .target(
+            name: "SoakTestSupport", dependencies: ["SoakRecords", "OptoLink", "OptoLinkStaging"],
+            path: "Tests/SoakTestSupport"),
+        .testTarget(name: "SoakRecordsTests", dependencies: ["SoakRecords", "SoakSupport", "OptoLink"]),
+        .testTarget(
+            name: "SoakVerdictsTests",
+            dependencies: [
+                "SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport", "OptoLink", "OptoLinkStaging",
+            ]
+        ),
         .testTarget(
             name: "OptoLinkSoakTests",
             dependencies: [
-                "OptoLinkSoak", "SoakReports", "SoakVerdicts", "SoakRecords", "SoakSupport", "OptoLink",
-                "OptoLinkStaging", "OptoLinkTestSupport",
+                "OptoLinkSoak", "SoakReports", "SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport",
+                "OptoLink", "OptoLinkStaging", "OptoLinkTestSupport",
             ]
         ),
     ]

@@ -1,6 +1,3 @@
-import OptoLinkHTTP
-import SoakSupport
-
 /// A small deterministic random number generator (the package's `SplitMix64` with weighted picks),
 /// so a profile's seed reproduces the same fingerprints, IPs and journey picks.
 package struct SeededRandom: RandomNumberGenerator, Sendable {

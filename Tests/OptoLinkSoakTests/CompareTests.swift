@@ -7,6 +7,7 @@ import Testing
 @testable import SoakRecords
 @testable import SoakVerdicts
 @testable import SoakReports
+import SoakSupport
 
 @Suite("compare: regression rules")
 struct RegressionRuleTests {

@@ -6,6 +6,7 @@ import Testing
 @testable import SoakRecords
 @testable import SoakVerdicts
 @testable import SoakReports
+import SoakSupport
 
 @Suite("report.html", .serialized, .timeLimit(.minutes(2)))
 struct HTMLReportTests {

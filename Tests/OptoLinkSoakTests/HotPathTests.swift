@@ -7,6 +7,7 @@ import Testing
 @testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -6,6 +6,8 @@ import Testing
 @testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakSupport
+import SoakTestSupport
 
 /// The threshold catalogue is built from the shared vocabularies; these tests hold it to what
 /// runs really emit, both ways: every emitted name is known, and every spelling the catalogue

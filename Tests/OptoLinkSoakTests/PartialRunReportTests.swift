@@ -6,6 +6,7 @@ import Testing
 @testable import SoakRecords
 @testable import SoakVerdicts
 @testable import SoakReports
+import SoakTestSupport
 
 /// A run that did not run its course is no evidence for `compare`; `summary.json` says in one
 /// word how a run ended; the headline says why no retry after a 429 was judged.

@@ -7,6 +7,8 @@ import Testing
 @testable import SoakRecords
 @testable import SoakVerdicts
 @testable import SoakReports
+import SoakSupport
+import SoakTestSupport
 
 /// Shard report directories written by hand (a manifest and two CSVs), for `merge`.
 struct ShardFixture {

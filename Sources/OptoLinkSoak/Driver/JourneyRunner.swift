@@ -2,6 +2,7 @@ import Foundation
 import OptoLink
 import OptoLinkHTTP
 import SoakRecords
+import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -2,8 +2,8 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
+import SoakSupport
 
 /// The byte-level CSV reading (``CSVParser``, ``CSVRowReader``, ``ReportCSVReader``, ``CSVNumber``)
 /// gives exactly what the reading it replaced gave: the same rows for any text, hostile or

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakSupport
 
 @Suite("Mann–Whitney U over histograms")
 struct MannWhitneyTests {

@@ -1,24 +1,13 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakTestSupport
+import SoakSupport
 
 @Suite("HDR histogram")
 struct LatencyHistogramTests {
-    /// Nearest rank ⌈p/100 · count⌉ (at least 1) in thousandths of a percent, integers only:
-    /// the test's own reference, independent of `NearestRank`.
-    static func referenceRank(_ p: Double, count: Int) -> Int {
-        let thousandths = Int((p * 1000).rounded())
-        return min(count, max(1, (thousandths * count + 99_999) / 100_000))
-    }
-
-    /// Nearest-rank percentile of sorted values (the definition the histogram approximates).
-    static func exact(_ sorted: [Double], _ p: Double) -> Double {
-        sorted[referenceRank(p, count: sorted.count) - 1]
-    }
-
     static let quantiles = [1.0, 50, 90, 95, 99, 99.5, 99.9, 99.99]
 
     @Test("nearest rank in integers matches ⌈p·n/100⌉ for every count 1…5000 and every reported percentile")
@@ -26,7 +15,7 @@ struct LatencyHistogramTests {
         for count in 1...5000 {
             for p in Self.quantiles {
                 let rank = NearestRank.rank(percentile: p, count: UInt64(count))
-                #expect(Int(rank) == Self.referenceRank(p, count: count), "p\(p) of \(count)")
+                #expect(Int(rank) == Fixture.referenceRank(p, count: count), "p\(p) of \(count)")
             }
         }
         #expect(NearestRank.rank(percentile: 99.9, count: 1000) == 999)
@@ -49,7 +38,7 @@ struct LatencyHistogramTests {
             histogram.record((Double(low) + 0.5) / 1e9)
             expected.append((Double(low) + Double(width - 1) / 2) / 1e9)
             for p in [50.0, 99, 99.9] {
-                let rank = Self.referenceRank(p, count: count)
+                let rank = Fixture.referenceRank(p, count: count)
                 let want = min(max(expected[rank - 1], histogram.min), histogram.max)
                 #expect(histogram.percentile(p) == want, "p\(p) of \(count)")
             }
@@ -82,7 +71,7 @@ struct LatencyHistogramTests {
         }
         values.sort()
         for p in [50.0, 90, 95, 99, 99.9, 100] {
-            let exact = Self.exact(values, p)
+            let exact = Fixture.exactPercentile(values, p)
             let got = histogram.percentile(p)
             #expect(abs(got - exact) <= exact * LatencyHistogram.relativePrecision, "p\(p): \(got) vs \(exact)")
         }

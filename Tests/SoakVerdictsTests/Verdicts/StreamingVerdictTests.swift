@@ -3,7 +3,6 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
 

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakTestSupport
 
 /// Thresholds that cannot pass vacuously or with the wrong unit (issue 9, faults 2 and 4).
 @Suite struct ThresholdJudgementTests {

@@ -1,6 +1,5 @@
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
 

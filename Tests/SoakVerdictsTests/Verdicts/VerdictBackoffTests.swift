@@ -1,8 +1,8 @@
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakVerdicts
+import SoakTestSupport
 
 @Suite struct VerdictBackoffTests {
     let configuration = VerdictsConfiguration()

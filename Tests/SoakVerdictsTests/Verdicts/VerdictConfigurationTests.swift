@@ -2,7 +2,6 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakVerdicts
 
 @Suite struct VerdictConfigurationTests {

@@ -1,9 +1,10 @@
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakSupport
+import SoakTestSupport
 
 /// The limit oracle against simulated servers: random bursty traffic, random client-side
 /// latency around each server arrival (sometimes far longer than the window), faults the

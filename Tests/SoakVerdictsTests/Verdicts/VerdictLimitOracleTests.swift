@@ -1,22 +1,11 @@
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakTestSupport
 
 @Suite struct VerdictLimitOracleTests {
-    /// Hits on one bucket: (start time, status, N), each 1 ms long.
-    static func hits(
-        _ list: [(Double, Int?, Int?)], _ endpoint: OptoLinkEndpoint = .match, ip: String? = "10.0.0.1"
-    ) -> [AttemptRecord] {
-        list.enumerated().map { index, hit in
-            Fixture.attempt(
-                endpoint, device: "d\(index)", call: UInt64(index + 1), start: hit.0, end: hit.0 + 0.001, status: hit.1,
-                retryAfter: hit.2, ip: ip)
-        }
-    }
-
     func oracle(
         _ attempts: [AttemptRecord], _ declared: String = "5/2s per ip", bucket: String = "match",
         algorithm: VerdictsConfiguration.WindowAlgorithm = .fixedWindow
@@ -38,7 +27,7 @@ import Testing
     }
 
     @Test func exactFixedWindowEnforcementIsRecognised() throws {
-        let bucket = try oracle(Self.hits(Self.exactWindow(start: 0) + Self.exactWindow(start: 2.5, rejected: 1)))
+        let bucket = try oracle(Fixture.hits(Self.exactWindow(start: 0) + Self.exactWindow(start: 2.5, rejected: 1)))
         #expect(bucket.windows == 2)
         #expect(bucket.accepted == 10)
         #expect(bucket.rejected == 4)
@@ -51,14 +40,14 @@ import Testing
     }
 
     @Test func withoutA429TheLimitWasNotExercised() throws {
-        let bucket = try oracle(Self.hits([(0, 201, nil), (0.1, 201, nil)]))
+        let bucket = try oracle(Fixture.hits([(0, 201, nil), (0.1, 201, nil)]))
         #expect(!bucket.reachedLimit)
         #expect(!bucket.enforcedExactly)
     }
 
     @Test func acceptedPastTheLimitIsTooLenient() throws {
         let list: [(Double, Int?, Int?)] = (0..<7).map { (Double($0) * 0.1, 201, nil) } + [(0.8, 429, 2)]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.tooLenient == 2)
         #expect(!bucket.enforcedExactly)
         #expect(bucket.examples.filter { $0.kind == .tooLenient }.count == 2)
@@ -69,7 +58,7 @@ import Testing
         let window: (Double) -> [(Double, Int?, Int?)] = { start in
             (0..<33).map { (start + Double($0) * 0.01, 201, nil) } + [(start + 0.5, 429, 2)]
         }
-        let bucket = try oracle(Self.hits(window(0) + window(3)), "30/2s per ip")
+        let bucket = try oracle(Fixture.hits(window(0) + window(3)), "30/2s per ip")
         #expect(bucket.windows == 2)
         #expect(bucket.tooLenient == 6)
     }
@@ -78,14 +67,14 @@ import Testing
         let list: [(Double, Int?, Int?)] = [
             (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 2), (0.4, 429, 2), (0.5, 429, 2),
         ]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.tooStrict == 2)
         #expect(bucket.tooLenient == 0)
     }
 
     @Test func aServerWindowLongerThanDeclaredIsTooStrict() throws {
         // Declared 2 s; the server still rejects at 2.3 s (a fresh window's first hit).
-        let bucket = try oracle(Self.hits(Self.exactWindow(start: 0) + [(2.3, 429, 1)]))
+        let bucket = try oracle(Fixture.hits(Self.exactWindow(start: 0) + [(2.3, 429, 1)]))
         #expect(bucket.windows == 2)
         #expect(bucket.tooStrict == 1)
     }
@@ -94,7 +83,7 @@ import Testing
         let list: [(Double, Int?, Int?)] = [
             (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.25, 201, nil), (0.3, nil, nil), (0.4, 429, 2),
         ]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.tooStrict == 0)
         #expect(bucket.uncertain == 1)
     }
@@ -103,12 +92,12 @@ import Testing
         // Five passes, then a 503 (a before-commit fault the limiter never saw), then a pass.
         var list = Self.exactWindow(start: 0, rejected: 0)
         list += [(0.5, 503, nil), (0.6, 201, nil), (0.7, 429, 2)]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.tooLenient == 1)
         #expect(bucket.uncertain == 1)
         // A 503 and a timeout may both have been counted: they excuse an early 429.
         let excused = try oracle(
-            Self.hits([
+            Fixture.hits([
                 (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 503, nil), (0.4, nil, nil), (0.5, 429, 2),
             ]))
         #expect(excused.tooStrict == 0)
@@ -120,7 +109,7 @@ import Testing
         let list: [(Double, Int?, Int?)] = [
             (0, 503, nil), (0.5, 201, nil), (0.6, 201, nil), (0.9, 429, 1), (1.2, 429, 1),
         ]
-        let bucket = try oracle(Self.hits(list), "2/1s per ip")
+        let bucket = try oracle(Fixture.hits(list), "2/1s per ip")
         #expect(bucket.tooStrict == 0)
         #expect(bucket.wrongN == 0)
         #expect(bucket.tooLenient == 0)
@@ -129,7 +118,7 @@ import Testing
     @Test func wrongAndMissingNAreCounted() throws {
         var list = Self.exactWindow(start: 0, rejected: 0)
         list += [(0.5, 429, 2), (0.6, 429, 5), (0.7, 429, nil), (1.9, 429, 2)]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.wrongN == 2)  // 5 is too long; at 1.9 s only 1 s can be left
         #expect(bucket.wrongMessage == 1)
         #expect(bucket.tooStrict == 0)
@@ -142,7 +131,7 @@ import Testing
             (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (1.99, 201, nil),
             (2.1, 201, nil), (2.2, 201, nil), (2.3, 201, nil), (2.4, 201, nil), (2.5, 429, 2),
         ]
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.ambiguous == 1)
         #expect(bucket.tooLenient == 0)
         #expect(bucket.tooStrict == 0)  // the 429 is excused: 1.99 may have opened its window
@@ -154,7 +143,7 @@ import Testing
         // window; five more passes there make six.
         var list = Self.exactWindow(start: 0, rejected: 0)
         list += [(1.99, 201, nil)] + (0..<5).map { (2.1 + Double($0) * 0.1, 201, nil) }
-        let bucket = try oracle(Self.hits(list))
+        let bucket = try oracle(Fixture.hits(list))
         #expect(bucket.ambiguous == 0)
         #expect(bucket.windows == 2)
         #expect(bucket.tooLenient == 1)
@@ -166,7 +155,7 @@ import Testing
         let window: (Double) -> [(Double, Int?, Int?)] = { start in
             (0..<4).map { (start + Double($0) * 0.1, 201, nil) } + [(start + 0.4, 429, 2), (start + 0.5, 429, 2)]
         }
-        let bucket = try oracle(Self.hits(window(0) + window(1.99)))
+        let bucket = try oracle(Fixture.hits(window(0) + window(1.99)))
         #expect(bucket.windows == 2)
         #expect(bucket.ambiguous == 0)
         #expect(bucket.tooStrict == 2)
@@ -174,8 +163,8 @@ import Testing
 
     @Test func perIPKeysAreCountedSeparately() throws {
         let attempts =
-            Self.hits(Self.exactWindow(start: 0), ip: "10.0.0.1")
-            + Self.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
+            Fixture.hits(Self.exactWindow(start: 0), ip: "10.0.0.1")
+            + Fixture.hits(Self.exactWindow(start: 0.05), ip: "10.0.0.2")
         let bucket = try oracle(attempts)
         #expect(bucket.keys == 2)
         #expect(bucket.tooLenient == 0)
@@ -188,10 +177,10 @@ import Testing
 
     @Test func theSharedBucketCountsSessionAndIdentityTogether() throws {
         let attempts =
-            Self.hits([(0, 200, nil), (0.1, 200, nil), (0.2, 200, nil)], .session)
-            + Self.hits([(0.3, 200, nil), (0.4, 200, nil), (0.5, 200, nil)], .identity)
-            + Self.hits([(0.6, 429, 2)], .identityClear)
-            + Self.hits([(0.7, 200, nil)], .events)
+            Fixture.hits([(0, 200, nil), (0.1, 200, nil), (0.2, 200, nil)], .session)
+            + Fixture.hits([(0.3, 200, nil), (0.4, 200, nil), (0.5, 200, nil)], .identity)
+            + Fixture.hits([(0.6, 429, 2)], .identityClear)
+            + Fixture.hits([(0.7, 200, nil)], .events)
         let bucket = try oracle(attempts, "5/2s per key shared", bucket: "session_identity")
         #expect(bucket.accepted == 6)
         #expect(bucket.rejected == 1)
@@ -200,7 +189,7 @@ import Testing
 
     @Test func slidingWindowExactLenientAndStrict() throws {
         let exact = try oracle(
-            Self.hits([
+            Fixture.hits([
                 (0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 429, 1), (1.05, 201, nil), (1.07, 429, 1),
                 (1.25, 201, nil),
             ]),
@@ -210,25 +199,25 @@ import Testing
         #expect(exact.enforcedExactly)
 
         let lenient = try oracle(
-            Self.hits([(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 201, nil), (0.4, 429, 1)]),
+            Fixture.hits([(0, 201, nil), (0.1, 201, nil), (0.2, 201, nil), (0.3, 201, nil), (0.4, 429, 1)]),
             "3/1s per ip", algorithm: .slidingWindow)
         #expect(lenient.tooLenient == 1)
 
         let strict = try oracle(
-            Self.hits([(0, 201, nil), (0.1, 201, nil), (0.3, 429, 1), (1.5, 429, 1)]),
+            Fixture.hits([(0, 201, nil), (0.1, 201, nil), (0.3, 429, 1), (1.5, 429, 1)]),
             "3/1s per ip", algorithm: .slidingWindow)
         #expect(strict.tooStrict == 2)
     }
 
     @Test func slidingWindowCountsOnlyPassesCertainlyInsideTheWindow() throws {
         // A slow pass (0.03…0.95 s) may have arrived before the window of the hit at 1.05 s opened.
-        var attempts = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        var attempts = Fixture.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
         attempts.append(Fixture.attempt(.match, device: "slow", start: 0.03, end: 0.95, status: 201, ip: "10.0.0.1"))
         let bucket = try oracle(attempts, "3/1s per ip", algorithm: .slidingWindow)
         #expect(bucket.tooLenient == 0)
         #expect(bucket.ambiguous == 1)
         // Arriving certainly inside the window, the same slow pass makes the third one too many.
-        var inside = Self.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
+        var inside = Fixture.hits([(0.5, 201, nil), (0.6, 201, nil), (1.05, 201, nil)])
         inside.append(Fixture.attempt(.match, device: "slow", start: 0.2, end: 0.95, status: 201, ip: "10.0.0.1"))
         let caught = try oracle(inside, "3/1s per ip", algorithm: .slidingWindow)
         #expect(caught.tooLenient == 1)
@@ -243,7 +232,7 @@ import Testing
     @Test func metricsPerBucketAndTotals() throws {
         let configuration = VerdictsConfiguration(limits: ["match": try DeclaredLimit(parsing: "5/2s per ip")])
         let list: [(Double, Int?, Int?)] = (0..<6).map { (Double($0) * 0.1, 201, nil) }
-        let limits = LimitOracleVerdict.evaluate(Self.hits(list), configuration: configuration)
+        let limits = LimitOracleVerdict.evaluate(Fixture.hits(list), configuration: configuration)
         let metrics = VerdictsReport.empty(limits: limits).metrics()
         #expect(metrics["limits.match.too_lenient"] == 1)
         #expect(metrics["limits.too_lenient"] == 1)

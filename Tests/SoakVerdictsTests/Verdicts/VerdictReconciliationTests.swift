@@ -2,9 +2,9 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakTestSupport
 
 @Suite struct VerdictReconciliationTests {
     func reconcile(

@@ -1,9 +1,9 @@
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
 @testable import SoakRecords
 @testable import SoakVerdicts
+import SoakTestSupport
 
 @Suite struct VerdictRetryMatrixTests {
     let configuration = VerdictsConfiguration()
