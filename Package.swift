@@ -2,7 +2,8 @@
 import PackageDescription
 
 // Layering (imports point down only):
-//   optolink-soak (CLI) -> OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> CEpoll }
+//   optolink-soak (CLI) -> OptoLinkSoak -> SoakReports -> SoakVerdicts -> SoakRecords -> SoakSupport
+//   OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> { CEpoll, SoakSupport } }
 // The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK.
 //
 // Platform floor: iOS 16, not the contract's iOS 15. The SDK sleeps and enforces its
@@ -30,18 +31,32 @@ let package = Package(
         // system's OpenSSL 3 at run time (dlopen of libssl.so.3), not through a system-library
         // target: that would need libssl-dev's headers to build, which a machine with only the
         // Swift toolchain lacks (docs/LINUX.md §2b).
-        .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),
+        .target(name: "OptoLinkHTTP", dependencies: ["CEpoll", "SoakSupport"]),
         // The SDK an app embeds.
         .target(
             name: "OptoLink",
             resources: [.copy("Resources/PrivacyInfo.xcprivacy")]
         ),
         // The staging emulator: the backend contract, limits, match ladder, faults, ledger.
-        .target(name: "OptoLinkStaging", dependencies: ["OptoLinkHTTP"]),
+        .target(name: "OptoLinkStaging", dependencies: ["OptoLinkHTTP", "SoakSupport"]),
         // Test doubles: a public product for app tests, also used by our own suites.
         .target(name: "OptoLinkTestSupport", dependencies: ["OptoLink"]),
-        // The soak tester as a library: profiles, virtual devices, driver, recorder, reports, verdicts.
-        .target(name: "OptoLinkSoak", dependencies: ["OptoLink", "OptoLinkStaging", "OptoLinkHTTP"]),
+        // The soak tester's lower rooms, each importing only the ones below it:
+        // small helpers shared with the emulator (seeded RNG, strict decoding, one JSON value);
+        .target(name: "SoakSupport"),
+        // the run's records and vocabulary (attempt, call, open records; outcomes; CSV codec);
+        .target(name: "SoakRecords", dependencies: ["SoakSupport", "OptoLink"]),
+        // the verdicts, thresholds, summary and compare: passes over the records;
+        .target(name: "SoakVerdicts", dependencies: ["SoakRecords", "SoakSupport", "OptoLink", "OptoLinkStaging"]),
+        // the report writers (text, HTML, JUnit, Prometheus, Markdown) over the summary.
+        .target(name: "SoakReports", dependencies: ["SoakVerdicts", "SoakRecords", "SoakSupport", "OptoLink"]),
+        // The soak runner: profiles, virtual devices, driver, transports, backends, recorder, commands.
+        .target(
+            name: "OptoLinkSoak",
+            dependencies: [
+                "SoakReports", "SoakVerdicts", "SoakRecords", "SoakSupport", "OptoLink", "OptoLinkStaging",
+                "OptoLinkHTTP", "CEpoll",
+            ]),
         // The CLI: parses arguments and calls OptoLinkSoak.
         .executableTarget(name: "optolink-soak", dependencies: ["OptoLinkSoak"]),
         // Benchmark server for Benchmarks/http-server.sh (the HTTP layer alone, one trivial route).
@@ -49,18 +64,32 @@ let package = Package(
             name: "optolink-http-bench", dependencies: ["OptoLinkHTTP"], path: "Benchmarks/HTTPServerBench"),
         // The driver's lower layers alone (native client; SDK over it) for Benchmarks/peers.sh.
         .executableTarget(
-            name: "optolink-client-bench", dependencies: ["OptoLinkHTTP", "OptoLink", "OptoLinkSoak"],
+            name: "optolink-client-bench", dependencies: ["OptoLinkHTTP", "OptoLink", "OptoLinkSoak", "SoakRecords"],
             path: "Benchmarks/ClientLayersBench"),
 
         .testTarget(name: "OptoLinkTests", dependencies: ["OptoLink", "OptoLinkTestSupport"]),
-        .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP"]),
+        .testTarget(name: "OptoLinkHTTPTests", dependencies: ["OptoLinkHTTP", "SoakSupport"]),
         .testTarget(
             name: "OptoLinkStagingTests",
-            dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport"]
+            dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport", "SoakSupport"]
+        ),
+        // Synthetic soak records (attempts, calls, ledger rows) shared by the soak test targets.
+        .target(
+            name: "SoakTestSupport", dependencies: ["SoakRecords", "OptoLink", "OptoLinkStaging"],
+            path: "Tests/SoakTestSupport"),
+        .testTarget(name: "SoakRecordsTests", dependencies: ["SoakRecords", "SoakSupport", "OptoLink"]),
+        .testTarget(
+            name: "SoakVerdictsTests",
+            dependencies: [
+                "SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport", "OptoLink", "OptoLinkStaging",
+            ]
         ),
         .testTarget(
             name: "OptoLinkSoakTests",
-            dependencies: ["OptoLinkSoak", "OptoLink", "OptoLinkStaging", "OptoLinkTestSupport"]
+            dependencies: [
+                "OptoLinkSoak", "SoakReports", "SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport",
+                "OptoLink", "OptoLinkStaging", "OptoLinkTestSupport",
+            ]
         ),
     ]
 )

@@ -12,6 +12,8 @@
 import Foundation
 import OptoLink
 import OptoLinkSoak
+import SoakRecords
+import SoakSupport
 
 /// Realistic `attempts.csv` rows, the same for a given count on every build (fixed seed).
 func benchAttempts(_ count: Int) -> [AttemptRecord] {

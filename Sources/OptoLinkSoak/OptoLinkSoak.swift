@@ -1,4 +1,8 @@
 import Foundation
+// The report types of the public API (SoakSummary, SoakReportError, ThresholdResult, StopReason)
+// live in the lower targets; the product's one import brings them along.
+@_exported import SoakRecords
+@_exported import SoakVerdicts
 
 /// The soak tester's library entry point: the CLI hands it the arguments and exits with
 /// the code it returns.
@@ -19,7 +23,7 @@ import Foundation
 ///   `summary.json` (`Reports/README.md`). Its flat ``SoakSummary/metrics`` carry every threshold metric.
 public enum OptoLinkSoak {
     /// The soak tester's version, as `--version` prints it and `summary.json` records it (`run.soakVersion`).
-    public static let version = "0.1.0"
+    public static let version = SoakVersion.current
 
     /// Runs one command line; returns the process exit code (0 pass · 1 threshold failed ·
     /// 2 could not run · 130 interrupted by SIGINT · 143 terminated by SIGTERM).

@@ -4,6 +4,9 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakSupport
+@testable import SoakRecords
+import SoakTestSupport
 
 /// A backend reached under a wrong path: the embedded emulator behind `/nope`.
 private struct WrongPathBackend: SoakBackend {

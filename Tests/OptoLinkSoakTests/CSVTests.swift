@@ -3,6 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakReports
 
 @Suite("CSV writing")
 struct CSVTests {

@@ -4,6 +4,10 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
+import SoakSupport
 
 @Suite("compare: regression rules")
 struct RegressionRuleTests {

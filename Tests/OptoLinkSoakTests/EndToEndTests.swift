@@ -3,6 +3,9 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+import SoakTestSupport
 
 @Suite("End to end against the embedded emulator", .serialized, .timeLimit(.minutes(1)))
 struct EndToEndTests {
@@ -69,7 +72,7 @@ struct EndToEndTests {
             #expect(histogram.count == UInt64(latencies.count))
             for (p, value) in [(50.0, histogram.p50), (90, histogram.p90), (99, histogram.p99), (99.9, histogram.p999)]
             {
-                let exact = LatencyHistogramTests.exact(latencies, p)
+                let exact = Fixture.exactPercentile(latencies, p)
                 // Histogram precision, plus 2 µs for the CSV's microsecond rounding of start and end.
                 #expect(abs(value - exact) <= exact * LatencyHistogram.relativePrecision + 2e-6, "\(endpoint) p\(p)")
             }

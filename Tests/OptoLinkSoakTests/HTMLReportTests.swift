@@ -3,6 +3,10 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
+import SoakSupport
 
 @Suite("report.html", .serialized, .timeLimit(.minutes(2)))
 struct HTMLReportTests {

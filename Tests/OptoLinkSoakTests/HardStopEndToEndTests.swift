@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
 
 #if canImport(Glibc)
     import Glibc

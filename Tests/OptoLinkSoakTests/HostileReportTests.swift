@@ -3,6 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
+@testable import SoakReports
 
 /// Report directories edited by hand or damaged, read back by `compare` and `run --baseline`: a
 /// clear error or a report without the charts, never a trap, a silent pass or a lost baseline.

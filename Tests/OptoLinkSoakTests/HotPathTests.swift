@@ -5,6 +5,9 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

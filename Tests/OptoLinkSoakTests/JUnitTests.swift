@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakReports
 
 #if canImport(FoundationXML)
     import FoundationXML

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

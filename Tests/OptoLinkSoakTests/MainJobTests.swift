@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
+@testable import SoakReports
 
 extension WholeRuns {
     /// The README's first command, `optolink-soak run Profiles/limits.json`: it must answer the

@@ -4,6 +4,10 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+import SoakSupport
+import SoakTestSupport
 
 /// The threshold catalogue is built from the shared vocabularies; these tests hold it to what
 /// runs really emit, both ways: every emitted name is known, and every spelling the catalogue
@@ -31,7 +35,7 @@ struct MetricCatalogueTests {
     /// 1 MiB every 10 s, goes through the same slope (360 MiB/h).
     static func rssGrowthMetric() -> [String: Double] {
         let samples = (0..<10).map { SoakSummary.RSSSample(t: Double($0) * 10, bytes: 100 << 20 + $0 << 20) }
-        return RSSSampler.growthMiBPerHour(samples).map { ["rss.growth_mb_per_hour": $0] } ?? [:]
+        return RSSGrowth.growthMiBPerHour(samples).map { ["rss.growth_mb_per_hour": $0] } ?? [:]
     }
 
     static func syntheticVerdictMetrics() -> [String: Double] {

@@ -3,6 +3,9 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
 
 /// The `opens` breakdown around a `/data` outage: phases, the SDK's worst case, the per-device
 /// route cache switch, the metrics the outage profile gates on, and one real run.

@@ -3,6 +3,10 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
+import SoakTestSupport
 
 /// A run that did not run its course is no evidence for `compare`; `summary.json` says in one
 /// word how a run ended; the headline says why no retry after a 429 was judged.

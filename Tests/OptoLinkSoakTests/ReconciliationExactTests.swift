@@ -4,6 +4,9 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+import SoakTestSupport
 
 /// Exactly one reconciliation outcome per call (issue 9, fault 1): devices running several
 /// journeys, reinstalls with a new `deviceId`, both copies of a retried write landing, and

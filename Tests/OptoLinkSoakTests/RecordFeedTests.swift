@@ -4,6 +4,10 @@ import OptoLinkTestSupport
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+import SoakSupport
+import SoakTestSupport
 
 /// The recorder's feed of the live verdict passes: every record reaches them, each feeding
 /// thread's in its order, and a reader sees every record consumed before it.

@@ -3,6 +3,7 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -3,6 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+import SoakSupport
 
 /// What a shard writes for `merge` reads back exactly: CSV rows into equal records (also
 /// through the streaming reader), histograms into equal histograms, tallies into equal tallies.

@@ -4,6 +4,11 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
+@testable import SoakReports
+import SoakSupport
+import SoakTestSupport
 
 /// Shard report directories written by hand (a manifest and two CSVs), for `merge`.
 struct ShardFixture {

@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 /// Memory of a long run in virtual time (issue 12): what the recorder keeps after 30 s and after
 /// 120 s of the same traffic is the same; the RSS growth metric and the timeline's RSS column.
@@ -108,12 +110,12 @@ import Testing
             let mib = minute < 60 ? 50 + Double(minute) * 100 / 60 : 150 + (t - 3600) / 3600 * 10
             samples.append(.init(t: t, bytes: Int(mib * 1_048_576)))
         }
-        let growth = RSSSampler.growthMiBPerHour(samples) ?? .nan
+        let growth = RSSGrowth.growthMiBPerHour(samples) ?? .nan
         #expect(abs(growth - 10) < 0.01, "\(growth)")
         let flat = (0...20).map { SoakSummary.RSSSample(t: Double($0) * 10, bytes: 80_000_000 + ($0 % 2) * 4096) }
-        #expect(abs(RSSSampler.growthMiBPerHour(flat) ?? .nan) < 1)
-        #expect(RSSSampler.growthMiBPerHour(Array(flat.prefix(4))) == nil)
-        #expect(RSSSampler.growthMiBPerHour([]) == nil)
+        #expect(abs(RSSGrowth.growthMiBPerHour(flat) ?? .nan) < 1)
+        #expect(RSSGrowth.growthMiBPerHour(Array(flat.prefix(4))) == nil)
+        #expect(RSSGrowth.growthMiBPerHour([]) == nil)
     }
 
     @Test("the growth metric is in the catalogue, usable in a threshold, and 'not exercised' without samples")

@@ -4,6 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakRecords
+@testable import SoakVerdicts
 
 extension WholeRuns {
     /// The verdicts through the whole tool: `optolink-soak run Profiles/verdicts/rate-limits-short.json`

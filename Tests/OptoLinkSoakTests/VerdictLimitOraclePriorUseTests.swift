@@ -3,6 +3,9 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
+@testable import SoakVerdicts
+@testable import SoakReports
+import SoakTestSupport
 
 /// Traffic in a bucket from before the run (a previous run against the same `serve`, another
 /// client of a shared staging backend): a server enforcing its limit exactly must not look too
@@ -13,15 +16,17 @@ import Testing
     func oracle(_ list: Timeline, algorithm: VerdictsConfiguration.WindowAlgorithm = .fixedWindow) throws
         -> LimitOracleVerdict.Bucket
     {
-        try VerdictLimitOracleTests().oracle(
-            VerdictLimitOracleTests.hits(list), "30/60s per ip", algorithm: algorithm)
+        let configuration = VerdictsConfiguration(
+            limits: ["match": try DeclaredLimit(parsing: "30/60s per ip")], algorithm: algorithm)
+        return try #require(
+            LimitOracleVerdict.evaluate(Fixture.hits(list), configuration: configuration).buckets["match"])
     }
 
     /// The same timeline through the streaming pass (pruning past a 5 s horizon), hits by end.
     func streamed(_ list: Timeline) throws -> LimitOracleVerdict.Bucket {
         let configuration = VerdictsConfiguration(limits: ["match": try DeclaredLimit(parsing: "30/60s per ip")])
         var pass = LimitOracleVerdict.Pass(configuration: configuration, horizonSeconds: 5)
-        for attempt in VerdictLimitOracleTests.hits(list).sorted(by: { $0.end < $1.end }) {
+        for attempt in Fixture.hits(list).sorted(by: { $0.end < $1.end }) {
             pass.consume(.attempt(attempt))
         }
         return try #require(pass.finish().buckets["match"])
@@ -145,7 +150,7 @@ import Testing
                 limits: ["match": try DeclaredLimit(parsing: "30/60s per ip")], algorithm: algorithm))
         context.bucketsStartEmpty = true
         var pass = LimitOracleVerdict.makePass(context)
-        for attempt in VerdictLimitOracleTests.hits(list).sorted(by: { $0.end < $1.end }) {
+        for attempt in Fixture.hits(list).sorted(by: { $0.end < $1.end }) {
             pass.consume(.attempt(attempt))
         }
         return try #require(pass.finish().buckets["match"])

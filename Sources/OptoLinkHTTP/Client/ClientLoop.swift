@@ -1,5 +1,6 @@
 import CEpoll
 import Synchronization
+import SoakSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -4,8 +4,8 @@ import CEpoll
 ///
 /// Threads are identified by ``Handle``, the `pthread_t` as an integer, because `pthread_t` is an
 /// integer on Glibc and a non-optional pointer on Darwin; the C shim converts both ways.
-enum LoopThread {
-    typealias Handle = UInt
+package enum LoopThread {
+    package typealias Handle = UInt
 
     private final class Body {
         let run: @Sendable () -> Void
@@ -15,7 +15,7 @@ enum LoopThread {
     /// Starts a thread running `body`.
     ///
     /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` when `pthread_create` fails.
-    static func spawn(_ body: @escaping @Sendable () -> Void) throws -> Handle {
+    package static func spawn(_ body: @escaping @Sendable () -> Void) throws -> Handle {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread: UInt = 0
         let rc = cepoll_thread_spawn(
@@ -32,7 +32,7 @@ enum LoopThread {
         return thread
     }
 
-    static func join(_ thread: Handle) {
+    package static func join(_ thread: Handle) {
         _ = cepoll_thread_join(thread)
     }
 

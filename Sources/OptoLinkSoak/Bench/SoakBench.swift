@@ -2,6 +2,10 @@ import Foundation
 import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakVerdicts
 
 /// Parses `optolink-soak` arguments (hand-rolled: the package has no dependencies).
 ///

@@ -1,4 +1,6 @@
 import Foundation
+import SoakVerdicts
+import SoakReports
 
 /// The `compare` subcommand's inputs.
 package struct CompareOptions: Sendable, Equatable {
@@ -72,7 +74,7 @@ package enum CompareCommand {
                 "the \(b.profileHash == nil ? "baseline" : "current") report has no profile fingerprint (an older "
                     + "version wrote it), so it is not verified that both runs used the same profile")
         }
-        if current.profile == nil {
+        if current.profileRegression == nil {
             notes.append(
                 "the current report has no readable profile.json, so its expect.regression rules (if any) "
                     + "are unknown and the default rule applies")

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,6 +1,8 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import SoakRecords
+import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

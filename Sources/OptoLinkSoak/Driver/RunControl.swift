@@ -1,4 +1,5 @@
 import Synchronization
+import SoakRecords
 
 /// The run's stop switch and its deadlines, in run seconds on the run's one clock.
 ///

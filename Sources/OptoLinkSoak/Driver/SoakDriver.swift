@@ -1,5 +1,7 @@
 import OptoLinkHTTP
 import Synchronization
+import SoakRecords
+import SoakSupport
 
 /// Runs a profile's load model over the virtual devices with structured concurrency.
 ///

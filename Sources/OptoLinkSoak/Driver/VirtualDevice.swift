@@ -1,5 +1,6 @@
 import OptoLink
 import Synchronization
+import SoakSupport
 
 /// One simulated phone: its own store, clipboard, fingerprint and client IP. Each launch
 /// builds a new `OptoLink` instance over the same store (one instance = one app launch).

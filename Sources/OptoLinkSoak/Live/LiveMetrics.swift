@@ -1,3 +1,5 @@
+import SoakRecords
+import SoakReports
 /// A snapshot of a running soak for `--metrics-listen`, rendered in the Prometheus text format.
 ///
 /// Counters count from the run's start; latency histograms use ``LiveMetrics/latencyBounds``

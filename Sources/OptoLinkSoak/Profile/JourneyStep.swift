@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// One thing a virtual device does. Strings may contain the placeholders `{device}`
 /// (device id), `{seq}` (per-device sequence number), `{run}` (run id), `{org}` (org key).

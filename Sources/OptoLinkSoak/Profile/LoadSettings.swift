@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// How journeys arrive: the open model (an arrival rate with ramp stages) or the closed
 /// model (a fixed number of devices looping). A run always stops by itself: at `duration`
@@ -129,5 +130,5 @@ package struct LoadSettings: Sendable, Equatable, Codable {
 
 extension LoadSettings: ProfileStandIn {
     /// What `load` stands for after its problems were recorded (validation goes on with the other sections).
-    static var standIn: LoadSettings { LoadSettings(model: .open, stages: [Stage(duration: 1, target: 0)]) }
+    package static var standIn: LoadSettings { LoadSettings(model: .open, stages: [Stage(duration: 1, target: 0)]) }
 }

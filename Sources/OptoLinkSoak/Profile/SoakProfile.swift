@@ -1,5 +1,7 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
+import SoakVerdicts
 
 /// A soak test profile: who the virtual devices are, what they do, how fast, against
 /// which backend configuration, and what the run expects. Decoded strictly from
@@ -234,7 +236,7 @@ package struct DevicePopulation: Sendable, Equatable, Codable {
 
 extension DevicePopulation: ProfileStandIn {
     /// What `devices` stands for after its problems were recorded.
-    static var standIn: DevicePopulation { DevicePopulation(count: 1) }
+    package static var standIn: DevicePopulation { DevicePopulation(count: 1) }
 }
 
 func isIPv4(_ text: String) -> Bool {

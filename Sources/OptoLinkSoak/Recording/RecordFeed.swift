@@ -1,4 +1,5 @@
 import Synchronization
+import SoakVerdicts
 
 /// The live verdict passes and the summary notes of a run, fed one record at a time.
 ///

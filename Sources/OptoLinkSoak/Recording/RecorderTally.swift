@@ -1,4 +1,7 @@
 import OptoLink
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
 
 /// Everything the recorder aggregates for `summary.json` (counts, HDR histograms, the per-interval
 /// timeline), in a form that is written losslessly into a shard's `shard.json` and merges exactly:

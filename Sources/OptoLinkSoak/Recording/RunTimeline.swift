@@ -8,10 +8,6 @@ import OptoLinkHTTP
 /// A real run uses `ContinuousClock`; a test passes a virtual clock, and then every time in
 /// the report (attempts, calls, journeys, the timeline) is virtual time.
 package struct RunTimeline: Sendable {
-    /// Whether `seconds` can be a run time read back from a report: finite and within ±10⁹ s
-    /// (about 31 years). Charts and bins leave out anything else (a hand-edited or damaged CSV).
-    package static func isPlausible(_ seconds: Double) -> Bool { seconds.isFinite && abs(seconds) < 1e9 }
-
     /// Seconds elapsed on the clock since the origin, rounded to the microsecond.
     private let elapsed: @Sendable () -> Double
     /// Unix epoch seconds at the origin.

@@ -1,3 +1,4 @@
+import SoakRecords
 extension SoakRecorder {
     /// The recorder's part of a live metrics snapshot (`--metrics-listen`); the caller fills in
     /// the run's identity, journeys in flight and RSS. Attempts and calls are as the writer has

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import SoakRecords
 
 /// The recorder is the one recording middleware every virtual device's SDK instance shares:
 /// it observes each attempt on its way to the shared transport.

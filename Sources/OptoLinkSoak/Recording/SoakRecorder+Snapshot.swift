@@ -1,3 +1,4 @@
+import SoakVerdicts
 extension SoakRecorder {
     /// Counters for the progress line; attempts as the writer has applied them so far.
     package func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {

@@ -3,6 +3,9 @@ import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
 
 /// Records every HTTP attempt and public call of a run: streams rows to `attempts.csv` and
 /// `calls.csv` and keeps bounded aggregates (HDR histograms, counts) for `summary.json`.

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
 
 /// The embedded staging emulator on 127.0.0.1:0, configured from the profile's `backend`
 /// section (a `StagingConfiguration`: limits, windows, faults) with `trustForwardedFor`

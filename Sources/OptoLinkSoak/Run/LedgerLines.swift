@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
 
 /// Reads a ledger in JSON lines (one ``StagingLedgerEntry`` object per line, the emulator's
 /// `--ledger-file` format) as a stream: one line in memory at a time, plus a 1 MiB read buffer.

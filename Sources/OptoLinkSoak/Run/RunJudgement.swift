@@ -1,7 +1,12 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
-/// What `run` and `merge` both do once a run's summary sections and verdicts are known:
-/// derive the flat metrics, judge the thresholds on them, and write the report files.
+/// The one report assembly `run`, `run --processes` and `merge` share once a run's summary
+/// sections and verdicts are known: derive the flat metrics, judge the thresholds on them, add the
+/// rows and notes every report words the same way (the abortOnFail row, I/O problems, charts left
+/// out), settle the result, and write the report files and the JUnit file.
 package enum RunJudgement {
     /// Fills `summary.metrics`, `summary.verdicts` and `summary.thresholds` (the profile's
     /// `thresholds`, then the "started nothing" check). `summary.notes` is left to the caller.
@@ -21,6 +26,57 @@ package enum RunJudgement {
                     passed: false,
                     message: "the run started no journey, so it tested nothing (load.startRate and every stage "
                         + "target 0? load.iterations 0?)"), at: 0)
+        }
+    }
+
+    /// The failed `abortOnFail` row a run stopped by an abortOnFail threshold reports, saying why.
+    package static func abortRow(_ message: String) -> ThresholdResult {
+        ThresholdResult(
+            expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false, message: message)
+    }
+
+    /// The note of a report whose per-attempt charts are left out because its `attempts.csv`
+    /// (`shards`: the shards' files together) is over the read-back limit.
+    package static func chartsLeftOutNote(shards: Bool) -> String {
+        let files = shards ? "the shards' attempts.csv files are" : "attempts.csv is"
+        let megabytes = SoakReportDirectory.chartAttemptsLimitBytes / 1_048_576
+        return "report.html: \(files) over \(megabytes) MB\(shards ? " together" : ""), so the charts read from "
+            + "\(shards ? "them" : "it") (latency over time, back-off, limit windows) are left out to keep memory flat"
+    }
+
+    /// One `report I/O failed: …` note per problem.
+    package static func ioNotes(_ ioProblems: [String]) -> [String] {
+        ioProblems.map { "report I/O failed: \($0)" }
+    }
+
+    /// Why a report whose files had `ioProblems` cannot be judged (`shards`: a merged report's
+    /// shards had them); `nil` when there were none.
+    package static func incompleteReason(_ ioProblems: [String], shards: Bool) -> String? {
+        guard !ioProblems.isEmpty else { return nil }
+        let report = shards ? "a shard's report is incomplete, so the merged" : "the report is incomplete, so its"
+        return "\(report) verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
+    }
+
+    /// Sets and returns `summary.result`: a reason the run cannot be judged wins, then the signal
+    /// that stopped it, then the thresholds (``RunResult/judge(invalidReason:signal:thresholds:)``).
+    @discardableResult
+    package static func settle(_ summary: inout SoakSummary, invalidReason: String?, signal: StopReason?)
+        -> RunResult
+    {
+        let result = RunResult.judge(invalidReason: invalidReason, signal: signal, thresholds: summary.thresholds)
+        summary.result = result
+        return result
+    }
+
+    /// Writes `junit` to `path`; on failure logs `error: --junit <path>: cannot write (…)` and
+    /// returns the error's description (the command then exits 2).
+    package static func writeJUnit(_ junit: JUnitReport, to path: String, log: (String) -> Void) -> String? {
+        do {
+            try junit.write(to: URL(fileURLWithPath: path))
+            return nil
+        } catch {
+            log("error: --junit \(path): cannot write (\(error.localizedDescription))")
+            return "\(error)"
         }
     }
 

@@ -1,5 +1,7 @@
 import OptoLink
 import Synchronization
+import SoakRecords
+import SoakVerdicts
 
 /// Watches a run while it goes and stops it early when going on is pointless:
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

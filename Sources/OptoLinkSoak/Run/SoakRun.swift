@@ -3,6 +3,9 @@ import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -442,18 +445,15 @@ public struct SoakRun: Sendable {
         }
         summary.notes = sourceNotes + recorder.summaryNotes()
         if attempts == nil, attemptsSize != nil {
-            summary.notes.append(
-                "report.html: attempts.csv is over \(Self.chartAttemptsLimitBytes / 1_048_576) MB, so the charts read "
-                    + "from it (latency over time, back-off, limit windows) are left out to keep memory flat")
+            summary.notes.append(RunJudgement.chartsLeftOutNote(shards: false))
         }
         RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
         if stopReason == .thresholdAborted, let monitorMessage {
             summary.thresholds.insert(
-                ThresholdResult(
-                    expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
-                    message: "the run was aborted: \(monitorMessage)"), at: summary.journeys.started == 0 ? 1 : 0)
+                RunJudgement.abortRow("the run was aborted: \(monitorMessage)"),
+                at: summary.journeys.started == 0 ? 1 : 0)
         }
-        summary.notes += ioProblems.map { "report I/O failed: \($0)" }
+        summary.notes += RunJudgement.ioNotes(ioProblems)
         if let ledgerError { summary.notes.append("--ledger could not be read: \(ledgerError)") }
         if stopReason == .misconfigured, let monitorMessage { summary.notes.insert(monitorMessage, at: 0) }
         // Why the run cannot be judged, most fundamental first; the exit code comes from `result`.
@@ -463,12 +463,10 @@ public struct SoakRun: Sendable {
         } else if let ledgerError {
             // The run asked to be reconciled with a ledger and could not be: a CI gate must not pass it.
             invalidReason = "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
-        } else if !ioProblems.isEmpty {
-            invalidReason =
-                "the report is incomplete, so its verdicts cannot be trusted: " + ioProblems.joined(separator: "; ")
+        } else {
+            invalidReason = RunJudgement.incompleteReason(ioProblems, shards: false)
         }
-        let result = RunResult.judge(invalidReason: invalidReason, signal: signal, thresholds: summary.thresholds)
-        summary.result = result
+        let result = RunJudgement.settle(&summary, invalidReason: invalidReason, signal: signal)
         do {
             if let shard = options.shard {
                 let manifest = ShardManifest(
@@ -505,13 +503,8 @@ public struct SoakRun: Sendable {
             // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
             if code < 100 { code = max(code, compared.exitCode) }
         }
-        if let path = options.junitPath {
-            do {
-                try junit.write(to: URL(fileURLWithPath: path))
-            } catch {
-                log("error: --junit \(path): cannot write (\(error.localizedDescription))")
-                return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
-            }
+        if let path = options.junitPath, let error = RunJudgement.writeJUnit(junit, to: path, log: log) {
+            return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: error)
         }
         return SoakRunResult(exitCode: code, directory: directory, summary: summary, error: nil)
     }
@@ -528,7 +521,7 @@ public struct SoakRun: Sendable {
     }
 
     /// Largest `attempts.csv` read back for the HTML report's charts (bytes).
-    static let chartAttemptsLimitBytes = 32 * 1_048_576
+    static let chartAttemptsLimitBytes = SoakReportDirectory.chartAttemptsLimitBytes
 
     /// The verdicts' horizon for `profile` (see ``VerdictContext/horizonSeconds``).
     static func horizon(for profile: SoakProfile) -> Double {

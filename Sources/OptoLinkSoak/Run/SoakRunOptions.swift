@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakVerdicts
 
 /// The `run` subcommand's inputs: a profile plus flags that override it.
 public struct SoakRunOptions: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import SoakRecords
 
 /// Counts the stop signals (SIGINT, SIGTERM) a run received and words the message for each:
 /// the first stops new work and says how long in-flight calls may still take, read from the run's

@@ -1,5 +1,9 @@
 import Foundation
 import OptoLinkStaging
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 /// The `merge` subcommand's inputs.
 package struct MergeOptions: Sendable, Equatable {
@@ -289,9 +293,7 @@ package enum MergeCommand {
         RunJudgement.judge(&summary, verdicts: evaluated.report, thresholds: profile.expect.thresholds)
         for manifest in manifests where manifest.stopReason == .thresholdAborted {
             summary.thresholds.insert(
-                ThresholdResult(
-                    expression: "abortOnFail", metric: nil, observed: nil, limit: nil, passed: false,
-                    message: "shard \(manifest.shard) was aborted by an abortOnFail threshold"), at: 0)
+                RunJudgement.abortRow("shard \(manifest.shard) was aborted by an abortOnFail threshold"), at: 0)
         }
 
         notes.insert(
@@ -327,24 +329,14 @@ package enum MergeCommand {
                     + "(its journeys planned before then count as late starts)")
         }
         if evaluated.attempts == nil {
-            notes.append(
-                "report.html: the shards' attempts.csv files are over \(chartAttemptsLimitBytes / 1_048_576) MB "
-                    + "together, so the charts read from them (latency over time, back-off, limit windows) are left "
-                    + "out to keep memory flat")
+            notes.append(RunJudgement.chartsLeftOutNote(shards: true))
         }
         let ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
         summary.notes =
             (extras.invalidReason.map { [$0] } ?? []) + notes + evaluated.notes
-            + ioProblems.map { "report I/O failed: \($0)" }
-        var invalidReason = extras.invalidReason
-        if invalidReason == nil, !ioProblems.isEmpty {
-            invalidReason =
-                "a shard's report is incomplete, so the merged verdicts cannot be trusted: "
-                + ioProblems.joined(separator: "; ")
-        }
-        let result = RunResult.judge(
-            invalidReason: invalidReason, signal: extras.signal, thresholds: summary.thresholds)
-        summary.result = result
+            + RunJudgement.ioNotes(ioProblems)
+        let invalidReason = extras.invalidReason ?? RunJudgement.incompleteReason(ioProblems, shards: true)
+        let result = RunJudgement.settle(&summary, invalidReason: invalidReason, signal: extras.signal)
 
         do {
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
@@ -354,13 +346,8 @@ package enum MergeCommand {
             return Result(exitCode: 2, directory: out, summary: summary, error: "\(error)")
         }
         log(SummaryText.render(summary))
-        if let junitPath {
-            do {
-                try JUnitReport.run(summary).write(to: URL(fileURLWithPath: junitPath))
-            } catch {
-                log("error: --junit \(junitPath): cannot write (\(error.localizedDescription))")
-                return Result(exitCode: 2, directory: out, summary: summary, error: "\(error)")
-            }
+        if let junitPath, let error = RunJudgement.writeJUnit(JUnitReport.run(summary), to: junitPath, log: log) {
+            return Result(exitCode: 2, directory: out, summary: summary, error: error)
         }
         if let invalidReason {
             log("error: \(invalidReason)")

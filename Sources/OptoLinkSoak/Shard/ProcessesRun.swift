@@ -1,6 +1,7 @@
 import Foundation
 import OptoLinkStaging
 import Synchronization
+import SoakSupport
 
 /// `optolink-soak run PROFILE --processes P`: the sharded path on one machine. Starts P shard
 /// processes of this same executable (`run PROFILE --shard I/P --start-at T --run-id ID

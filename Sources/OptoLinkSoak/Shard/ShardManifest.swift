@@ -1,4 +1,7 @@
 import Foundation
+import SoakSupport
+import SoakRecords
+import SoakVerdicts
 
 /// `shard.json`: what `merge` needs from one shard besides its CSVs — who it is (run id, shard
 /// index and count, plan hash), the effective profile, the recorder's aggregates in their

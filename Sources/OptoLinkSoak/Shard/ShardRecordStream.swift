@@ -1,4 +1,6 @@
 import Foundation
+import SoakRecords
+import SoakVerdicts
 
 /// Where a record sits in a run's stream, as ``Verdicts/timeOrdered(attempts:calls:attribution:)``
 /// orders it: by time (an attempt's end; a call's end, or its last attempt's end if later),

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 
 /// Everything the emulator needs to start: bind address, rate limits, faults, fixtures and
 /// match tunables. Every key of the JSON form is optional; missing keys take the defaults;

@@ -1,5 +1,6 @@
 import OptoLinkHTTP
 import Synchronization
+import SoakSupport
 
 /// Draws, per request, whether a fault applies and which (seeded, so a run replays when
 /// requests arrive in the same order).

@@ -1,3 +1,4 @@
+import SoakSupport
 /// The kinds of injected failure (docs/CONTRACT.md §4, "Fault injection").
 public enum StagingFaultKind: String, Sendable, Codable, CaseIterable {
     public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }

@@ -1,3 +1,4 @@
+import SoakSupport
 /// How an outage makes its endpoints unreachable (docs/CONTRACT.md §4, "Fault injection").
 public enum StagingOutageMode: String, Sendable, Codable, CaseIterable {
     public init(from decoder: any Decoder) throws { self = try decoder.decodeCase(Self.self) }

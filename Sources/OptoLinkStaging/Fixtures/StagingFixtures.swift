@@ -1,3 +1,4 @@
+import SoakSupport
 /// The emulator's fixture data: organisations, their API keys, iOS app configs and links.
 ///
 /// Loadable from JSON (the `fixtures` object of a ``StagingConfiguration`` file); ``default``

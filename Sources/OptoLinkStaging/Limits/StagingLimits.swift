@@ -1,3 +1,4 @@
+import SoakSupport
 /// The rate-limit algorithm the emulator enforces (docs/CONTRACT.md §1, "Rate limits").
 public enum StagingRateLimitAlgorithm: String, Sendable, Codable, CaseIterable {
     /// `@nestjs/throttler`'s fixed window: a key's window opens at its first hit and lasts

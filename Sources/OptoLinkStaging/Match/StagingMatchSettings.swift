@@ -1,3 +1,4 @@
+import SoakSupport
 /// Tunables of the match ladder (docs/CONTRACT.md §4): windows in seconds, scored weights and threshold.
 public struct StagingMatchSettings: Sendable, Codable, Equatable {
     /// How long an unconsumed click can be matched, in seconds (default 24 h).

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakSupport
 
 extension StagingBackend {
     /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of

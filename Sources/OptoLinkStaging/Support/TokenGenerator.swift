@@ -1,5 +1,6 @@
 import OptoLinkHTTP
 import Synchronization
+import SoakSupport
 
 /// Issues unique click tokens `opl_` + 24 base-62 characters.
 final class TokenGenerator: Sendable {

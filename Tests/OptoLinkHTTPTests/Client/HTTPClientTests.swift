@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkHTTP
+@testable import SoakSupport
 
 #if canImport(Glibc)
     import Glibc

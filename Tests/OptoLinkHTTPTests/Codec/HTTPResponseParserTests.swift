@@ -1,6 +1,7 @@
 import Testing
 
 @testable import OptoLinkHTTP
+@testable import SoakSupport
 
 /// The client side of the codec: responses in every framing, cut at every byte and at seeded random places.
 @Suite(.timeLimit(.minutes(1)))

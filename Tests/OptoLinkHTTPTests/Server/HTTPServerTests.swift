@@ -1,6 +1,7 @@
 import Testing
 
 @testable import OptoLinkHTTP
+@testable import SoakSupport
 
 #if canImport(Glibc)
     import Glibc

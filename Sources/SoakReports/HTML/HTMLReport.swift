@@ -1,0 +1,392 @@
+import Foundation
+import SoakRecords
+import SoakVerdicts
+
+/// `report.html`: one self-contained page per report directory — inline SVG charts, inline CSS
+/// and a few lines of inline script (legend clicks hide a series), no network access (a
+/// Content-Security-Policy forbids any), no external script or font.
+///
+/// One run: its plots and tables. A comparison: baseline (dashed, faded) and current overlaid,
+/// plus the comparison's checks. Key numbers carry `data-run`, `data-key` (the `summary.json`
+/// path) and `data-value` (the exact number), so a test can check the page against the summary.
+package enum HTMLReport {
+    static let colors = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#475569"]
+
+    /// The page of one run.
+    package static func run(_ summary: SoakSummary, attempts: [AttemptRecord]?, earlySlackSeconds: Double = 0.001)
+        -> String
+    {
+        let series = ReportSeries(
+            label: "run", summary: summary, attempts: attempts, earlySlackSeconds: earlySlackSeconds)
+        let title = "optolink-soak · \(summary.run.profile) · run \(summary.run.runId)"
+        // The run's result, as summary.txt's first line words it (an interrupted run whose
+        // thresholds passed is not a pass); a summary from before `result` was written falls
+        // back to its thresholds.
+        let passed: Bool
+        let outcome: String
+        if let result = summary.result {
+            passed = result == .passed
+            outcome = SummaryText.resultLine(result, summary)
+        } else {
+            passed = summary.thresholds.allSatisfy(\.passed)
+            outcome = passed ? "every threshold passed" : "a threshold failed"
+        }
+        var body = "<header><h1>\(e(title))</h1><p class=\"meta\">\(e(meta(summary)))</p>"
+        body += "<p class=\"outcome \(passed ? "pass" : "fail")\" data-key=\"outcome\">"
+        body += e(outcome)
+        body += "</p></header>"
+        body += kpis([series])
+        body += charts([series])
+        body += "<section><h2>Thresholds</h2>\(thresholdTable(summary, run: "run"))</section>"
+        body += "<section><h2>Verdicts</h2>\(verdictTable(summary))</section>"
+        body += "<section><h2>Endpoints</h2>\(endpointTable(summary, run: "run"))</section>"
+        body += "<section><h2>Journeys</h2>\(journeyTable(summary, run: "run"))</section>"
+        if !summary.notes.isEmpty {
+            body +=
+                "<section><h2>Notes</h2><ul>" + summary.notes.map { "<li>\(e($0))</li>" }.joined() + "</ul></section>"
+        }
+        return page(title: title, body: body)
+    }
+
+    /// The page of a comparison: both runs overlaid (baseline dashed), the checks that decided.
+    package static func compare(
+        _ comparison: SoakComparison, baseline: SoakSummary, baselineAttempts: [AttemptRecord]?,
+        current: SoakSummary, currentAttempts: [AttemptRecord]?
+    ) -> String {
+        let runs = [
+            ReportSeries(label: "baseline", summary: baseline, attempts: baselineAttempts),
+            ReportSeries(label: "current", summary: current, attempts: currentAttempts),
+        ]
+        let title = "optolink-soak compare · \(current.run.profile) · \(baseline.run.runId) → \(current.run.runId)"
+        var body = "<header><h1>\(e(title))</h1>"
+        body += "<p class=\"meta\">baseline: \(e(meta(baseline)))<br>current: \(e(meta(current)))</p>"
+        body +=
+            "<p class=\"outcome \(comparison.regressed || comparison.inconclusive ? "fail" : "pass")\" data-key=\"outcome\">"
+        body +=
+            comparison.regressed
+            ? "regression" : comparison.inconclusive ? "inconclusive: the machine was busier" : "no regression"
+        body += "</p></header>"
+        if comparison.forced || !comparison.notes.isEmpty {
+            body += "<section><ul class=\"notes\">" + comparison.notes.map { "<li>\(e($0))</li>" }.joined()
+            body += "</ul></section>"
+        }
+        body += "<section><h2>\(comparison.rule == "default" ? "Default rule" : "Rules (expect.regression)")</h2><ul>"
+        body += comparison.ruleText.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
+        body += checksTable(comparison) + "</section>"
+        body += "<section><h2>Endpoints: baseline → current</h2>\(comparisonTable(comparison))</section>"
+        if !comparison.journeys.isEmpty {
+            body += "<section><h2>Journeys: baseline → current</h2><table><tr><th>journey</th><th>started</th>"
+            body += "<th>unfinished</th><th>p50</th><th>p95</th><th>p99</th><th>Mann–Whitney</th></tr>"
+            for j in comparison.journeys {
+                let d = j.duration
+                body += "<tr class=\"\(d.regressed ? "fail" : "")\"><td>\(e(j.name))</td>"
+                body +=
+                    "<td>\(e(SoakComparison.count(j.started)))</td><td>\(e(SoakComparison.count(j.unfinished)))</td>"
+                body += "<td>\(e(SoakComparison.latency(d.p50)))</td><td>\(e(SoakComparison.latency(d.p95)))</td>"
+                body += "<td>\(e(SoakComparison.latency(d.p99)))</td>"
+                body +=
+                    "<td title=\"\(e(d.reason))\">\(e(d.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+            }
+            body += "</table></section>"
+        }
+        body += kpis(runs)
+        body += charts(runs)
+        for (label, summary) in [("baseline", baseline), ("current", current)] {
+            body += "<section><h2>Endpoints (\(label))</h2>\(endpointTable(summary, run: label))</section>"
+        }
+        body += "<section><h2>Verdicts (current)</h2>\(verdictTable(current))</section>"
+        body += "<section><h2>Thresholds (current)</h2>\(thresholdTable(current, run: "current"))</section>"
+        return page(title: title, body: body)
+    }
+
+    // MARK: Parts
+
+    package static func e(_ text: String) -> String { MarkupEscaping.escape(text) }
+
+    package static func meta(_ s: SoakSummary) -> String {
+        "\(s.run.startedAt) · \(s.run.backend) \(s.run.baseURL) · \(s.run.loadModel) model · \(s.run.devices) devices · "
+            + String(format: "%.1f s", s.run.durationSeconds)
+            + " · stop: \(s.run.stopReason.rawValue) · seed \(s.run.seed)"
+    }
+
+    /// A number with its summary path, for the browser test.
+    package static func number(_ value: Double, run: String, key: String, text: String? = nil) -> String {
+        let exact = value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : "\(value)"
+        return "<span class=\"num\" data-run=\"\(run)\" data-key=\"\(e(key))\" data-value=\"\(exact)\">"
+            + e(text ?? grouped(value)) + "</span>"
+    }
+
+    package static func grouped(_ value: Double) -> String {
+        guard value == value.rounded(), abs(value) < 1e15 else { return String(format: "%.4g", value) }
+        let digits = String(Int64(abs(value)))
+        var out = ""
+        for (i, c) in digits.reversed().enumerated() {
+            if i > 0 && i % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (value < 0 ? "-" : "") + String(out.reversed())
+    }
+
+    static func kpis(_ runs: [ReportSeries]) -> String {
+        var out = "<section><h2>Key numbers</h2><table class=\"kpi\"><tr><th></th>"
+        out += runs.map { "<th>\(e($0.label))</th>" }.joined() + "</tr>"
+        let rows: [(String, String, (SoakSummary) -> Double)] = [
+            ("attempts", "totals.attempts", { Double($0.totals.attempts) }),
+            ("calls", "totals.calls", { Double($0.totals.calls) }),
+            ("429s", "totals.status429", { Double($0.totals.status429) }),
+            ("errors (5xx, no response)", "totals.errors", { Double($0.totals.errors) }),
+            ("journeys started", "journeys.started", { Double($0.journeys.started) }),
+            ("journeys completed", "journeys.completed", { Double($0.journeys.completed) }),
+            ("journeys unfinished", "journeys.unfinished", { Double($0.journeys.unfinished) }),
+            ("late starts", "journeys.lateStarts", { Double($0.journeys.lateStarts) }),
+        ]
+        for (label, key, value) in rows {
+            out += "<tr><td>\(e(label))</td>"
+            out += runs.map { "<td>\(number(value($0.summary), run: $0.label, key: key))</td>" }.joined() + "</tr>"
+        }
+        out += "<tr><td>start lag p99</td>"
+        out += runs.map { r in
+            let v = r.summary.journeys.startLag.p99
+            return "<td>\(number(v, run: r.label, key: "journeys.startLag.p99", text: SVGChart.seconds(v)))</td>"
+        }.joined()
+        out += "</tr><tr><td>RSS peak</td>"
+        out += runs.map { r in
+            let peak = Double(r.summary.rss.map(\.bytes).max() ?? 0)
+            return "<td>" + String(format: "%.1f MB", peak / 1_048_576) + "</td>"
+        }.joined()
+        return out + "</tr></table></section>"
+    }
+
+    /// Series of each run: the current (or only) run solid, the baseline dashed.
+    static func overlay(
+        _ runs: [ReportSeries], _ name: String, color: String, _ points: (ReportSeries) -> [(x: Double, y: Double)],
+        style: SVGChart.Style = .line
+    )
+        -> [SVGChart.Series]
+    {
+        runs.map { r in
+            SVGChart.Series(
+                name: runs.count > 1 ? "\(name) (\(r.label))" : name, color: color, style: style,
+                dashed: r.label == "baseline", points: points(r))
+        }
+    }
+
+    static func charts(_ runs: [ReportSeries]) -> String {
+        var out = "<section><h2>Load over time</h2>"
+        out += SVGChart(
+            title: "Requests, 429s and failures per second", xLabel: "seconds since start", yLabel: "per second",
+            series: overlay(runs, "attempts/s", color: colors[0]) { $0.attemptsPerSecond }
+                + overlay(runs, "429/s", color: colors[4]) { $0.status429PerSecond }
+                + overlay(runs, "failures/s", color: colors[1]) { $0.errorsPerSecond }
+        ).render()
+        out += "</section><section><h2>Latency over time (attempt service time, per endpoint)</h2>"
+        let endpoints = Set(runs.flatMap { $0.latency.map(\.endpoint) }).sorted()
+        if runs.allSatisfy({ !$0.hasAttempts }) { out += "<p class=\"note\">attempts.csv not available.</p>" }
+        for endpoint in endpoints {
+            func pick(_ r: ReportSeries) -> ReportSeries.Latency? { r.latency.first { $0.endpoint == endpoint } }
+            out += SVGChart(
+                title: "/\(endpoint): p50, p95, p99 per interval", xLabel: "seconds since start", yLabel: "latency",
+                series: overlay(runs, "p50", color: colors[2]) { pick($0)?.p50 ?? [] }
+                    + overlay(runs, "p95", color: colors[0]) { pick($0)?.p95 ?? [] }
+                    + overlay(runs, "p99", color: colors[1]) { pick($0)?.p99 ?? [] },
+                yFormat: SVGChart.seconds, height: 220
+            ).render()
+        }
+        out += "</section><section><h2>Start lag</h2><div class=\"two\">"
+        out += SVGChart(
+            title: "Start lag distribution (actual − planned start)", xLabel: "start lag", yLabel: "share of journeys",
+            series: overlay(runs, "journeys started within", color: colors[3]) { $0.startLagCDF },
+            yFormat: { String(format: "%.0f%%", $0 * 100) }, xFormat: SVGChart.seconds, width: 560
+        ).render()
+        out += SVGChart(
+            title: "Late starts per second", xLabel: "seconds since start", yLabel: "late starts/s",
+            series: overlay(runs, "late starts/s", color: colors[4]) { $0.lateStartsPerSecond }, width: 560
+        ).render()
+        out += "</div></section><section><h2>Back-off after 429: wait asked vs wait taken</h2>"
+        for r in runs {
+            let b = r.backoff
+            out += "<p class=\"note\">\(runs.count > 1 ? e(r.label) + ": " : "")"
+            out += "\(b.total) 429s with a Retry-After N; "
+            out += "\(b.early.count) retried early (red), \(b.total - b.notRetried - b.early.count) on time or late, "
+            out += "\(b.notRetried) not retried"
+            out += b.shown < b.total - b.notRetried ? "; \(b.shown) points shown (every early one)" : ""
+            out += "</p>"
+        }
+        out += SVGChart(
+            title: "Each retried 429: seconds asked (N) vs seconds waited; on the diagonal = exactly as asked",
+            xLabel: "wait asked N (s)", yLabel: "wait taken (s)",
+            series: overlay(runs, "on time / late", color: colors[0], { $0.backoff.onTime }, style: .points)
+                + overlay(runs, "early", color: colors[1], { $0.backoff.early }, style: .points),
+            diagonal: true, height: 300
+        ).render()
+        out += "</section><section><h2>Limit windows per bucket: let through vs limit</h2>"
+        let buckets = Set(runs.flatMap { $0.limits.map(\.bucket) }).sorted()
+        if buckets.isEmpty { out += "<p class=\"note\">No limits declared in the profile's expect.limits.</p>" }
+        for bucket in buckets {
+            func pick(_ r: ReportSeries) -> ReportSeries.LimitWindows? { r.limits.first { $0.bucket == bucket } }
+            let limit = runs.compactMap { pick($0)?.limit }.first ?? 0
+            let description = runs.compactMap { pick($0)?.description }.first ?? ""
+            out += SVGChart(
+                title: "\(bucket) (\(description)): requests let through per window",
+                xLabel: "window start, seconds since start", yLabel: "let through",
+                series: overlay(runs, "within limit", color: colors[2], { pick($0)?.within ?? [] }, style: .points)
+                    + overlay(runs, "over limit", color: colors[1], { pick($0)?.over ?? [] }, style: .points),
+                references: [(Double(limit), "limit \(limit)")], height: 220
+            ).render()
+        }
+        out += "</section><section><h2>Memory</h2>"
+        out += SVGChart(
+            title: "Resident memory of the soak process", xLabel: "seconds since start", yLabel: "MB",
+            series: overlay(runs, "RSS MB", color: colors[5]) { $0.rssMB }, height: 200
+        ).render()
+        return out + "</section>"
+    }
+
+    static func thresholdTable(_ s: SoakSummary, run: String) -> String {
+        guard !s.thresholds.isEmpty else { return "<p class=\"note\">No thresholds.</p>" }
+        var out = "<table><tr><th>threshold</th><th>observed</th><th>result</th></tr>"
+        for (i, t) in s.thresholds.enumerated() {
+            let observed =
+                t.observed.map {
+                    number(
+                        $0, run: run, key: "thresholds.\(i).observed", text: Thresholds.display($0, like: t.expression))
+                } ?? e(t.message ?? "–")
+            out += "<tr class=\"\(t.passed ? "pass" : "fail")\"><td><code>\(e(t.expression))</code></td>"
+            out += "<td>\(observed)</td><td>\(t.passed ? "PASS" : "FAIL")</td></tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func verdictTable(_ s: SoakSummary) -> String {
+        let checks = VerdictCheck.checks(s)
+        guard !checks.isEmpty else { return "<p class=\"note\">No verdicts.</p>" }
+        var out = "<table><tr><th>verdict</th><th>result</th><th>detail</th></tr>"
+        for c in checks {
+            let css = c.status == .failed ? "fail" : c.status == .passed ? "pass" : "skip"
+            out +=
+                "<tr class=\"\(css)\"><td>\(e(c.name))</td><td>\(e(c.status.rawValue.replacingOccurrences(of: "_", with: " ")))</td>"
+            out += "<td>\(e(c.detail))</td></tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func endpointTable(_ s: SoakSummary, run: String) -> String {
+        var out = "<table><tr><th>endpoint</th><th>attempts</th><th>calls</th><th>attempt p50</th><th>p95</th>"
+        out += "<th>p99</th><th>max</th><th>call p99</th><th>statuses</th></tr>"
+        for (name, ep) in s.endpoints.sorted(by: { $0.key < $1.key }) {
+            let k = "endpoints.\(name)"
+            out += "<tr><td>\(e(name))</td><td>\(number(Double(ep.attempts), run: run, key: "\(k).attempts"))</td>"
+            out += "<td>\(number(Double(ep.calls), run: run, key: "\(k).calls"))</td>"
+            for (stat, v) in [
+                ("p50", ep.attemptLatency.p50), ("p95", ep.attemptLatency.p95), ("p99", ep.attemptLatency.p99),
+                ("max", ep.attemptLatency.max),
+            ] {
+                out += "<td>\(number(v, run: run, key: "\(k).attemptLatency.\(stat)", text: SVGChart.seconds(v)))</td>"
+            }
+            let callP99 = ep.callLatency.p99
+            out += "<td>\(number(callP99, run: run, key: "\(k).callLatency.p99", text: SVGChart.seconds(callP99)))</td>"
+            out +=
+                "<td>"
+                + e(ep.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " "))
+                + "</td></tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func journeyTable(_ s: SoakSummary, run: String) -> String {
+        let j = s.journeys
+        guard !j.byName.isEmpty else { return "<p class=\"note\">No journeys started.</p>" }
+        var out = "<table><tr><th>journey</th><th>started</th><th>unfinished</th><th>duration p50</th><th>p95</th>"
+        out += "<th>p99</th><th>max</th></tr>"
+        for name in j.byName.keys.sorted() {
+            // A name with a dot cannot be a summary.json path segment; its numbers are shown unmarked.
+            let k = name.contains(".") ? nil : "journeys"
+            func cell(_ value: Double, _ key: String, _ text: String? = nil) -> String {
+                guard let k else { return e(text ?? grouped(value)) }
+                return number(value, run: run, key: "\(k).\(key)", text: text)
+            }
+            out += "<tr><td>\(e(name))</td><td>\(cell(Double(j.byName[name] ?? 0), "byName.\(name)"))</td>"
+            out += "<td>\(e(grouped(Double(j.unfinishedByName[name] ?? 0))))</td>"
+            if let d = j.durationFromIntended[name] {
+                for (stat, v) in [("p50", d.p50), ("p95", d.p95), ("p99", d.p99), ("max", d.max)] {
+                    out += "<td>\(cell(v, "durationFromIntended.\(name).\(stat)", SVGChart.seconds(v)))</td>"
+                }
+            } else {
+                out += "<td colspan=\"4\">no completed journey</td>"
+            }
+            out += "</tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func checksTable(_ c: SoakComparison) -> String {
+        var out = "<table><tr><th>check</th><th>baseline</th><th>current</th><th>result</th><th>why</th></tr>"
+        for check in c.checks {
+            out +=
+                "<tr class=\"\(check.passed && check.inconclusive != true ? "pass" : "fail")\"><td><code>\(e(check.name))</code></td>"
+            let show: (Double?) -> String = { value in
+                guard let value else { return "–" }
+                return check.metric.contains("latency") ? SVGChart.seconds(value) : SoakComparison.format(value)
+            }
+            out += "<td>\(e(show(check.baseline)))</td><td>\(e(show(check.current)))</td>"
+            let result = check.inconclusive == true ? "inconclusive" : check.passed ? "pass" : "REGRESSION"
+            out += "<td>\(result)</td><td>\(e(check.message ?? ""))</td></tr>"
+        }
+        return out + "</table>"
+    }
+
+    static func comparisonTable(_ c: SoakComparison) -> String {
+        var out = "<table><tr><th>endpoint</th><th>attempts</th><th>429 rate</th><th>failed rate</th><th>latency</th>"
+        out += "<th>p50</th><th>p95</th><th>p99</th><th>Mann–Whitney</th></tr>"
+        for ep in c.endpoints {
+            for (i, l) in ep.latency.enumerated() {
+                out += "<tr class=\"\(l.regressed ? "fail" : "")\">"
+                if i == 0 {
+                    let span = " rowspan=\"\(ep.latency.count)\""
+                    out += "<td\(span)>\(e(ep.endpoint))</td><td\(span)>\(e(SoakComparison.count(ep.attempts)))</td>"
+                    out += "<td\(span)>\(e(SoakComparison.percent(ep.rate429)))</td>"
+                    out += "<td\(span)>\(e(SoakComparison.percent(ep.failedRate)))</td>"
+                }
+                out += "<td>\(e(l.kind))</td><td>\(e(SoakComparison.latency(l.p50)))</td>"
+                out += "<td>\(e(SoakComparison.latency(l.p95)))</td><td>\(e(SoakComparison.latency(l.p99)))</td>"
+                out +=
+                    "<td title=\"\(e(l.reason))\">\(e(l.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+            }
+        }
+        return out + "</table>"
+    }
+
+    package static func page(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+        <title>\(e(title))</title>
+        <style>
+        body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:900px;padding:16px;color:#0f172a;background:#fff}
+        h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:24px 0 8px;border-bottom:1px solid #e2e8f0}
+        .meta{color:#475569;margin:0}.outcome{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:600}
+        .outcome.pass{background:#dcfce7;color:#166534}.outcome.fail{background:#fee2e2;color:#991b1b}
+        table{border-collapse:collapse;width:100%;font-size:13px}td,th{border-bottom:1px solid #e2e8f0;padding:3px 6px;text-align:left;vertical-align:top}
+        tr.fail td{background:#fef2f2}tr.skip td{color:#64748b}.num{font-variant-numeric:tabular-nums}
+        .note{color:#475569;font-size:13px}.two{display:flex;gap:8px;flex-wrap:wrap}.two svg{flex:1 1 400px}
+        svg.chart{width:100%;height:auto;display:block;margin:6px 0 14px}svg text{font-size:11px;fill:#334155}
+        svg .ct{font-size:13px;font-weight:600;fill:#0f172a}svg .axis line{stroke:#94a3b8}svg .grid{stroke:#e2e8f0}
+        svg .diag,svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
+        </style></head><body>
+        \(body)
+        <p class="note">Written by optolink-soak \(SoakVersion.current). Dashed/faded series are the baseline. Click a legend entry to hide its series.</p>
+        <script>
+        document.querySelectorAll("svg.chart .lg").forEach(function (g) {
+          g.addEventListener("click", function () {
+            var s = g.closest("svg").querySelector('.series[data-series="' + g.getAttribute("data-series") + '"]');
+            if (s) { s.classList.toggle("off"); g.classList.toggle("off"); }
+          });
+        });
+        </script>
+        </body></html>
+
+        """
+    }
+}
