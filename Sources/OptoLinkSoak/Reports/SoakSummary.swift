@@ -160,6 +160,10 @@ public struct SoakSummary: Sendable, Codable {
         /// Journeys that found every device busy and started when one freed up (open model);
         /// `nil` in reports written before this field existed.
         public var waitedForDevice: Int?
+        /// Arrivals the open model planned that never started: they waited for a `maxInFlight`
+        /// slot or a device until the run ended (k6's `dropped_iterations`). `nil` in the closed
+        /// model, which plans no arrivals and so drops none, and in reports written before it.
+        public var dropped: Int? = nil
     }
 
     package struct EndpointSummary: Sendable, Codable {
@@ -298,6 +302,8 @@ public struct SoakSummary: Sendable, Codable {
         /// Journeys started in the interval, and those started late.
         package var journeys: Int
         package var lateStarts: Int
+        /// Arrivals planned in the interval that never started (0 in the closed model).
+        package var dropped: Int? = nil
         /// Attempts that started in the interval, their 429s and errors (5xx + no response).
         package var attempts: Int
         package var status429: Int
@@ -343,6 +349,8 @@ extension SoakSummary.JourneySummary {
         unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
         durationFromIntended =
             try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
+        waitedForDevice = try c.decodeIfPresent(Int.self, forKey: .waitedForDevice)
+        dropped = try c.decodeIfPresent(Int.self, forKey: .dropped)
     }
 }
 

@@ -33,6 +33,7 @@ package enum SummaryText {
                 + ((s.journeys.waitedForDevice ?? 0) > 0
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)"
                     : ""))
+        lines.append(DroppedArrivalsLine.render(s.journeys, loadModel: s.run.loadModel))
         // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
         for name in s.journeys.byName.keys.sorted() {
             let h = s.journeys.durationFromIntended[name]
