@@ -50,8 +50,11 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         package var responseBytes = 0
         /// Success statuses with a body off the contract; `nil` in shards written before it was counted.
         package var offContract: Int?
+        /// The first off-contract body seen (``ContractBodyShape/excerpt(_:)``).
+        package var firstOffContractBody: String?
 
         mutating func add(_ o: Endpoint) {
+            if firstOffContractBody == nil { firstOffContractBody = o.firstOffContractBody }
             attempts += o.attempts
             calls += o.calls
             byStatus.add(o.byStatus)
@@ -191,7 +194,8 @@ package struct RecorderTally: Sendable, Codable, Equatable {
                 attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                 attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                 callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,
-                responseBytes: e.responseBytes, offContractResponses: e.offContract)
+                responseBytes: e.responseBytes, offContractResponses: e.offContract,
+                firstOffContractBody: e.firstOffContractBody)
         }
         let totals = SoakSummary.Totals(
             attempts: attempts, calls: calls, status429: status429, errors: errors,
@@ -267,7 +271,8 @@ extension SoakRecorder {
                     callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: e.attemptLatency,
                     attemptLatencyFromIntended: e.attemptLatencyFromIntended, callLatency: e.callLatency,
-                    requestBytes: e.requestBytes, responseBytes: e.responseBytes, offContract: e.offContract)
+                    requestBytes: e.requestBytes, responseBytes: e.responseBytes, offContract: e.offContract,
+                    firstOffContractBody: e.firstOffContractBody)
             }
             t.attempts = s.attempts
             t.calls = s.calls

@@ -49,6 +49,8 @@ package final class SoakRecorder: Sendable {
         var requestBytes = 0
         var responseBytes = 0
         var offContract = 0
+        /// The first off-contract body, as ``ContractBodyShape/excerpt(_:)`` keeps it.
+        var firstOffContractBody: String?
     }
 
     /// Counters of one interval of the run (the `timeline` of `summary.json`).
@@ -345,6 +347,12 @@ package final class SoakRecorder: Sendable {
                 intendedStart: intended, start: start, in: &s)
         case .ended(let label, var record, let bodies):
             bodies?.classify(&record)
+            if record.offContract, s.endpoints[record.endpoint]?.firstOffContractBody == nil,
+                let response = bodies?.response
+            {
+                s.endpoints[record.endpoint, default: EndpointStats()].firstOffContractBody =
+                    ContractBodyShape.excerpt(response)
+            }
             applyEnded(label: label, record: record, in: &s)
         case .closed(let label, let callIds, let outcome, let now):
             applyClosed(label: label, callIds: callIds, outcome: outcome, now: now, in: &s)

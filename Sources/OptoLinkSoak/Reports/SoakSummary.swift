@@ -187,6 +187,8 @@ public struct SoakSummary: Sendable, Codable {
         /// object; `/match` without `matched`, `/data` without `path`); counted in `failed`.
         /// `nil` in reports written before it was counted.
         package var offContractResponses: Int? = nil
+        /// The first of those bodies (at most 512 bytes, as text), for the user to see what came back.
+        package var firstOffContractBody: String? = nil
     }
 
     /// Counts over every endpoint (`summary.json` `totals`).

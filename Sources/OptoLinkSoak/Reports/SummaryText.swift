@@ -75,6 +75,9 @@ package enum SummaryText {
                 columns.joined(separator: " ") + " | " + ms(e.callLatency.p99).leftPadded(to: 18) + "  " + statuses)
             if let off = e.offContractResponses, off > 0 {
                 lines.append("  \(off) of them answered \(name) with a body off the contract (not its JSON): failed")
+                if let body = e.firstOffContractBody {
+                    lines.append("    first such body: \(String(reflecting: body))")
+                }
             }
         }
         if s.deferredMatch.firstLaunches > 0 {
