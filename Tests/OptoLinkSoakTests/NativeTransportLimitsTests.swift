@@ -14,7 +14,7 @@ struct NativeTransportLimitsTests {
         switch request.path {
         case "/match":
             .respond(HTTPResponse(status: 201, body: Array(#"{"matched":false,"matchMethod":"NONE"}"#.utf8)))
-        case "/sdk/session": .respond(HTTPResponse(status: 200, body: Array(#"{"ok":true}"#.utf8)))
+        case "/sdk/session": .respond(ContractBodies.session)
         default: nil
         }
     }
@@ -128,6 +128,7 @@ struct NativeTransportLimitsTests {
         ("/sdk/events", "events", "<html>Access denied</html>", 200, 1), ("/sdk/events", "events", "", 200, 1),
         ("/match", "match", "[]", 201, 1), ("/match", "match", #"{"ok":true}"#, 201, 1),
         ("/sdk/events", "events", #"{"ok":true}"#, 200, 0),
+        ("/sdk/events", "events", "{}", 200, 1), ("/sdk/events", "events", #"{"ok":"yes"}"#, 200, 1),
         ("/match", "match", #"{"matched":false,"matchMethod":"NONE"}"#, 201, 0),
     ])
     func aSuccessBodyOffTheContractIsFailed(

@@ -92,11 +92,24 @@ struct FastPathTests {
 @Suite struct OffContractBodyTests {
     @Test(arguments: [
         (OptoLinkEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
-        (.match, 201, #" {"matched":true,"matchMethod":"CLIPBOARD","linkId":"l"} "#, false),
+        (
+            .match, 201,
+            #" {"matched":true,"matchMethod":"CLIPBOARD","matchConfidence":"exact","linkId":"l","path":"/p","params":null} "#,
+            false
+        ),
+        (.match, 201, #"{"matched":true,"matchMethod":"CLIPBOARD","linkId":"l"}"#, true),
+        (.match, 201, #"{"matched":1,"matchMethod":"NONE"}"#, true),
         (.match, 201, "[]", true), (.match, 201, "", true), (.match, 201, #"{"matchedX":1}"#, true),
         (.match, 429, "<html></html>", false), (.data, 200, #"{"linkId":"l","path":"/p","params":{}}"#, false),
         (.data, 200, "{}", true), (.events, 200, #"{"ok":true}"#, false), (.events, 200, "<html>denied</html>", true),
         (.events, 500, "<html>502</html>", false), (.session, 200, "", true), (.session, 200, "null", true),
+        (.session, 200, #"{"ok":true}"#, true),
+        (.session, 200, #"{"ok":true,"deviceId":"d","firstSeenAt":"t","lastSeenAt":"t","extra":1}"#, false),
+        (.identity, 200, #"{"endUserId":"eu_1","rebound":false}"#, false),
+        (.identity, 200, #"{"endUserId":"eu_1"}"#, true),
+        (.identityClear, 200, #"{"cleared":true}"#, false), (.identityClear, 200, #"{"cleared":"true"}"#, true),
+        (.events, 200, "{}", true), (.events, 200, #"{ "ok" : true }"#, false), (.events, 200, #"{"ok":1}"#, true),
+        (.data, 200, #"{"linkId":"l","path":"/p","params":[]}"#, true),
     ])
     func classification(_ endpoint: OptoLinkEndpoint, _ status: Int, _ body: String, _ off: Bool) {
         #expect(AttemptClassification.isOffContract(endpoint: endpoint, status: status, body: Data(body.utf8)) == off)

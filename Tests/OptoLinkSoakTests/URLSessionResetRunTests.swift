@@ -29,7 +29,7 @@ struct URLSessionResetRunTests {
                 case "/sdk/events": .reset
                 case "/match":
                     .respond(HTTPResponse(status: 201, body: Array(#"{"matched":false,"matchMethod":"NONE"}"#.utf8)))
-                case "/sdk/session": .respond(HTTPResponse(status: 200, body: Array(#"{"ok":true}"#.utf8)))
+                case "/sdk/session": .respond(ContractBodies.session)
                 default: .respond(HTTPResponse(status: 404))
                 }
             }

@@ -194,6 +194,9 @@ package final class SoakDriver: Sendable {
         // Journeys started, and journeys whose task is over (its result may not be taken yet).
         var added = 0
         let finished = AtomicCounter()
+        // The planned arrival the loop is on and has not started yet: when the loop leaves with
+        // one, it and every later arrival already due are dropped.
+        var pending: Double? = nil
         while let intended = schedule.next() {
             if k >= limit {
                 reason = .iterations
@@ -208,6 +211,7 @@ package final class SoakDriver: Sendable {
                 continue
             }
             scheduled.add()
+            pending = intended
             // Take the results of journeys already over: a task group keeps a finished child (its
             // task and every stack slab it grew) until its result is taken, so without this up to
             // `maxInFlight` finished journeys pile up, memory that grows with the run's length.
@@ -256,8 +260,27 @@ package final class SoakDriver: Sendable {
             tracker.running += 1
             added += 1
             k += 1
+            pending = nil
         }
+        if let pending { countDropped(first: pending, rest: &schedule, from: k, limit: limit) }
         return reason
+    }
+
+    /// Records as dropped the arrival planned at `first` (index `k`) and every later arrival of
+    /// `rest` this shard owns, within the journey budget, that was due before now: the run ended
+    /// (step window closed, stop, cutoff) while they waited for a `maxInFlight` slot or a device.
+    /// Arrivals planned after now were never due, so a stop does not count them.
+    private func countDropped(first: Double, rest: inout ArrivalSchedule, from k: Int, limit: Int) {
+        let now = runner.recorder.timeline.now()
+        runner.recorder.journeyDropped(intended: first)
+        var index = k + 1
+        while index < limit, let intended = rest.next(), intended < now {
+            if shard.owns(index) {
+                scheduled.add()
+                runner.recorder.journeyDropped(intended: intended)
+            }
+            index += 1
+        }
     }
 
     private func closedModel(

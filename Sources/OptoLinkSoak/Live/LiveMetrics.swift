@@ -46,6 +46,8 @@ package struct LiveMetrics: Sendable, Equatable {
     /// Journeys that started more than the late threshold after their planned time.
     package var lateStarts: Int
     package var lateThresholdSeconds: Double
+    /// Arrivals the open model planned that never started (counted when the run ends).
+    package var journeysDropped = 0
     /// Resident memory of the soak process, bytes (`nil` where `/proc` is missing).
     package var residentBytes: Int?
 
@@ -103,10 +105,13 @@ package struct LiveMetrics: Sendable, Equatable {
         out.sample("optolink_soak_429_total", [], Double(status429))
         out.family("optolink_soak_errors_total", .counter, help: "5xx responses plus attempts with no response.")
         out.sample("optolink_soak_errors_total", [], Double(errors))
-        out.family("optolink_soak_journeys_total", .counter, help: "Journeys by state: started, completed, unfinished.")
+        out.family(
+            "optolink_soak_journeys_total", .counter,
+            help: "Journeys by state: started, completed, unfinished, dropped.")
         out.sample("optolink_soak_journeys_total", [("state", "started")], Double(journeysStarted))
         out.sample("optolink_soak_journeys_total", [("state", "completed")], Double(journeysCompleted))
         out.sample("optolink_soak_journeys_total", [("state", "unfinished")], Double(journeysUnfinished))
+        out.sample("optolink_soak_journeys_total", [("state", "dropped")], Double(journeysDropped))
         out.family("optolink_soak_journeys_in_flight", .gauge, help: "Journeys running now.")
         out.sample("optolink_soak_journeys_in_flight", [], Double(journeysInFlight))
         out.family(

@@ -16,6 +16,8 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         package var slot: Int
         package var journeys = 0
         package var lateStarts = 0
+        /// Arrivals planned in the interval that never started (open model).
+        package var dropped = 0
         package var attempts = 0
         package var status429 = 0
         package var errors = 0
@@ -27,6 +29,7 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         mutating func add(_ o: Interval) {
             journeys += o.journeys
             lateStarts += o.lateStarts
+            dropped += o.dropped
             attempts += o.attempts
             status429 += o.status429
             errors += o.errors
@@ -50,8 +53,11 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         package var responseBytes = 0
         /// Success statuses with a body off the contract; `nil` in shards written before it was counted.
         package var offContract: Int?
+        /// The first off-contract body seen (``ContractBodyShape/excerpt(_:)``).
+        package var firstOffContractBody: String?
 
         mutating func add(_ o: Endpoint) {
+            if firstOffContractBody == nil { firstOffContractBody = o.firstOffContractBody }
             attempts += o.attempts
             calls += o.calls
             byStatus.add(o.byStatus)
@@ -80,6 +86,7 @@ package struct RecorderTally: Sendable, Codable, Equatable {
     package var journeysUnfinished = 0
     package var journeysByName: [String: Int] = [:]
     package var journeysWaitedForDevice = 0
+    package var journeysDropped = 0
     package var journeysUnfinishedByName: [String: Int] = [:]
     package var journeyDurations: [String: LatencyHistogram] = [:]
     package var lateStarts = 0
@@ -127,6 +134,7 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         journeysUnfinished += other.journeysUnfinished
         journeysByName.add(other.journeysByName)
         journeysWaitedForDevice += other.journeysWaitedForDevice
+        journeysDropped += other.journeysDropped
         journeysUnfinishedByName.add(other.journeysUnfinishedByName)
         for (name, histogram) in other.journeyDurations {
             journeyDurations[name, default: LatencyHistogram()].merge(histogram)
@@ -163,7 +171,8 @@ package struct RecorderTally: Sendable, Codable, Equatable {
         return (0..<last).map { slot in
             let b = bySlot[slot] ?? Interval(slot: slot)
             return SoakSummary.Interval(
-                t: Double(slot) * interval, journeys: b.journeys, lateStarts: b.lateStarts, attempts: b.attempts,
+                t: Double(slot) * interval, journeys: b.journeys, lateStarts: b.lateStarts, dropped: b.dropped,
+                attempts: b.attempts,
                 status429: b.status429, errors: b.errors,
                 meanLatencyFromIntended: b.latencyCount > 0 ? b.latencySum / Double(b.latencyCount) : 0,
                 maxLatencyFromIntended: b.latencyMax)
@@ -181,14 +190,15 @@ package struct RecorderTally: Sendable, Codable, Equatable {
             lateStarts: lateStarts, lateThresholdSeconds: lateThreshold, startLag: HistogramSummary(startLag),
             byName: journeysByName, unfinishedByName: journeysUnfinishedByName,
             durationFromIntended: journeyDurations.mapValues(HistogramSummary.init),
-            waitedForDevice: journeysWaitedForDevice)
+            waitedForDevice: journeysWaitedForDevice, dropped: journeysDropped)
         let endpointSummaries = endpoints.mapValues { e in
             SoakSummary.EndpointSummary(
                 attempts: e.attempts, calls: e.calls, byStatus: e.byStatus, callOutcomes: e.callOutcomes,
                 attemptsPerCall: e.attemptsPerCall, attemptLatency: HistogramSummary(e.attemptLatency),
                 attemptLatencyFromIntended: HistogramSummary(e.attemptLatencyFromIntended),
                 callLatency: HistogramSummary(e.callLatency), requestBytes: e.requestBytes,
-                responseBytes: e.responseBytes, offContractResponses: e.offContract)
+                responseBytes: e.responseBytes, offContractResponses: e.offContract,
+                firstOffContractBody: e.firstOffContractBody)
         }
         let totals = SoakSummary.Totals(
             attempts: attempts, calls: calls, status429: status429, errors: errors,
@@ -253,7 +263,8 @@ extension SoakRecorder {
             t.intervals = slots.keys.sorted().map { slot in
                 let b = slots[slot] ?? IntervalStats()
                 return RecorderTally.Interval(
-                    slot: slot, journeys: b.journeys, lateStarts: b.lateStarts, attempts: b.attempts,
+                    slot: slot, journeys: b.journeys, lateStarts: b.lateStarts, dropped: b.dropped,
+                    attempts: b.attempts,
                     status429: b.status429, errors: b.errors, latencySum: b.latencySum,
                     latencyCount: b.latencyCount, latencyMax: b.latencyMax)
             }
@@ -263,7 +274,8 @@ extension SoakRecorder {
                     callOutcomes: Dictionary(uniqueKeysWithValues: e.callOutcomes.map { ($0.key.rawValue, $0.value) }),
                     attemptsPerCall: e.attemptsPerCall, attemptLatency: e.attemptLatency,
                     attemptLatencyFromIntended: e.attemptLatencyFromIntended, callLatency: e.callLatency,
-                    requestBytes: e.requestBytes, responseBytes: e.responseBytes, offContract: e.offContract)
+                    requestBytes: e.requestBytes, responseBytes: e.responseBytes, offContract: e.offContract,
+                    firstOffContractBody: e.firstOffContractBody)
             }
             t.attempts = s.attempts
             t.calls = s.calls
@@ -276,6 +288,7 @@ extension SoakRecorder {
             t.journeysUnfinished = s.journeysUnfinished
             t.journeysByName = s.journeysByName
             t.journeysWaitedForDevice = s.journeysWaitedForDevice
+            t.journeysDropped = s.journeysDropped
             t.journeysUnfinishedByName = s.journeysUnfinishedByName
             t.journeyDurations = s.journeyDurations
             t.lateStarts = s.lateStarts

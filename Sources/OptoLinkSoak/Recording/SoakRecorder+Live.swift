@@ -6,7 +6,7 @@ extension SoakRecorder {
     func liveMetrics() -> LiveMetrics {
         let elapsed = timeline.now()
         let journeys = state.withLock { s in
-            (s.journeysStarted, s.journeysCompleted, s.journeysUnfinished, s.lateStarts)
+            (s.journeysStarted, s.journeysCompleted, s.journeysUnfinished, s.lateStarts, s.journeysDropped)
         }
         return callState.withLock { s in
             var endpoints: [String: LiveMetrics.Endpoint] = [:]
@@ -29,7 +29,7 @@ extension SoakRecorder {
                 profile: "", runId: "", elapsedSeconds: elapsed, endpoints: endpoints, status429: s.status429,
                 errors: s.errors, journeysStarted: journeys.0, journeysCompleted: journeys.1,
                 journeysUnfinished: journeys.2, journeysInFlight: 0, lateStarts: journeys.3,
-                lateThresholdSeconds: lateThreshold, residentBytes: nil)
+                lateThresholdSeconds: lateThreshold, journeysDropped: journeys.4, residentBytes: nil)
         }
     }
 }

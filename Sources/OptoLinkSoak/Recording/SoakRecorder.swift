@@ -52,12 +52,15 @@ package final class SoakRecorder: Sendable {
         var requestBytes = 0
         var responseBytes = 0
         var offContract = 0
+        /// The first off-contract body, as ``ContractBodyShape/excerpt(_:)`` keeps it.
+        var firstOffContractBody: String?
     }
 
     /// Counters of one interval of the run (the `timeline` of `summary.json`).
     struct IntervalStats {
         var journeys = 0
         var lateStarts = 0
+        var dropped = 0
         var attempts = 0
         var status429 = 0
         var errors = 0
@@ -103,6 +106,7 @@ package final class SoakRecorder: Sendable {
         var journeysUnfinished = 0
         var journeysByName: [String: Int] = [:]
         var journeysWaitedForDevice = 0
+        var journeysDropped = 0
         var journeysUnfinishedByName: [String: Int] = [:]
         /// Per journey name: time from the intended start to the end of the last step, completed journeys only.
         var journeyDurations: [String: LatencyHistogram] = [:]
@@ -346,6 +350,12 @@ package final class SoakRecorder: Sendable {
                 intendedStart: intended, start: start, in: &s)
         case .ended(let label, var record, let bodies):
             bodies?.classify(&record)
+            if record.offContract, s.endpoints[record.endpoint]?.firstOffContractBody == nil,
+                let response = bodies?.response
+            {
+                s.endpoints[record.endpoint, default: EndpointStats()].firstOffContractBody =
+                    ContractBodyShape.excerpt(response)
+            }
             applyEnded(label: label, record: record, in: &s)
         case .closed(let label, let callIds, let outcome, let now):
             applyClosed(label: label, callIds: callIds, outcome: outcome, now: now, in: &s)
@@ -538,6 +548,16 @@ package final class SoakRecorder: Sendable {
     /// Records that a journey found every device busy and waited for one (open model).
     package func journeyWaitedForDevice() {
         state.withLock { $0.journeysWaitedForDevice += 1 }
+    }
+
+    /// Records an arrival the open model planned at `intended` (seconds since run start) that
+    /// never started; its timeline row is the planned one.
+    package func journeyDropped(intended: Double) {
+        let slot = Int(Swift.max(0, intended) / interval)
+        state.withLock { s in
+            s.intervals[slot, default: IntervalStats()].dropped += 1
+            s.journeysDropped += 1
+        }
     }
 
     /// Records a journey end. `completed == false`: the run cut it short (a step never

@@ -9,14 +9,16 @@ import SoakReports
 /// out), settle the result, and write the report files and the JUnit file.
 package enum RunJudgement {
     /// Fills `summary.metrics`, `summary.verdicts` and `summary.thresholds` (the profile's
-    /// `thresholds`, then the "started nothing" check). `summary.notes` is left to the caller.
+    /// `thresholds` plus ``DroppedArrivalsThreshold`` when arrivals were dropped, then the
+    /// "started nothing" check). `summary.notes` is left to the caller.
     package static func judge(_ summary: inout SoakSummary, verdicts: VerdictsReport, thresholds: [ThresholdSpec]) {
         var metrics = SummaryMetrics.build(summary)
         metrics.merge(verdicts.metrics()) { _, verdict in verdict }
         summary.metrics = metrics
         summary.verdicts = verdicts
         summary.thresholds = Thresholds.evaluate(
-            thresholds, metrics: metrics,
+            DroppedArrivalsThreshold.adding(to: thresholds, dropped: summary.journeys.dropped),
+            metrics: metrics,
             notExercised: verdicts.notExercised().merging(SummaryMetrics.notExercised(summary)) { verdict, _ in verdict
             })
         if summary.journeys.started == 0 {

@@ -394,6 +394,7 @@ public struct SoakRun: Sendable {
         let parts = recorder.summaryParts(activeSeconds: activeSeconds)
         var journeys = parts.journeys
         journeys.scheduled = scheduled
+        if profile.load.model == .closed { journeys.dropped = nil }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         var summary = SoakSummary(

@@ -259,6 +259,7 @@ package enum MergeCommand {
         let parts = tally.summaryParts(activeSeconds: activeSeconds, outage: OutagePlan.of(profile))
         var journeys = parts.journeys
         journeys.scheduled = manifests.reduce(0) { $0 + $1.scheduled }
+        if profile.load.model == .closed { journeys.dropped = nil }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let runIds = Array(Set(manifests.map(\.runId))).sorted()

@@ -31,22 +31,17 @@ package enum AttemptClassification {
 
     /// Whether a response with the endpoint's success status (201 from `/match`, 200 elsewhere)
     /// carries a body that is not the contract's: not a JSON object (an HTML page from a proxy or a
-    /// WAF, an empty body, an array), or a `/match` body without `matched`, a `/data` body without
-    /// `path`. The SDK takes such a body as a miss or ignores it, so without this check a server or
-    /// proxy that answers 200 with anything would pass as healthy. A byte check, not a parse: it
-    /// runs on every attempt.
+    /// WAF, an empty body, an array), or an object without the endpoint's required keys and types
+    /// (``ContractBodyShape``: `200 {}` on `/sdk/events`, a `/match` without `matched`). The SDK
+    /// takes such a body as a miss or ignores it, so without this check a server or proxy that
+    /// answers 200 with anything would pass as healthy.
     package static func isOffContract(endpoint: OptoLinkEndpoint, status: Int, body: Data) -> Bool {
         guard status == ContractStatus.success(of: endpoint) else { return false }
         func isContent(_ byte: UInt8) -> Bool { byte != 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D }
         guard let first = body.firstIndex(where: isContent), let last = body.lastIndex(where: isContent),
             body[first] == UInt8(ascii: "{"), body[last] == UInt8(ascii: "}")
         else { return true }
-        func has(_ key: String) -> Bool { body.range(of: Data("\"\(key)\"".utf8)) != nil }
-        switch endpoint {
-        case .match: return !has("matched")
-        case .data: return !has("path")
-        default: return false
-        }
+        return !ContractBodyShape.fits(endpoint, body: body[first...last])
     }
 
     /// `N` from a 429 body `Retry after N second(s)`, else `nil`.

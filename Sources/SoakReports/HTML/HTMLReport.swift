@@ -139,6 +139,7 @@ package enum HTMLReport {
             ("journeys completed", "journeys.completed", { Double($0.journeys.completed) }),
             ("journeys unfinished", "journeys.unfinished", { Double($0.journeys.unfinished) }),
             ("late starts", "journeys.lateStarts", { Double($0.journeys.lateStarts) }),
+            ("journeys dropped (never started)", "journeys.dropped", { Double($0.journeys.dropped ?? 0) }),
         ]
         for (label, key, value) in rows {
             out += "<tr><td>\(e(label))</td>"

@@ -36,6 +36,7 @@ package enum SummaryText {
                 + ((s.journeys.waitedForDevice ?? 0) > 0
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)"
                     : ""))
+        lines.append(DroppedArrivalsLine.render(s.journeys, loadModel: s.run.loadModel))
         // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
         for name in s.journeys.byName.keys.sorted() {
             let h = s.journeys.durationFromIntended[name]
@@ -77,6 +78,9 @@ package enum SummaryText {
                 columns.joined(separator: " ") + " | " + ms(e.callLatency.p99).leftPadded(to: 18) + "  " + statuses)
             if let off = e.offContractResponses, off > 0 {
                 lines.append("  \(off) of them answered \(name) with a body off the contract (not its JSON): failed")
+                if let body = e.firstOffContractBody {
+                    lines.append("    first such body: \(String(reflecting: body))")
+                }
             }
         }
         if s.deferredMatch.firstLaunches > 0 {

@@ -33,6 +33,10 @@ extension SoakSummary {
         /// Journeys that found every device busy and started when one freed up (open model);
         /// `nil` in reports written before this field existed.
         public var waitedForDevice: Int?
+        /// Arrivals the open model planned that never started: they waited for a `maxInFlight`
+        /// slot or a device until the run ended (k6's `dropped_iterations`). `nil` in the closed
+        /// model, which plans no arrivals and so drops none, and in reports written before it.
+        public var dropped: Int? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(
@@ -46,7 +50,8 @@ extension SoakSummary {
             byName: [String: Int],
             unfinishedByName: [String: Int] = [:],
             durationFromIntended: [String: HistogramSummary] = [:],
-            waitedForDevice: Int? = nil
+            waitedForDevice: Int? = nil,
+            dropped: Int? = nil
         ) {
             self.scheduled = scheduled
             self.started = started
@@ -59,6 +64,7 @@ extension SoakSummary {
             self.unfinishedByName = unfinishedByName
             self.durationFromIntended = durationFromIntended
             self.waitedForDevice = waitedForDevice
+            self.dropped = dropped
         }
     }
 
@@ -83,6 +89,8 @@ extension SoakSummary {
         /// object; `/match` without `matched`, `/data` without `path`); counted in `failed`.
         /// `nil` in reports written before it was counted.
         package var offContractResponses: Int? = nil
+        /// The first of those bodies (at most 512 bytes, as text), for the user to see what came back.
+        package var firstOffContractBody: String? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(
@@ -96,7 +104,8 @@ extension SoakSummary {
             callLatency: HistogramSummary,
             requestBytes: Int,
             responseBytes: Int,
-            offContractResponses: Int? = nil
+            offContractResponses: Int? = nil,
+            firstOffContractBody: String? = nil
         ) {
             self.attempts = attempts
             self.calls = calls
@@ -109,6 +118,7 @@ extension SoakSummary {
             self.requestBytes = requestBytes
             self.responseBytes = responseBytes
             self.offContractResponses = offContractResponses
+            self.firstOffContractBody = firstOffContractBody
         }
     }
 
@@ -276,5 +286,7 @@ extension SoakSummary.JourneySummary {
         unfinishedByName = try c.decodeIfPresent([String: Int].self, forKey: .unfinishedByName) ?? [:]
         durationFromIntended =
             try c.decodeIfPresent([String: HistogramSummary].self, forKey: .durationFromIntended) ?? [:]
+        waitedForDevice = try c.decodeIfPresent(Int.self, forKey: .waitedForDevice)
+        dropped = try c.decodeIfPresent(Int.self, forKey: .dropped)
     }
 }

@@ -10,6 +10,8 @@ extension SoakSummary {
         /// Journeys started in the interval, and those started late.
         package var journeys: Int
         package var lateStarts: Int
+        /// Arrivals planned in the interval that never started (0 in the closed model).
+        package var dropped: Int? = nil
         /// Attempts that started in the interval, their 429s and errors (5xx + no response).
         package var attempts: Int
         package var status429: Int
@@ -26,6 +28,7 @@ extension SoakSummary {
             t: Double,
             journeys: Int,
             lateStarts: Int,
+            dropped: Int? = nil,
             attempts: Int,
             status429: Int,
             errors: Int,
@@ -36,6 +39,7 @@ extension SoakSummary {
             self.t = t
             self.journeys = journeys
             self.lateStarts = lateStarts
+            self.dropped = dropped
             self.attempts = attempts
             self.status429 = status429
             self.errors = errors

@@ -46,6 +46,22 @@ import SoakTestSupport
         #expect(verdict.ignoredLedgerEntries == 2)
     }
 
+    /// A backend whose ledger rows arrive out of order (arrival times descending, rows shuffled):
+    /// the same counts as in order, since rows join calls by correlation id, not by position.
+    @Test func ledgerRowsOutOfOrderGiveTheSameCounts() throws {
+        let calls = (1...6).map { Fixture.callRecord(.events, call: $0, corr: "run1:d1:\($0)") }
+        let inOrder = [1, 2, 2, 3, 5, 6].enumerated().map { index, call in
+            Fixture.ledger("events", deviceId: "uuid-1", corr: "run1:d1:\(call)", at: 1_000 + Double(index))
+        }
+        let expected = try #require(reconcile(calls, inOrder).endpoints["events"])
+        #expect(expected.deliveredOnce == 4 && expected.duplicated == 1 && expected.lost == 1)
+        let scrambled = [inOrder[5], inOrder[2], inOrder[0], inOrder[4], inOrder[1], inOrder[3]]
+        let events = try #require(reconcile(calls, scrambled).endpoints["events"])
+        #expect(events.deliveredOnce == expected.deliveredOnce)
+        #expect(events.duplicated == expected.duplicated)
+        #expect(events.lost == expected.lost)
+    }
+
     @Test func noLedgerMeansNotAvailableAndNoMetrics() {
         let report = Verdicts.evaluate(
             VerdictInputs(attempts: [], calls: [Fixture.callRecord(.events, corr: "r:d:1")], ledger: nil))
