@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
+import SoakReports
 
 @Suite("dropped arrivals: the open model's planned journeys that never started", .serialized, .timeLimit(.minutes(1)))
 struct DroppedArrivalsTests {

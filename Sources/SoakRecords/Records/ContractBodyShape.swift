@@ -15,11 +15,11 @@ import OptoLink
 ///
 /// `params`, where present, is an object or `null`; `matchScore`, where present, a number.
 /// Keys the contract does not name are allowed (a newer backend may add some).
-enum ContractBodyShape {
+package enum ContractBodyShape {
     /// Whether `body` (already known to be `{…}`) fits `endpoint`'s success shape. The bodies the
     /// contract fixes byte for byte (`{"ok":true}`, `{"cleared":true}`) are compared, not parsed:
     /// events are most of a run's attempts.
-    static func fits(_ endpoint: OptoLinkEndpoint, body: Data) -> Bool {
+    package static func fits(_ endpoint: OptoLinkEndpoint, body: Data) -> Bool {
         if endpoint == .events, body.elementsEqual(okBody) { return true }
         if endpoint == .identityClear, body.elementsEqual(clearedBody) { return true }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else { return false }
@@ -43,7 +43,7 @@ enum ContractBodyShape {
 
     /// The first 512 bytes of `body` as text (invalid UTF-8 replaced), with `…` when cut, for the
     /// report to show what the server answered.
-    static func excerpt(_ body: Data) -> String {
+    package static func excerpt(_ body: Data) -> String {
         let limit = 512
         let text = String(decoding: body.prefix(limit), as: UTF8.self)
         return body.count > limit ? text + "…" : text

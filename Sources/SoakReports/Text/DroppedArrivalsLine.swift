@@ -1,11 +1,11 @@
 import SoakVerdicts
 
 /// The `summary.txt` line on arrivals the open model planned and never started.
-enum DroppedArrivalsLine {
+package enum DroppedArrivalsLine {
     /// "journeys dropped: N of M planned (…)" in the open model; in the closed model a line
     /// saying it drops none, since it plans no arrivals (each worker starts its next journey
     /// when the last one ends).
-    static func render(_ journeys: SoakSummary.JourneySummary, loadModel: String) -> String {
+    package static func render(_ journeys: SoakSummary.JourneySummary, loadModel: String) -> String {
         guard let dropped = journeys.dropped else {
             return loadModel == "closed"
                 ? "journeys dropped: none (closed model: workers loop journeys back to back, no arrival is planned)"

@@ -69,6 +69,7 @@ extension SoakSummary {
             seed: UInt64,
             profileHash: String? = nil,
             transport: String? = nil,
+            tls: String? = nil,
             shards: Sharding? = nil,
             recording: RecordingLag? = nil
         ) {
@@ -88,6 +89,7 @@ extension SoakSummary {
             self.seed = seed
             self.profileHash = profileHash
             self.transport = transport
+            self.tls = tls
             self.shards = shards
             self.recording = recording
         }
