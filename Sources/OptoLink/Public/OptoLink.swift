@@ -126,7 +126,8 @@ public final class OptoLink: Sendable {
     ///
     /// - Returns: the deferred link, or `nil` on a miss.
     /// - Throws: ``OptoLinkConnectionError`` when no response arrived within the budget
-    ///   (`URLError(.cancelled)` when the caller is cancelled or ``dispose()`` runs);
+    ///   (`URLError(.cancelled)` when the caller is cancelled or ``dispose()`` runs;
+    ///   `URLError(.cannotParseResponse)` when a 2xx body is not a match result);
     ///   ``OptoLinkApiError`` for a non-retryable status or the last retryable one.
     public func resolveDeferredLink() async throws -> OptoLinkData? {
         log.info("match: manual re-attempt (first-launch flag bypassed)")
