@@ -44,6 +44,7 @@ public struct OptoLinkDuration: Sendable, Hashable, Comparable, CustomStringConv
     /// `"0.5 seconds"`: the length in seconds, as Swift's `Duration` prints it.
     public var description: String { "\(seconds) seconds" }
 
+    /// Whether `lhs` is shorter than `rhs`.
     public static func < (lhs: OptoLinkDuration, rhs: OptoLinkDuration) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }

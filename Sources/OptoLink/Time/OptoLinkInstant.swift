@@ -23,6 +23,7 @@ public struct OptoLinkInstant: Sendable, Hashable, Comparable {
         OptoLinkDuration(nanoseconds: other.nanoseconds) - OptoLinkDuration(nanoseconds: nanoseconds)
     }
 
+    /// Whether `lhs` comes before `rhs` on the same clock.
     public static func < (lhs: OptoLinkInstant, rhs: OptoLinkInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }

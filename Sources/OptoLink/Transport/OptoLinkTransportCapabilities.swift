@@ -13,9 +13,10 @@ import Foundation
 ///   monotonic clock; zero means no deadline), so the SDK calls it without a deadline race. The
 ///   retry loop, the back-off sleeps and their timing are the same either way.
 /// - ``registersCallScope``: with ``enforcesDeadline``, `send` registers how to cancel its request
-///   with the attempt's ``OptoLinkRequestContext/callScope`` (``OptoLinkCallScope/register(_:)``),
-///   so the SDK runs each public call in its caller's task and ``OptoLink/dispose()`` still ends a
-///   request in flight at once with `URLError(.cancelled)`.
+///   with the attempt's call scope (`context.callScope`, `register(_:)`), so the SDK runs each
+///   public call in its caller's task and ``OptoLink/dispose()`` still ends a request in flight at
+///   once with `URLError(.cancelled)`. The call scope is `package`-level: only a transport inside
+///   this package (the soak tester's) can declare this one.
 /// - a task executor (iOS 18 / macOS 15 and later, `taskExecutor`): the executor the instance's own
 ///   tasks prefer (initialisation, background calls, back-off sleeps), e.g. the event loop that
 ///   holds the instance's connection, so a launch's work stays on one thread.
