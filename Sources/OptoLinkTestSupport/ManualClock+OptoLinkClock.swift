@@ -3,6 +3,7 @@ import OptoLink
 
 /// A ``ManualClock`` is also the SDK's time source: its instants are its virtual offset, its
 /// sleeps and per-attempt deadlines (the protocol's default timer) end when the test advances it.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 extension ManualClock: OptoLinkClock {
     /// The virtual time elapsed since the clock's start.
     public var instant: OptoLinkInstant { now.optoLinkInstant }
@@ -15,6 +16,7 @@ extension ManualClock: OptoLinkClock {
     }
 }
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 extension VirtualInstant {
     /// The SDK's instant at the same offset.
     public var optoLinkInstant: OptoLinkInstant {

@@ -14,6 +14,7 @@ import OptoLink
 ///
 /// Sleeps return at once and advance the virtual `now`; they are recorded, so a test can assert
 /// the exact back-off and Retry-After delays (docs/CONTRACT.md §2, "Retry matrix").
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 public final class RecordingClock: Clock, OptoLinkClock, Sendable {
     public typealias Instant = VirtualInstant
 
