@@ -6,13 +6,21 @@ import PackageDescription
 //   OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> { CEpoll, SoakSupport } }
 // The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK.
 //
-// Platform floor: iOS 16, not the contract's iOS 15. The SDK sleeps and enforces its
-// per-attempt deadline on an injected `any Clock<Duration>` (so retry tests run in virtual
-// time), and `Clock`/`Duration` exist from iOS 16 / macOS 13. The soak and emulator targets
-// use `Mutex` (macOS 15); they are Linux/macOS tools, not part of what an app links.
+// Platform floor: iOS 15, the contract's (seed 002), built with a Swift 6.0 compiler or later.
+// One manifest, because SwiftPM's `platforms` is package-wide and an app adds this package by URL,
+// which reads this file: iOS 15 is the floor of every target, and it is the SDK's own. The SDK
+// (OptoLink) uses nothing newer outside an availability guard: its clock is its own protocol
+// (OptoLinkClock, not `Clock`/`Duration`, which are iOS 16), `TaskExecutor` (iOS 18) sits behind
+// `#available` with a global-pool fallback, and `nonisolated(nonsending)` (Swift 6.2) behind
+// `#if compiler(>=6.2)`. scripts/check-sdk-floor.py checks that in CI (a static check: nothing
+// here can build for Apple platforms). The macOS entry is the tools' floor, not the SDK's: the
+// soak tester, emulator and HTTP stack use `Mutex`/`Atomic` (macOS 15); they are Linux/macOS
+// tools an app never links, and the SDK's sources stay within macOS 12 (iOS 15's twin) as well.
+// A separate SDK manifest (a second package) was not chosen: SwiftPM does not let a package in a
+// subfolder reach `Sources/OptoLink`, so the SDK would have to move or be duplicated.
 let package = Package(
     name: "OptoLink",
-    platforms: [.iOS(.v16), .macOS(.v15)],
+    platforms: [.iOS(.v15), .macOS(.v15)],
     products: [
         .library(name: "OptoLink", targets: ["OptoLink"]),
         .library(name: "OptoLinkStaging", targets: ["OptoLinkStaging"]),

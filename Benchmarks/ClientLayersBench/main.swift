@@ -101,11 +101,10 @@ let executors = client.taskExecutors
 /// One worker of the `sdk` layer: an SDK instance over the native transport, `trackEvent` in a loop.
 @Sendable func sdkWorker(_ index: Int, transport: NativeTransport) async {
     let config = OptoLinkConfig(apiKey: apiKey, orgKey: "acme", baseUrl: base, timeout: 5, maxRetries: 2)
-    var environment = OptoLinkEnvironment(
+    let environment = OptoLinkEnvironment(
         store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(),
         deviceInfo: OptoLinkDeviceInfo(osVersion: "18.1", deviceModel: "iPhone15,2", language: "en"),
-        transport: transport, label: "d\(index)#1")
-    environment.taskExecutor = executors[index % executors.count]
+        transport: transport.running(on: executors[index % executors.count]), label: "d\(index)#1")
     let sdk = OptoLink(config: config, environment: environment)
     await sdk.start()
     while !tally.stop.load(ordering: .relaxed) {

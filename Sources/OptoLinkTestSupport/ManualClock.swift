@@ -7,6 +7,7 @@ import Foundation
 /// race can cancel its timer. ``waitForSleepers(_:)`` and ``waitForSleep(_:)`` let a test wait,
 /// without real sleeps, until the code under test is parked on the clock; both return early
 /// when the waiting task is cancelled (e.g. by a test's time limit).
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 public final class ManualClock: Clock, Sendable {
     public typealias Instant = VirtualInstant
 

@@ -5,8 +5,8 @@ import OptoLink
 /// virtual `now` by the requested duration. Tests read ``sleeps`` to assert exact back-off
 /// and Retry-After delays without waiting.
 ///
-/// The SDK's per-attempt deadlines are not ordinary sleeps here: the clock adopts
-/// `OptoLinkDeadlineClock` and records them in ``deadlines``. What they do is said once, at
+/// The SDK's per-attempt deadlines are not ordinary sleeps here: the clock arms them as its own
+/// timers (``startTimer(until:expire:)``) and records them in ``deadlines``. What they do is said once, at
 /// creation, by ``AttemptDeadlines``: ``AttemptDeadlines/neverExpire`` (the default; every
 /// attempt finishes first) or ``AttemptDeadlines/expireEveryAttempt`` (every attempt times out).
 /// To time out some attempts and not others, use ``ManualClock`` with
@@ -14,7 +14,8 @@ import OptoLink
 ///
 /// Sleeps return at once and advance the virtual `now`; they are recorded, so a test can assert
 /// the exact back-off and Retry-After delays (docs/CONTRACT.md §2, "Retry matrix").
-public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+public final class RecordingClock: Clock, OptoLinkClock, Sendable {
     public typealias Instant = VirtualInstant
 
     /// What the SDK's per-attempt deadline (docs/CONTRACT.md §2, "Timeout per attempt") does on
@@ -31,8 +32,8 @@ public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
 
     private struct State: Sendable {
         var now = VirtualInstant()
-        var sleeps: [Duration] = []
-        var deadlines: [Duration] = []
+        var sleeps: [OptoLinkDuration] = []
+        var deadlines: [OptoLinkDuration] = []
     }
 
     private let state = TestLock(State())
@@ -56,26 +57,34 @@ public final class RecordingClock: Clock, OptoLinkDeadlineClock, Sendable {
     public var minimumResolution: Duration { .zero }
 
     /// Every requested sleep (back-off, Retry-After), in order.
-    public var sleeps: [Duration] { state.withLock { $0.sleeps } }
+    public var sleeps: [OptoLinkDuration] { state.withLock { $0.sleeps } }
 
     /// Every per-attempt deadline the SDK armed, in order.
-    public var deadlines: [Duration] { state.withLock { $0.deadlines } }
+    public var deadlines: [OptoLinkDuration] { state.withLock { $0.deadlines } }
 
     public func sleep(until deadline: VirtualInstant, tolerance: Duration? = nil) async throws {
         state.withLock { state in
-            state.sleeps.append(state.now.duration(to: deadline))
+            state.sleeps.append(OptoLinkDuration(state.now.duration(to: deadline)))
             if deadline > state.now { state.now = deadline }
         }
         try Task.checkCancellation()
     }
 
-    /// Records `timeout`, then expires at once or waits for cancellation, per ``attemptDeadlines``.
+    /// The virtual now as the SDK's instant.
+    public var instant: OptoLinkInstant { now.optoLinkInstant }
+
+    /// Records the sleep and returns at once, advancing the virtual now to `deadline`.
     ///
-    /// - Throws: `CancellationError` when the attempt finished first (``AttemptDeadlines/neverExpire``).
-    public func sleepUntilDeadline(_ timeout: Duration) async throws {
-        state.withLock { $0.deadlines.append(timeout) }
-        if attemptDeadlines == .expireEveryAttempt { return }
-        await suspendUntilCancelled()
-        throw CancellationError()
+    /// - Throws: `CancellationError` when the calling task is cancelled.
+    public func sleep(until deadline: OptoLinkInstant) async throws {
+        try await sleep(until: VirtualInstant(deadline), tolerance: nil)
+    }
+
+    /// Records the deadline (its time from now), then expires at once or never, per
+    /// ``attemptDeadlines``.
+    public func startTimer(until deadline: OptoLinkInstant, expire: @escaping @Sendable () -> Void) -> OptoLinkTimer {
+        state.withLock { $0.deadlines.append(OptoLinkDuration($0.now.duration(to: VirtualInstant(deadline)))) }
+        if attemptDeadlines == .expireEveryAttempt { expire() }
+        return OptoLinkTimer {}
     }
 }

@@ -11,6 +11,7 @@ import OptoLink
 /// (``enqueue(_:for:)``), the shared script (``enqueue(_:)``), the endpoint's default
 /// (``setDefault(_:for:)``), else a contract-happy default (`/match` miss 201, `/data`
 /// 404 `Link not found`, `/sdk/*` 200). Thread-safe.
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 public final class StubTransport: OptoLinkTransport {
     /// What one request gets back.
     public indirect enum Reply: Sendable {

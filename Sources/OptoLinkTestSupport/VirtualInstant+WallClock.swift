@@ -1,5 +1,6 @@
 import Foundation
 
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
 extension Clock where Instant == VirtualInstant, Self: Sendable {
     /// A wall clock that moves with this virtual clock: `epoch` plus the time this clock has
     /// advanced (for `OptoLinkEnvironment.wallClock`, e.g. to age route-cache entries by

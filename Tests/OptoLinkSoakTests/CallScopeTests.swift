@@ -7,7 +7,8 @@ import Testing
 @testable import OptoLink
 @testable import OptoLinkSoak
 
-/// Public calls over the native transport on the real clock run in their caller's task (no task
+/// Public calls over the native transport (it declares a self-timed deadline and the call scope)
+/// run in their caller's task (no task
 /// per call); `dispose()` and the caller's cancellation must still end them at once, as they end
 /// a call running in a task of its own.
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -16,7 +17,7 @@ struct CallScopeTests {
 
     /// An SDK instance over a fresh native client to `port`, on `clock`.
     static func sdk(
-        port: Int, client: HTTPClient, clock: any Clock<Duration> = ContinuousClock(), maxRetries: Int = 0,
+        port: Int, client: HTTPClient, clock: any OptoLinkClock = OptoLinkSystemClock(), maxRetries: Int = 0,
         observer: HotPathTests.ErrorObserver
     ) throws -> OptoLink {
         var config = OptoLinkConfig(
@@ -64,11 +65,19 @@ struct CallScopeTests {
         }
     }
 
-    @Test func onlyTheNativeTransportOnTheRealClockRunsCallsInTheCallersTask() async throws {
+    /// The transport's declared capabilities decide, on any clock; a transport that declares
+    /// none (URLSession's) keeps a task of its own per call.
+    @Test func theNativeTransportRunsCallsInTheCallersTaskOnAnyClock() async throws {
         let client = try HTTPClient()
         let observer = HotPathTests.ErrorObserver()
         #expect(try Self.sdk(port: 1, client: client, observer: observer).scopedCalls)
-        #expect(!(try Self.sdk(port: 1, client: client, clock: ManualClock(), observer: observer).scopedCalls))
+        #expect(try Self.sdk(port: 1, client: client, clock: ManualClock(), observer: observer).scopedCalls)
+        let plain = OptoLink(
+            config: OptoLinkConfig(
+                apiKey: "opl_sdk_test_acme_client", orgKey: "acme",
+                baseUrl: try #require(URL(string: "http://127.0.0.1:1"))),
+            environment: .inMemory(transport: URLSessionTransport(configuration: .ephemeral)))
+        #expect(!plain.scopedCalls)
         await client.shutdown()
     }
 

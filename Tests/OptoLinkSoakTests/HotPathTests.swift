@@ -184,7 +184,8 @@ struct HotPathTests {
     @Test func theNativeTransportRunsTheSDKsDeadlineItself() async throws {
         let client = try HTTPClient()
         let transport: any OptoLinkTransport = NativeTransport(client: client)
-        #expect(transport is any OptoLinkSelfTimedTransport)
+        #expect(transport.capabilities.enforcesDeadline)
+        #expect(transport.capabilities.registersCallScope)
         await client.shutdown()
     }
 

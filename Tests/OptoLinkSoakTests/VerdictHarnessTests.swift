@@ -61,7 +61,7 @@ enum VerdictHarnessError: Error {
 
 /// A misbehaving client: retries a 429 after `delay` instead of its `Retry-After`.
 struct IgnoresRetryAfterPolicy: OptoLinkRetryPolicy {
-    var delay: Duration = .milliseconds(50)
+    var delay: OptoLinkDuration = .milliseconds(50)
 
     func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
         -> OptoLinkRetryDecision
@@ -233,7 +233,7 @@ final class VerdictRun: Sendable {
             store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(clipboard), deviceInfo: deviceInfo,
             transport: InProcessBackendTransport(backend: backend, clock: stepping),
             middlewares: ipMiddleware + [virtualRecorder ?? recorder] + middlewares,
-            clock: stepping ?? ContinuousClock(),
+            clock: stepping.map { OptoLinkSwiftClock($0) as any OptoLinkClock } ?? OptoLinkSystemClock(),
             retryPolicy: policy,
             label: "\(Self.deviceName(index))#1")
         return OptoLink(config: config, environment: environment)

@@ -28,16 +28,16 @@ struct AttemptDeadlineTests {
     /// A deadline far beyond the operation's own time: when the whole suite starts at once on 2
     /// cores, the operation's task may not run for several seconds (a 5 s deadline fired first
     /// once in CI, which is a timeout, rightly reported, not what these two tests are about).
-    static let generous = Duration.seconds(45)
+    static let generous = OptoLinkDuration.seconds(45)
 
     @Test func aResponseBeforeTheDeadlineIsReturned() async throws {
-        let response = try await OptoLinkAttemptDeadline.race(Self.generous, on: ContinuousClock()) { Self.ok }
+        let response = try await OptoLinkAttemptDeadline.race(Self.generous, on: OptoLinkSystemClock()) { Self.ok }
         #expect(response.status == 200)
     }
 
     @Test func aTransportErrorBeforeTheDeadlineIsRethrownAsIs() async throws {
         await #expect(throws: URLError(.cannotConnectToHost)) {
-            try await OptoLinkAttemptDeadline.race(Self.generous, on: ContinuousClock()) {
+            try await OptoLinkAttemptDeadline.race(Self.generous, on: OptoLinkSystemClock()) {
                 throw URLError(.cannotConnectToHost)
             }
         }
@@ -47,7 +47,7 @@ struct AttemptDeadlineTests {
         let sawCancel = LockedBox(false)
         let started = ContinuousClock.now
         await #expect(throws: URLError(.timedOut)) {
-            try await OptoLinkAttemptDeadline.race(.milliseconds(50), on: ContinuousClock()) {
+            try await OptoLinkAttemptDeadline.race(.milliseconds(50), on: OptoLinkSystemClock()) {
                 try await Self.hang(sawCancel)
             }
         }
@@ -60,7 +60,7 @@ struct AttemptDeadlineTests {
     @Test func cancellingTheCallerCancelsTheAttemptWithoutATimeout() async throws {
         let sawCancel = LockedBox(false)
         let call = Task {
-            try await OptoLinkAttemptDeadline.race(.seconds(20), on: ContinuousClock()) {
+            try await OptoLinkAttemptDeadline.race(.seconds(20), on: OptoLinkSystemClock()) {
                 try await Self.hang(sawCancel)
             }
         }

@@ -99,6 +99,28 @@ struct OrchestrationTests {
         #expect(transport.requests.map(\.context.endpoint) == [.match, .session, .session])
     }
 
+    /// docs/CONTRACT.md §2: a malformed 2xx `/match` body is a network failure of the deferred
+    /// match: logged, start-up proceeds (session fallback), nothing is emitted, and
+    /// `resolveDeferredLink()` throws a connection error.
+    @Test func malformedMatchBodyOnFirstLaunchIsANetworkFailure() async throws {
+        let transport = StubTransport()
+        transport.setDefault(.status(201, "<html>maintenance</html>"), for: .match)
+        let logger = RecordingLogger()
+        let sdk = OptoLink(config: Fixture.config(logger: logger), environment: Fixture.environment(transport))
+        await sdk.start()
+        await sdk.waitForBackgroundWork()
+        #expect(transport.requests(for: .match).count == 1, "a 2xx is not retried")
+        #expect(transport.requests(for: .session).count == 1, "failure → session fallback")
+        #expect(sdk.lastLink == nil)
+        #expect(
+            logger.entries.contains {
+                $0.level == .warning && $0.message.contains("deferred match failed") && $0.error != nil
+            })
+        #expect(logger.entries.contains { $0.message.contains("is not a match result") })
+        let error = await #expect(throws: OptoLinkConnectionError.self) { try await sdk.resolveDeferredLink() }
+        #expect(error?.underlying.code == .cannotParseResponse)
+    }
+
     @Test func networkFailureOnFirstLaunchConsumesTheFlag() async throws {
         let transport = StubTransport()
         transport.setDefault(.error(URLError(.cannotConnectToHost)), for: .match)

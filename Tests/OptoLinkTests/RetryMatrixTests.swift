@@ -42,13 +42,13 @@ struct RetryMatrixTests {
         var endpoint: OptoLinkEndpoint
         var failure: FailureKind
         var attempts: Int
-        var sleeps: [Duration]
+        var sleeps: [OptoLinkDuration]
         var outcome: String
 
         var testDescription: String { "\(endpoint.rawValue) × \(failure.rawValue)" }
     }
 
-    static let backoff: [Duration] = [.milliseconds(500), .seconds(1)]
+    static let backoff: [OptoLinkDuration] = [.milliseconds(500), .seconds(1)]
 
     /// The expected matrix, written out from the contract (not derived from the SDK's policy).
     static let rows: [Row] = OptoLinkEndpoint.allCases.flatMap { endpoint in
@@ -165,7 +165,7 @@ struct RetryMatrixTests {
 
     /// A policy that always retries at once: the loop still stops at `maxRetries + 1`.
     struct AlwaysRetry: OptoLinkRetryPolicy {
-        var delay: Duration
+        var delay: OptoLinkDuration
         func decide(after failure: OptoLinkAttemptFailure, endpoint: OptoLinkEndpoint, retryIndex: Int)
             -> OptoLinkRetryDecision
         { .retry(after: delay) }
@@ -200,11 +200,11 @@ struct RetryMatrixTests {
     /// the whole process down) is cut to ``OptoLinkBackoff/longestWait``: from a 429's `N`, at
     /// `Int.max` and just below it, and from a custom policy.
     @Test(arguments: [
-        (Fixture.rateLimited("9223372036854775807 second(s)"), Duration?.none),
-        (Fixture.rateLimited("9223372036854774807 seconds"), Duration?.none),
-        (Fixture.serverError, Duration?.some(.seconds(Int64.max))),
+        (Fixture.rateLimited("9223372036854775807 second(s)"), OptoLinkDuration?.none),
+        (Fixture.rateLimited("9223372036854774807 seconds"), OptoLinkDuration?.none),
+        (Fixture.serverError, OptoLinkDuration?.some(.seconds(Int64.max))),
     ])
-    func hugeWaitIsCutToTheLongestWait(_ body: String, policyDelay: Duration?) async {
+    func hugeWaitIsCutToTheLongestWait(_ body: String, policyDelay: OptoLinkDuration?) async {
         let transport = StubTransport()
         transport.enqueue(Array(repeating: .status(policyDelay == nil ? 429 : 503, body), count: 3), for: .events)
         let clock = RecordingClock()
@@ -227,7 +227,7 @@ struct RetryMatrixTests {
             for: .events)
         let sdk = OptoLink(
             config: Fixture.config(maxRetries: 2),
-            environment: Fixture.environment(transport, clock: ContinuousClock()))
+            environment: Fixture.environment(transport, clock: OptoLinkSystemClock()))
         let call = Task { await Drive.call(.events, on: sdk) }
         for _ in 0..<2_000 where transport.requests(for: .events).isEmpty {
             try await Task.sleep(for: .milliseconds(5))

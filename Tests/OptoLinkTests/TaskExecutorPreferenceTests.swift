@@ -7,8 +7,8 @@ import Testing
 @testable import OptoLink
 
 /// An instance's own tasks (its initialisation, public calls in tasks of their own, back-off
-/// sleeps) prefer `environment.taskExecutor` when one is given: the soak driver keeps a launch's
-/// work on the loop thread that runs its device.
+/// sleeps) prefer the task executor the transport declares (``OptoLinkTransportCapabilities``):
+/// the soak driver keeps a launch's work on the loop thread that runs its device.
 @Suite(.timeLimit(.minutes(1)))
 struct TaskExecutorPreferenceTests {
     /// Runs every job on one serial queue, marked so code can tell it runs there.
@@ -42,13 +42,31 @@ struct TaskExecutorPreferenceTests {
         }
     }
 
+    /// The stub transport, declaring `executor` and nothing else.
+    struct Declaring: OptoLinkTransport {
+        let base: StubTransport
+        let executor: QueueExecutor?
+
+        var capabilities: OptoLinkTransportCapabilities {
+            var capabilities = OptoLinkTransportCapabilities.none
+            capabilities.taskExecutor = executor
+            return capabilities
+        }
+
+        func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
+            -> OptoLinkHTTPResponse
+        {
+            try await base.send(request, context: context)
+        }
+    }
+
     private func launch(preferring executor: QueueExecutor?) async throws -> [OptoLinkEndpoint: [Bool]] {
         let transport = StubTransport()
         transport.enqueue([.status(201, Fixture.missBody)], for: .match)
         transport.setDefault(.status(200, "{}"), for: .events)
         let spy = WhereMiddleware()
-        var environment = Fixture.environment(transport, clock: ContinuousClock(), middlewares: [spy])
-        environment.taskExecutor = executor
+        var environment = Fixture.environment(transport, clock: OptoLinkSystemClock(), middlewares: [spy])
+        environment.transport = Declaring(base: transport, executor: executor)
         let sdk = OptoLink(config: Fixture.config(), environment: environment)
         await sdk.start()  // the first-launch /match runs in the initialisation's task
         try await sdk.trackEvent(name: "e", properties: [:])  // a public call in a task of its own

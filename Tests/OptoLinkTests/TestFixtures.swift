@@ -21,7 +21,7 @@ enum Fixture {
 
     static func environment(
         _ transport: StubTransport,
-        clock: any Clock<Duration> = RecordingClock(),
+        clock: any OptoLinkClock = RecordingClock(),
         store: any OptoLinkKeyValueStore = InMemoryKeyValueStore(),
         pasteboard: any OptoLinkPasteboard = InMemoryPasteboard(),
         middlewares: [any OptoLinkMiddleware] = [],

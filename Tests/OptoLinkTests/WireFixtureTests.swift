@@ -69,8 +69,12 @@ struct WireFixtureTests {
         #expect(decoded == [.high, .medium])
     }
 
-    @Test func malformedMatchBodyThrowsWithRaw() async throws {
-        await #expect(throws: OptoLinkApiError.self) { try await deferred("not json") }
+    /// docs/CONTRACT.md §2, deferred match: a 2xx whose body is not a match result is a network
+    /// failure of the match (a connection-kind error), not an API error with a 2xx status.
+    @Test(arguments: ["not json", #"{"linkId":"l"}"#, #"["matched"]"#, ""])
+    func malformedMatchBodyIsAConnectionError(_ body: String) async throws {
+        let error = await #expect(throws: OptoLinkConnectionError.self) { try await deferred(body) }
+        #expect(error?.underlying.code == .cannotParseResponse)
     }
 
     @Test func envelopeWithRequestId() async throws {

@@ -20,15 +20,14 @@ enum DeferredMatchWire {
     ///
     /// Enums decode case-insensitively (unknown method → `.none`, unknown confidence →
     /// `.medium`); `matchScore` is kept only for `FINGERPRINT_SCORED`.
-    /// - Throws: ``OptoLinkApiError`` with the response status and raw body when the body
-    ///   is not a `/match` object.
-    static func decode(status: Int, body: Data) throws(OptoLinkApiError) -> OptoLinkData? {
+    /// - Throws: ``OptoLinkConnectionError`` (`URLError(.cannotParseResponse)`) when the body is
+    ///   not a `/match` object: the contract's "network failure during the deferred match" (the
+    ///   response did not arrive as a match result), not an API error, whose status would be a 2xx.
+    static func decode(body: Data) throws(OptoLinkConnectionError) -> OptoLinkData? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any],
             let matched = object["matched"] as? Bool
         else {
-            throw OptoLinkApiError(
-                status: status, raw: String(decoding: body, as: UTF8.self),
-                message: "OptoLink /match returned a body that is not a match result")
+            throw OptoLinkConnectionError(underlying: URLError(.cannotParseResponse))
         }
         guard matched else { return nil }
         let method = (object["matchMethod"] as? String).map(MatchMethod.init(wireValue:)) ?? .none

@@ -13,7 +13,9 @@ struct DeferredMatcher: Sendable {
 
     /// - Returns: the deferred link, or `nil` on a miss.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` once the repeat-safe
-    ///   budget is spent or on a non-retryable status.
+    ///   budget is spent or on a non-retryable status; ``OptoLinkConnectionError``
+    ///   (`.cannotParseResponse`) for a 2xx whose body is not a match result (not retried: the
+    ///   backend may have consumed the click).
     func run(scope: OptoLinkCallScope? = nil) async throws -> OptoLinkData? {
         var token: String?
         if clipboardEnabled {
@@ -27,7 +29,15 @@ struct DeferredMatcher: Sendable {
                 + "deviceModel=\(deviceInfo.deviceModel) language=\(deviceInfo.language)")
         let body = DeferredMatchWire.body(deviceId: deviceId, deviceInfo: deviceInfo, clipboardToken: token)
         let response = try await api.post(.match, body: body, scope: scope)
-        let result = try DeferredMatchWire.decode(status: response.status, body: response.body)
+        let result: OptoLinkData?
+        do {
+            result = try DeferredMatchWire.decode(body: response.body)
+        } catch {
+            log.info(
+                "match: the \(response.status) response's body (\(response.body.count) bytes) is not a match "
+                    + "result; treated as a network failure")
+            throw error
+        }
         if let result {
             log.info("match: hit \(result.matchMethod.rawValue) confidence \(result.confidence.rawValue)")
             if token != nil { pasteboard.clear() }

@@ -6,7 +6,7 @@ extension OptoLinkEnvironment {
     /// Apple platforms: the UserDefaults suite `optolink_sdk`; `UIPasteboard.general` where
     /// UIKit exists. Elsewhere (Linux): one process-wide in-memory store and pasteboard.
     /// Always: ``OptoLinkDeviceInfo/current``, ``URLSessionTransport/shared``,
-    /// `ContinuousClock`, the contract retry policy.
+    /// ``OptoLinkSystemClock``, the contract retry policy.
     public static var system: OptoLinkEnvironment {
         OptoLinkEnvironment(
             store: systemStore,
@@ -34,7 +34,7 @@ extension OptoLinkEnvironment {
         clipboard: String? = nil,
         store: any OptoLinkKeyValueStore = InMemoryKeyValueStore(),
         middlewares: [any OptoLinkMiddleware] = [],
-        clock: any Clock<Duration> = ContinuousClock(),
+        clock: any OptoLinkClock = OptoLinkSystemClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
         label: String? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() }
@@ -67,7 +67,7 @@ extension OptoLinkEnvironment {
         pasteboard: any OptoLinkPasteboard,
         store: any OptoLinkKeyValueStore = InMemoryKeyValueStore(),
         middlewares: [any OptoLinkMiddleware] = [],
-        clock: any Clock<Duration> = ContinuousClock(),
+        clock: any OptoLinkClock = OptoLinkSystemClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
         label: String? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() }

@@ -27,11 +27,11 @@ extension OptoLink {
         let task = lifecycle.withLock { state -> Task<Void, Never> in
             state.startWaiters += 1
             if let task = state.startTask { return task }
-            let task = Task(executorPreference: environment.taskExecutor) { await self.runStart() }
+            let task = taskStarter.task { await self.runStart() }
             state.startTask = task
             return task
         }
-        await Self.wait(for: task, on: environment.taskExecutor)
+        await Self.wait(for: task, starter: taskStarter)
         let cancelled = Task.isCancelled
         let abandon = lifecycle.withLock { state -> Bool in
             state.startWaiters -= 1
@@ -76,56 +76,103 @@ extension OptoLink {
     // MARK: - Internals
 
     /// Runs one public call in its own task, registered so ``dispose()`` can cancel it;
-    /// cancelling the caller cancels it too. Over an ``OptoLinkCallScopedTransport`` the call
-    /// runs in the caller's task instead, as a scope `dispose()` cancels (``OptoLinkCallScope``).
+    /// cancelling the caller cancels it too. Over a transport that declares both
+    /// ``OptoLinkTransportCapabilities/enforcesDeadline`` and
+    /// ``OptoLinkTransportCapabilities/registersCallScope``, the call runs in the caller's task
+    /// instead, as a scope `dispose()` cancels (``OptoLinkCallScope``).
     /// With `afterStart`, first waits for a running ``start()`` (single flight: telemetry must
     /// not overtake the deferred match). `operation` gets the call's scope, or `nil` when the
     /// call runs in a task of its own; it hands the scope on to the retry loop.
+    /// `nonisolated(nonsending)` where the compiler has it (Swift 6.2), like the retry loop's `run`;
+    /// the two branches of `#if compiler(>=6.2)` are the same code but for that modifier, which
+    /// cannot itself sit inside an `#if` (Swift 6.0 does not parse it).
     ///
     /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
     ///   instance is disposed or the caller is cancelled before the call begins.
-    nonisolated(nonsending) func tracked<T: Sendable>(
-        afterStart: Bool = true, _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
-    ) async throws -> T {
-        if afterStart, let running = lifecycle.withLock({ $0.startFinished ? nil : $0.startTask }) {
-            await Self.wait(for: running, on: environment.taskExecutor)
+    #if compiler(>=6.2)
+        nonisolated(nonsending) func tracked<T: Sendable>(
+            afterStart: Bool = true, _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
+        ) async throws -> T {
+            if afterStart, let running = runningStart() {
+                await Self.wait(for: running, starter: taskStarter)
+            }
+            if scopedCalls {
+                let scope = try openScope()
+                defer { closeCall(scope.id) }
+                return try await operation(scope)
+            }
+            let (id, task) = try registerCall(operation)
+            defer { closeCall(id) }
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
         }
-        if scopedCalls { return try await inScope(operation) }
+    #else
+        func tracked<T: Sendable>(
+            afterStart: Bool = true, _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
+        ) async throws -> T {
+            if afterStart, let running = runningStart() {
+                await Self.wait(for: running, starter: taskStarter)
+            }
+            if scopedCalls {
+                let scope = try openScope()
+                defer { closeCall(scope.id) }
+                return try await operation(scope)
+            }
+            let (id, task) = try registerCall(operation)
+            defer { closeCall(id) }
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        }
+    #endif
+
+    /// The initialisation task while it is still running, else `nil`.
+    private func runningStart() -> Task<Void, Never>? {
+        lifecycle.withLock { $0.startFinished ? nil : $0.startTask }
+    }
+
+    /// Starts `operation` in a task of its own, registered so that ``dispose()`` cancels it.
+    ///
+    /// - Throws: ``OptoLinkConnectionError`` (`.cancelled`) when the instance is disposed or the
+    ///   caller is cancelled.
+    private func registerCall<T: Sendable>(
+        _ operation: @escaping @Sendable (OptoLinkCallScope?) async throws -> T
+    ) throws -> (UInt64, Task<T, any Error>) {
+        let starter = taskStarter
         let registered = lifecycle.withLock { state -> (UInt64, Task<T, any Error>)? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
             let id = state.nextBackgroundId
-            let task = Task(executorPreference: environment.taskExecutor) { try await operation(nil) }
+            let task = starter.throwingTask { try await operation(nil) }
             state.calls[id] = { task.cancel() }
             return (id, task)
         }
-        guard let (id, task) = registered else {
-            throw OptoLinkConnectionError(underlying: URLError(.cancelled))
-        }
-        defer { lifecycle.withLock { _ = $0.calls.removeValue(forKey: id) } }
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            task.cancel()
-        }
+        guard let registered else { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
+        return registered
     }
 
-    /// Runs one public call in the caller's task as an ``OptoLinkCallScope`` that ``dispose()``
-    /// cancels (the transport is an ``OptoLinkCallScopedTransport``).
+    /// Opens the ``OptoLinkCallScope`` of one public call that runs in the caller's task.
     ///
-    /// - Throws: what `operation` throws; ``OptoLinkConnectionError`` (`.cancelled`) when the
-    ///   instance is disposed or the caller is cancelled before the call begins.
-    nonisolated(nonsending) private func inScope<T: Sendable>(
-        _ operation: @Sendable (OptoLinkCallScope?) async throws -> T
-    ) async throws -> T {
+    /// - Throws: ``OptoLinkConnectionError`` (`.cancelled`) when the instance is disposed or the
+    ///   caller is cancelled.
+    private func openScope() throws -> OptoLinkCallScope {
         let id = lifecycle.withLock { state -> UInt64? in
             guard !state.disposed, !Task.isCancelled else { return nil }
             state.nextBackgroundId += 1
             return state.nextBackgroundId
         }
         guard let id else { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
-        defer { lifecycle.withLock { _ = $0.calls.removeValue(forKey: id) } }
-        return try await operation(OptoLinkCallScope(owner: self, id: id))
+        return OptoLinkCallScope(owner: self, id: id)
+    }
+
+    /// Forgets the public call `id` (it has ended).
+    private func closeCall(_ id: UInt64) {
+        lifecycle.withLock { _ = $0.calls.removeValue(forKey: id) }
     }
 
     /// Marks the initialisation finished (called at the end of `runStart`).
@@ -134,13 +181,13 @@ extension OptoLink {
     }
 
     /// Waits for `task` to finish, or returns as soon as the calling task is cancelled
-    /// (whichever comes first); `task` itself is not cancelled. The waiting task prefers `executor`.
-    static func wait(for task: Task<Void, Never>, on executor: (any TaskExecutor)?) async {
+    /// (whichever comes first); `task` itself is not cancelled. The waiting task starts on `starter`.
+    static func wait(for task: Task<Void, Never>, starter: OptoLinkTaskStarter) async {
         let once = OptoLinkCancellationShield.Once<Void>()
         try? await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 once.attach(continuation)
-                Task(executorPreference: executor) {
+                starter.task {
                     await task.value
                     once.finish(.success(()))
                 }

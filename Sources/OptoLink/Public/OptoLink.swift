@@ -31,8 +31,10 @@ public final class OptoLink: Sendable {
     let parking = LinkParking()
     let lifecycle = LockedBox(Lifecycle())
     /// Whether public calls run in their caller's task (``OptoLinkCallScope``): the transport
-    /// registers its in-flight requests with the call's scope.
+    /// enforces the attempt deadline and registers its in-flight requests with the call's scope.
     let scopedCalls: Bool
+    /// Starts this instance's own tasks on the executor its transport declares.
+    let taskStarter: OptoLinkTaskStarter
 
     struct Lifecycle: Sendable {
         var startTask: Task<Void, Never>?
@@ -55,9 +57,9 @@ public final class OptoLink: Sendable {
         self.config = config
         self.environment = environment
         // Only where every attempt runs in the calling task (no deadline race in a child task).
-        scopedCalls =
-            environment.transport is any OptoLinkCallScopedTransport
-            && environment.transport is any OptoLinkSelfTimedTransport && environment.clock is ContinuousClock
+        let capabilities = environment.transportCapabilities
+        scopedCalls = capabilities.runsCallsInCallerTask
+        taskStarter = capabilities.taskStarter
         let log = OptoLinkLog(logger: config.logger)
         self.log = log
         if let stored = environment.store.string(forKey: Self.deviceIdKey), !stored.isEmpty {
@@ -124,7 +126,8 @@ public final class OptoLink: Sendable {
     ///
     /// - Returns: the deferred link, or `nil` on a miss.
     /// - Throws: ``OptoLinkConnectionError`` when no response arrived within the budget
-    ///   (`URLError(.cancelled)` when the caller is cancelled or ``dispose()`` runs);
+    ///   (`URLError(.cancelled)` when the caller is cancelled or ``dispose()`` runs;
+    ///   `URLError(.cannotParseResponse)` when a 2xx body is not a match result);
     ///   ``OptoLinkApiError`` for a non-retryable status or the last retryable one.
     public func resolveDeferredLink() async throws -> OptoLinkData? {
         log.info("match: manual re-attempt (first-launch flag bypassed)")
@@ -253,7 +256,7 @@ public final class OptoLink: Sendable {
             guard !state.disposed else { return }
             state.nextBackgroundId += 1
             let id = state.nextBackgroundId
-            state.background[id] = Task(executorPreference: environment.taskExecutor) { [weak self] in
+            state.background[id] = taskStarter.task { [weak self] in
                 await work()
                 self?.lifecycle.withLock { _ = $0.background.removeValue(forKey: id) }
             }

@@ -17,8 +17,9 @@ public struct OptoLinkEnvironment: Sendable {
     public var transport: any OptoLinkTransport
     /// Wrap every attempt, in array order (first = outermost).
     public var middlewares: [any OptoLinkMiddleware]
-    /// Every back-off sleep and per-attempt deadline runs on this clock.
-    public var clock: any Clock<Duration>
+    /// Every back-off sleep and per-attempt deadline runs on this clock
+    /// (``OptoLinkSystemClock`` by default; a virtual one in tests).
+    public var clock: any OptoLinkClock
     /// Decides retries; the contract's matrix by default.
     public var retryPolicy: any OptoLinkRetryPolicy
     /// The wall-clock time, read only to date route-cache entries and judge their age
@@ -28,12 +29,7 @@ public struct OptoLinkEnvironment: Sendable {
     /// A caller-chosen name carried into every ``OptoLinkRequestContext`` (e.g. a
     /// virtual device id). `nil` for the singleton.
     public var label: String?
-    /// The task executor the instance's own tasks prefer (its initialisation, background
-    /// calls, back-off sleeps); `nil`: the global pool. The soak driver passes the native
-    /// transport's loop that runs the device, so a launch's work stays on one thread.
-    package var taskExecutor: (any TaskExecutor)?
-
-    /// An environment from its parts; `middlewares` empty, `ContinuousClock`, the contract
+    /// An environment from its parts; `middlewares` empty, ``OptoLinkSystemClock``, the contract
     /// retry policy, no label and `Date()` as the wall clock unless given.
     public init(
         store: any OptoLinkKeyValueStore,
@@ -41,7 +37,7 @@ public struct OptoLinkEnvironment: Sendable {
         deviceInfo: OptoLinkDeviceInfo,
         transport: any OptoLinkTransport,
         middlewares: [any OptoLinkMiddleware] = [],
-        clock: any Clock<Duration> = ContinuousClock(),
+        clock: any OptoLinkClock = OptoLinkSystemClock(),
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy(),
         label: String? = nil,
         wallClock: @escaping @Sendable () -> Date = { Date() }
@@ -56,4 +52,9 @@ public struct OptoLinkEnvironment: Sendable {
         self.label = label
         self.wallClock = wallClock
     }
+}
+
+extension OptoLinkEnvironment {
+    /// What the transport declares it does itself (``OptoLinkTransport/capabilities``).
+    var transportCapabilities: OptoLinkTransportCapabilities { transport.capabilities }
 }

@@ -10,21 +10,22 @@ import Foundation
 /// the middlewares to the transport, whose call is raced against the per-attempt deadline
 /// on the injected clock. After a failure the policy decides; the loop honours whatever it says
 /// (including a delay that ignores Retry-After) but never exceeds the budget. Sleeps go
-/// through the injected clock.
+/// through the injected ``OptoLinkClock``, whatever the clock and the transport.
 ///
-/// The SDK's functions below its public calls (this loop, the API client, the telemetry client,
-/// `tracked`) are `nonisolated(nonsending)`: they run where the public call runs (which hops off
-/// its caller's actor, as a nonisolated `async` function does), without a task switch of their
-/// own on entry.
+/// With a Swift 6.2 compiler or later, the SDK's functions below its public calls (this loop, the
+/// API client, the telemetry client, `tracked`) are `nonisolated(nonsending)`: they run where the
+/// public call runs (which hops off its caller's actor, as a nonisolated `async` function does), without a task switch of their
+/// own on entry. Older compilers (Swift 6.0, 6.1) lack the modifier and build them as plain
+/// `nonisolated` functions: the same behaviour, with a task switch on entry (`#if compiler(>=6.2)`).
 struct OptoLinkRetryLoop: Sendable {
     typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 
     let send: Send
-    let clock: any Clock<Duration>
+    let clock: any OptoLinkClock
     let policy: any OptoLinkRetryPolicy
     let maxRetries: Int
     /// The per-attempt deadline; `nil` disables the SDK's own deadline.
-    let timeout: Duration?
+    let timeout: OptoLinkDuration?
     let label: String?
     let log: OptoLinkLog
 
@@ -35,14 +36,15 @@ struct OptoLinkRetryLoop: Sendable {
         self.policy = environment.retryPolicy
         self.maxRetries = max(0, config.maxRetries)
         self.send = Self.chain(
-            environment.middlewares, transport: environment.transport, deadline: timeout, clock: environment.clock)
+            environment.middlewares, transport: environment.transport,
+            capabilities: environment.transportCapabilities, deadline: timeout, clock: environment.clock)
         self.label = environment.label
         self.log = log
     }
 
     /// The per-attempt deadline for a configured timeout in seconds (rounded up to whole
     /// milliseconds, capped at one year); `nil` (no deadline) when it is not positive or not finite.
-    static func deadline(seconds: TimeInterval) -> Duration? {
+    static func deadline(seconds: TimeInterval) -> OptoLinkDuration? {
         guard seconds.isFinite, seconds > 0 else { return nil }
         return .milliseconds(Int64((min(seconds, 31_536_000) * 1000).rounded(.up)))
     }
@@ -50,13 +52,13 @@ struct OptoLinkRetryLoop: Sendable {
     /// Folds the middlewares around the transport: the first middleware is outermost. The
     /// innermost step races the transport call against `deadline` on `clock` (the loser is
     /// cancelled), so middlewares see a lost race as `URLError(.timedOut)` thrown by `next`.
-    /// A ``OptoLinkSelfTimedTransport`` on `ContinuousClock` runs that deadline itself and is
-    /// called directly (it throws the same `URLError(.timedOut)`).
+    /// A transport that declares ``OptoLinkTransportCapabilities/enforcesDeadline`` runs that
+    /// deadline itself and is called directly (it throws the same `URLError(.timedOut)`).
     static func chain(
-        _ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport, deadline: Duration?,
-        clock: any Clock<Duration>
+        _ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport,
+        capabilities: OptoLinkTransportCapabilities, deadline: OptoLinkDuration?, clock: any OptoLinkClock
     ) -> Send {
-        let selfTimed = transport is any OptoLinkSelfTimedTransport && clock is ContinuousClock
+        let selfTimed = capabilities.enforcesDeadline
         var next: Send = { request, context in
             guard let deadline, !selfTimed else { return try await transport.send(request, context: context) }
             return try await OptoLinkAttemptDeadline.race(deadline, on: clock) {
@@ -80,62 +82,129 @@ struct OptoLinkRetryLoop: Sendable {
     ///   sleep ends at once.
     /// - Parameter scope: the call's ``OptoLinkCallScope`` when it runs in its caller's task;
     ///   each attempt's context carries it to the transport.
-    nonisolated(nonsending) func run(
-        _ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64, scope: OptoLinkCallScope? = nil
-    ) async throws -> OptoLinkHTTPResponse {
-        let attempts = maxRetries + 1
-        var attempt = 1
-        while true {
-            // A cancelled call (caller cancelled, instance disposed) sends nothing more.
-            if Self.isCancelled(scope) { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
-            var context = OptoLinkRequestContext(
-                endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label,
-                timeout: timeout ?? .zero)
-            context.callScope = scope
-            let failure: OptoLinkAttemptFailure
-            let error: any OptoLinkError
-            do {
-                let response = try await send(request, context)
-                if (200...299).contains(response.status) { return response }
-                let apiError = OptoLinkApiError.from(status: response.status, body: response.body)
-                failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
-                error = apiError
-            } catch let apiError as OptoLinkApiError {
-                // A middleware may short-circuit with an API error; treat it like a response.
-                failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
-                error = apiError
-            } catch let thrown {
-                let connection = Self.connectionError(thrown)
-                failure = .connection(connection.underlying.code)
-                error = connection
-            }
-
-            guard attempt < attempts else {
-                logFailure(endpoint, callId, attempt, of: attempts, error, then: "no budget left")
-                throw error
-            }
-            if Self.isCancelled(scope) {
-                logFailure(endpoint, callId, attempt, of: attempts, error, then: "cancelled; no retry")
-                throw OptoLinkConnectionError(underlying: URLError(.cancelled))
-            }
-            switch policy.decide(after: failure, endpoint: endpoint, retryIndex: attempt - 1) {
-            case .stop:
-                logFailure(endpoint, callId, attempt, of: attempts, error, then: "policy says stop")
-                throw error
-            case .retry(let delay):
-                let delay = min(max(.zero, delay), OptoLinkBackoff.longestWait)
-                logFailure(endpoint, callId, attempt, of: attempts, error, then: "retrying after \(delay)")
+    #if compiler(>=6.2)
+        nonisolated(nonsending) func run(
+            _ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64, scope: OptoLinkCallScope? = nil
+        ) async throws -> OptoLinkHTTPResponse {
+            var attempt = 1
+            while true {
+                let context = try context(endpoint, callId, attempt, scope)
+                let result: Result<OptoLinkHTTPResponse, any Error>
                 do {
-                    if let scope {
-                        try await scope.sleep(for: delay, on: clock)
-                    } else {
-                        try await clock.sleep(for: delay)
-                    }
+                    result = .success(try await send(request, context))
                 } catch {
-                    throw OptoLinkConnectionError(underlying: URLError(.cancelled))
+                    result = .failure(error)
                 }
+                switch step(after: result, endpoint: endpoint, callId: callId, attempt: attempt, scope: scope) {
+                case .done(let response): return response
+                case .fail(let error): throw error
+                case .wait(let delay): try await wait(delay, scope: scope)
+                }
+                attempt += 1
             }
-            attempt += 1
+        }
+    #else
+        func run(
+            _ request: OptoLinkHTTPRequest, endpoint: OptoLinkEndpoint, callId: UInt64, scope: OptoLinkCallScope? = nil
+        ) async throws -> OptoLinkHTTPResponse {
+            var attempt = 1
+            while true {
+                let context = try context(endpoint, callId, attempt, scope)
+                let result: Result<OptoLinkHTTPResponse, any Error>
+                do {
+                    result = .success(try await send(request, context))
+                } catch {
+                    result = .failure(error)
+                }
+                switch step(after: result, endpoint: endpoint, callId: callId, attempt: attempt, scope: scope) {
+                case .done(let response): return response
+                case .fail(let error): throw error
+                case .wait(let delay): try await wait(delay, scope: scope)
+                }
+                attempt += 1
+            }
+        }
+    #endif
+
+    /// What follows one attempt of `run`.
+    enum Step {
+        /// A 2xx response: the call's result.
+        case done(OptoLinkHTTPResponse)
+        /// The call ends with this error (policy, budget or cancellation).
+        case fail(any Error)
+        /// Sleep this long, then send the next attempt.
+        case wait(OptoLinkDuration)
+    }
+
+    /// The context of attempt number `attempt`.
+    ///
+    /// - Throws: ``OptoLinkConnectionError`` (`.cancelled`) when the call is cancelled (caller
+    ///   cancelled, instance disposed): it sends nothing more.
+    func context(_ endpoint: OptoLinkEndpoint, _ callId: UInt64, _ attempt: Int, _ scope: OptoLinkCallScope?) throws
+        -> OptoLinkRequestContext
+    {
+        if Self.isCancelled(scope) { throw OptoLinkConnectionError(underlying: URLError(.cancelled)) }
+        var context = OptoLinkRequestContext(
+            endpoint: endpoint, callId: callId, attempt: attempt, instanceLabel: label, timeout: timeout ?? .zero)
+        context.callScope = scope
+        return context
+    }
+
+    /// Decides what follows attempt number `attempt` from its outcome: the response, the policy's
+    /// decision, the budget and cancellation, logging every failure with the decision taken.
+    func step(
+        after result: Result<OptoLinkHTTPResponse, any Error>, endpoint: OptoLinkEndpoint, callId: UInt64,
+        attempt: Int, scope: OptoLinkCallScope?
+    ) -> Step {
+        let attempts = maxRetries + 1
+        let failure: OptoLinkAttemptFailure
+        let error: any OptoLinkError
+        switch result {
+        case .success(let response):
+            if (200...299).contains(response.status) { return .done(response) }
+            let apiError = OptoLinkApiError.from(status: response.status, body: response.body)
+            failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
+            error = apiError
+        case .failure(let apiError as OptoLinkApiError):
+            // A middleware may short-circuit with an API error; treat it like a response.
+            failure = .status(apiError.status, retryAfterSeconds: apiError.retryAfterSeconds)
+            error = apiError
+        case .failure(let thrown):
+            let connection = Self.connectionError(thrown)
+            failure = .connection(connection.underlying.code)
+            error = connection
+        }
+        guard attempt < attempts else {
+            logFailure(endpoint, callId, attempt, of: attempts, error, then: "no budget left")
+            return .fail(error)
+        }
+        if Self.isCancelled(scope) {
+            logFailure(endpoint, callId, attempt, of: attempts, error, then: "cancelled; no retry")
+            return .fail(OptoLinkConnectionError(underlying: URLError(.cancelled)))
+        }
+        switch policy.decide(after: failure, endpoint: endpoint, retryIndex: attempt - 1) {
+        case .stop:
+            logFailure(endpoint, callId, attempt, of: attempts, error, then: "policy says stop")
+            return .fail(error)
+        case .retry(let delay):
+            let delay = min(max(.zero, delay), OptoLinkBackoff.longestWait)
+            logFailure(endpoint, callId, attempt, of: attempts, error, then: "retrying after \(delay)")
+            return .wait(delay)
+        }
+    }
+
+    /// The back-off sleep: on the call's scope (so `dispose()` ends it) or on the clock.
+    ///
+    /// - Throws: ``OptoLinkConnectionError`` (`.cancelled`) when the sleep is cut short.
+    func wait(_ delay: OptoLinkDuration, scope: OptoLinkCallScope?) async throws {
+        do {
+            if let scope {
+                try await scope.sleep(for: delay, on: clock)
+            } else {
+                try await clock.sleep(for: delay)
+            }
+        } catch {
+            throw OptoLinkConnectionError(underlying: URLError(.cancelled))
         }
     }
 

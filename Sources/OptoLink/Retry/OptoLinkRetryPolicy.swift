@@ -14,8 +14,8 @@ public enum OptoLinkAttemptFailure: Sendable, Equatable {
 
 /// What to do after a failed attempt.
 public enum OptoLinkRetryDecision: Sendable, Equatable {
-    /// Sleep this long on the injected clock, then try again.
-    case retry(after: Duration)
+    /// Sleep this long on the injected clock (``OptoLinkEnvironment/clock``), then try again.
+    case retry(after: OptoLinkDuration)
     /// Stop and surface the failure (throw, or log for `/sdk/session`).
     case stop
 }

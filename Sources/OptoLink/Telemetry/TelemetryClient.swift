@@ -36,15 +36,26 @@ final class TelemetryClient: Sendable {
     }
 
     /// `POST /sdk/events` with `deviceId`, `eventName`, `properties` (flat string map).
-    nonisolated(nonsending) func trackEvent(name: String, properties: [String: String], scope: OptoLinkCallScope? = nil)
-        async throws
-    {
-        // The most frequent body, written directly; any shape the writer declines takes the general path.
+    /// `nonisolated(nonsending)` where the compiler has it (Swift 6.2), like the retry loop's `run`.
+    #if compiler(>=6.2)
+        nonisolated(nonsending) func trackEvent(
+            name: String, properties: [String: String], scope: OptoLinkCallScope? = nil
+        ) async throws {
+            _ = try await api.send(try eventRequest(name: name, properties: properties), to: .events, scope: scope)
+        }
+    #else
+        func trackEvent(name: String, properties: [String: String], scope: OptoLinkCallScope? = nil) async throws {
+            _ = try await api.send(try eventRequest(name: name, properties: properties), to: .events, scope: scope)
+        }
+    #endif
+
+    /// The `POST /sdk/events` request. The most frequent body is written directly; any shape the
+    /// writer declines takes the general path.
+    func eventRequest(name: String, properties: [String: String]) throws -> OptoLinkHTTPRequest {
         if let json = OptoLinkJSONBody.encodeEvent(deviceId: deviceId, eventName: name, properties: properties) {
-            _ = try await api.post(.events, json: json, scope: scope)
-            return
+            return try api.factory.post(.events, json: json)
         }
         let body: [String: Any] = ["deviceId": deviceId, "eventName": name, "properties": properties]
-        _ = try await api.post(.events, body: body, scope: scope)
+        return try api.factory.post(.events, body: body)
     }
 }

@@ -22,23 +22,32 @@ final class OptoLinkAPIClient: Sendable {
         }
     }
 
-    /// Sends a JSON `POST` as one public call and returns its 2xx response; `scope` is the
-    /// call's ``OptoLinkCallScope`` when it runs in its caller's task.
+    /// Sends `request` to `endpoint` as one public call and returns its 2xx response; `scope` is
+    /// the call's ``OptoLinkCallScope`` when it runs in its caller's task. `nonisolated(nonsending)`
+    /// where the compiler has it (Swift 6.2), like the retry loop's `run`.
     /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    nonisolated(nonsending) func post(
+    #if compiler(>=6.2)
+        nonisolated(nonsending) func send(
+            _ request: OptoLinkHTTPRequest, to endpoint: OptoLinkEndpoint, callId: UInt64? = nil,
+            scope: OptoLinkCallScope? = nil
+        ) async throws -> OptoLinkHTTPResponse {
+            try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
+        }
+    #else
+        func send(
+            _ request: OptoLinkHTTPRequest, to endpoint: OptoLinkEndpoint, callId: UInt64? = nil,
+            scope: OptoLinkCallScope? = nil
+        ) async throws -> OptoLinkHTTPResponse {
+            try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
+        }
+    #endif
+
+    /// Sends a JSON `POST` as one public call and returns its 2xx response (``send(_:to:callId:scope:)``).
+    /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
+    func post(
         _ endpoint: OptoLinkEndpoint, body: [String: Any], callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
     ) async throws -> OptoLinkHTTPResponse {
-        let request = try factory.post(endpoint, body: body)
-        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
-    }
-
-    /// Sends a `POST` of a JSON body already written as one public call and returns its 2xx response.
-    /// - Throws: ``OptoLinkApiError`` / ``OptoLinkConnectionError`` per the retry matrix.
-    nonisolated(nonsending) func post(
-        _ endpoint: OptoLinkEndpoint, json: Data, callId: UInt64? = nil, scope: OptoLinkCallScope? = nil
-    ) async throws -> OptoLinkHTTPResponse {
-        let request = try factory.post(endpoint, json: json)
-        return try await loop.run(request, endpoint: endpoint, callId: callId ?? nextCallId(), scope: scope)
+        try await send(try factory.post(endpoint, body: body), to: endpoint, callId: callId, scope: scope)
     }
 
     /// `GET /{orgKey}/{shortCode}/data?deviceId=…` as one public call.

@@ -104,10 +104,10 @@ public struct OptoLinkRequestContext: Sendable, Equatable {
     /// The label of the instance's environment (`OptoLinkEnvironment.label`), e.g. a
     /// virtual device id in the soak tester; `nil` for the singleton.
     public var instanceLabel: String?
-    /// The per-attempt deadline the SDK enforces (from `OptoLinkConfig.timeout`).
-    public var timeout: Duration
-    /// The public call's scope when it runs in its caller's task over an
-    /// ``OptoLinkCallScopedTransport`` (which registers its request there), else `nil`.
+    /// The per-attempt deadline the SDK enforces (from `OptoLinkConfig.timeout`); zero: none.
+    public var attemptTimeout: OptoLinkDuration
+    /// The public call's scope when it runs in its caller's task over a transport that declares
+    /// ``OptoLinkTransportCapabilities/registersCallScope`` (which registers its request there), else `nil`.
     package var callScope: OptoLinkCallScope?
 
     /// The context of one attempt.
@@ -123,13 +123,22 @@ public struct OptoLinkRequestContext: Sendable, Equatable {
         callId: UInt64,
         attempt: Int,
         instanceLabel: String? = nil,
-        timeout: Duration
+        timeout: OptoLinkDuration
     ) {
         self.endpoint = endpoint
         self.callId = callId
         self.attempt = attempt
         self.instanceLabel = instanceLabel
-        self.timeout = timeout
+        self.attemptTimeout = timeout
+    }
+}
+
+@available(iOS 16, macOS 13, tvOS 16, watchOS 9, *)
+extension OptoLinkRequestContext {
+    /// ``attemptTimeout`` as a Swift `Duration`.
+    public var timeout: Duration {
+        get { attemptTimeout.duration }
+        set { attemptTimeout = OptoLinkDuration(newValue) }
     }
 }
 
@@ -144,23 +153,21 @@ public protocol OptoLinkTransport: Sendable {
     /// - Parameters:
     ///   - request: method, URL, headers and body, ready to send.
     ///   - context: which endpoint, call and attempt this is, and its deadline; the SDK cancels
-    ///     the calling task when `context.timeout` passes.
+    ///     the calling task when `context.attemptTimeout` passes.
     /// - Returns: the response, whatever its status.
     /// - Throws: `URLError` when no response arrived; `URLError(.cancelled)` or
     ///   `CancellationError` once the calling task is cancelled.
     func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+
+    /// What this transport does itself beyond sending (its deadline, the call scope, an executor);
+    /// read once when an instance is created. The default is ``OptoLinkTransportCapabilities/none``.
+    var capabilities: OptoLinkTransportCapabilities { get }
 }
 
-/// A transport that enforces the per-attempt deadline itself: `send` ends by throwing
-/// `URLError(.timedOut)` once `context.timeout` has passed since it was called, measured on the
-/// monotonic clock (what `ContinuousClock` counts while the machine is awake), and a cancelled
-/// caller gets `URLError(.cancelled)` with the request ended at once. A `context.timeout` of zero
-/// means no deadline.
-///
-/// On `ContinuousClock` the SDK then calls such a transport directly instead of racing it against
-/// a timer in a task of its own (docs/CONTRACT.md §2, "Timeout per attempt"): the same outcome for
-/// every attempt, one task and one timer less. Any other clock (virtual time in tests) keeps the race.
-package protocol OptoLinkSelfTimedTransport: OptoLinkTransport {}
+extension OptoLinkTransport {
+    /// No capability: the SDK races each attempt against its own deadline.
+    public var capabilities: OptoLinkTransportCapabilities { .none }
+}
 
 /// Wraps every attempt on its way to the transport (observe, rewrite, short-circuit).
 /// Middlewares are applied in array order: the first one sees the request first.

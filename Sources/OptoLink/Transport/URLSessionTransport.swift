@@ -67,9 +67,7 @@ public final class URLSessionTransport: OptoLinkTransport {
         }
         // URLSession truncates timeouts to whole seconds (docs/LINUX.md §1); keep it a backstop
         // that fires after the SDK's own deadline.
-        let seconds =
-            Double(context.timeout.components.seconds)
-            + Double(context.timeout.components.attoseconds) / 1e18
+        let seconds = context.attemptTimeout.seconds
         urlRequest.timeoutInterval = max(1, seconds.rounded(.up)) + 1
 
         let data: Data

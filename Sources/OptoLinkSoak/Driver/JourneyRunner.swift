@@ -26,6 +26,8 @@ package struct JourneyRunner: Sendable {
     /// The one URLSession (browser clicks use it directly).
     package let session: URLSession
     package let clock: any Clock<Duration>
+    /// ``clock`` as the SDK's time source (every instance's back-off sleeps and deadlines).
+    let sdkClock: any OptoLinkClock
     package let control: RunControl
     package let baseURL: URL
     package let sdk: SDKSettings
@@ -47,6 +49,18 @@ package struct JourneyRunner: Sendable {
         executors[device.id]
     }
 
+    /// `clock` as an ``OptoLinkClock`` (the SDK's own clock protocol, which exists below iOS 16).
+    private static func sdkClock<C: Clock<Duration>>(_ clock: C) -> any OptoLinkClock {
+        OptoLinkSwiftClock(clock)
+    }
+
+    /// The transport `device`'s SDK instances send through: the run's, and over the native one,
+    /// declaring the device's executor (the SDK reads it from the transport's capabilities).
+    func transport(for device: VirtualDevice) -> any OptoLinkTransport {
+        guard let native = transport as? NativeTransport else { return transport }
+        return native.running(on: executor(for: device))
+    }
+
     package init(
         recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
         control: RunControl, baseURL: URL, sdk: SDKSettings, runId: String, linkIds: [String: String],
@@ -56,6 +70,7 @@ package struct JourneyRunner: Sendable {
         self.transport = transport
         self.session = session
         self.clock = clock
+        self.sdkClock = Self.sdkClock(clock)
         self.control = control
         self.baseURL = baseURL
         self.sdk = sdk
@@ -247,11 +262,10 @@ package struct JourneyRunner: Sendable {
             sourceAddress: device.bindsSource ? device.clientIP : nil,
             extraHeaders: extraHeaders.isEmpty ? nil : ExtraHeadersMiddleware(headers: extraHeaders))
         let middlewares: [any OptoLinkMiddleware] = [attempts, recorder]
-        var environment = OptoLinkEnvironment(
-            store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info, transport: transport,
-            middlewares: middlewares, clock: clock,
+        let environment = OptoLinkEnvironment(
+            store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info,
+            transport: transport(for: device), middlewares: middlewares, clock: sdkClock,
             retryPolicy: retryPolicy, label: label)
-        environment.taskExecutor = executor(for: device)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }
         recorder.deviceIdRecorded(device: device.id, launch: launch, deviceId: instance.deviceId)

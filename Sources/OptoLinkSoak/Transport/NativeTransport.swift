@@ -21,12 +21,13 @@ import Synchronization
 /// `URLError` of its kind (``tlsURLError(_:)``), which the recorder counts as `tls_failed`.
 /// A request carrying ``SourceAddressField`` leaves from that local address (`--local-ips`).
 ///
-/// The client enforces `context.timeout` itself (on the monotonic clock, closing the socket when
-/// it passes), so the SDK calls this transport without its own deadline race
-/// (``OptoLinkSelfTimedTransport``); a timeout of zero means no deadline. It registers each
-/// request with the call's ``OptoLinkCallScope``, so the SDK runs public calls in their caller's
-/// task and `dispose()` still ends a request in flight at once (``OptoLinkCallScopedTransport``).
-package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTransport {
+/// It declares the SDK's three transport capabilities (``capabilities``): the client enforces
+/// `context.timeout` itself (on the monotonic clock, closing the socket when it passes), so the SDK
+/// calls this transport without its own deadline race; a timeout of zero means no deadline. It
+/// registers each request with the call's `OptoLinkCallScope`, so the SDK runs public calls in
+/// their caller's task and `dispose()` still ends a request in flight at once. And it names the
+/// executor (``taskExecutor``: a client loop) that the instances over it start their own tasks on.
+package struct NativeTransport: OptoLinkTransport {
     /// The budget of an attempt without a deadline (`context.timeout` of zero): one year.
     static let unbounded = Duration.seconds(31_536_000)
 
@@ -34,8 +35,26 @@ package struct NativeTransport: OptoLinkSelfTimedTransport, OptoLinkCallScopedTr
     package let client: HTTPClient
     private let targets = TargetCache()
 
+    /// The executor the SDK instances over this transport start their own tasks on (a client
+    /// loop: ``running(on:)``); `nil`: the global pool.
+    package var taskExecutor: (any TaskExecutor)?
+
     /// A transport over `client` (the caller owns its lifetime and shuts it down).
     package init(client: HTTPClient) { self.client = client }
+
+    /// The same transport (same client, same URL cache), declaring `executor` for the instances over it.
+    package func running(on executor: (any TaskExecutor)?) -> NativeTransport {
+        var pinned = self
+        pinned.taskExecutor = executor
+        return pinned
+    }
+
+    /// Self-timed deadline, call scope, and ``taskExecutor``.
+    package var capabilities: OptoLinkTransportCapabilities {
+        var capabilities = OptoLinkTransportCapabilities(enforcesDeadline: true, registersCallScope: true)
+        capabilities.taskExecutor = taskExecutor
+        return capabilities
+    }
 
     /// ``split(_:)`` of the URLs seen so far: a run sends to a handful of fixed URLs, parsed once each.
     final class TargetCache: Sendable {

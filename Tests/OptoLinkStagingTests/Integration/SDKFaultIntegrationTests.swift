@@ -110,7 +110,7 @@ import Testing
 
     @Test func latencyPastTheClientTimeoutCommitsTheWrite() async throws {
         try await withEmulator { e in
-            let device = e.device(maxRetries: 0, timeout: 1, clock: ContinuousClock())
+            let device = e.device(maxRetries: 0, timeout: 1, clock: OptoLinkSystemClock())
             await device.sdk.start()
             await device.sdk.waitForBackgroundWork()
             e.server.setFaults(

@@ -126,7 +126,7 @@ struct URLSessionLostConnectionTests {
             let environment = OptoLinkEnvironment(
                 store: InMemoryKeyValueStore(), pasteboard: InMemoryPasteboard(nil),
                 deviceInfo: OptoLinkDeviceInfo(osVersion: "18.1", deviceModel: "iPhone", language: "en-US"),
-                transport: transport, middlewares: [attempts], clock: ContinuousClock())
+                transport: transport, middlewares: [attempts], clock: OptoLinkSystemClock())
             let sdk = OptoLink(config: config, environment: environment)
             // Two answered requests keep the connection alive; the third (the event) is reset.
             _ = try await transport.send(try Self.request(server, method: "POST"), context: Self.context)

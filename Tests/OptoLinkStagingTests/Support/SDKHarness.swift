@@ -62,21 +62,22 @@ struct ForwardedFor: OptoLinkMiddleware {
 /// The SDK's clock wired to the emulator's virtual time: every back-off or Retry-After
 /// sleep advances the emulator by the same amount and returns at once; per-attempt
 /// deadlines never fire. So "the client obeyed N" is observable without waiting N seconds.
-final class EmulatorLinkedClock: Clock, OptoLinkDeadlineClock, Sendable {
+final class EmulatorLinkedClock: Clock, OptoLinkClock, Sendable {
     typealias Instant = VirtualInstant
-    private let state = Mutex<(now: VirtualInstant, sleeps: [Duration])>((VirtualInstant(), []))
+    private let state = Mutex<(now: VirtualInstant, sleeps: [OptoLinkDuration])>((VirtualInstant(), []))
     private let time: VirtualTime
 
     init(_ time: VirtualTime) { self.time = time }
 
     var now: VirtualInstant { state.withLock { $0.now } }
     var minimumResolution: Duration { .zero }
-    var sleeps: [Duration] { state.withLock { $0.sleeps } }
+    var sleeps: [OptoLinkDuration] { state.withLock { $0.sleeps } }
+    var instant: OptoLinkInstant { now.optoLinkInstant }
 
     func sleep(until deadline: VirtualInstant, tolerance: Duration?) async throws {
         let delta = state.withLock { state in
             let delta = state.now.duration(to: deadline)
-            state.sleeps.append(delta)
+            state.sleeps.append(OptoLinkDuration(delta))
             state.now = deadline
             return delta
         }
@@ -84,8 +85,13 @@ final class EmulatorLinkedClock: Clock, OptoLinkDeadlineClock, Sendable {
         time.advance(Double(seconds) + Double(attoseconds) / 1e18)
     }
 
-    func sleepUntilDeadline(_ timeout: Duration) async throws {
-        while true { try await Task.sleep(for: .seconds(3600)) }
+    func sleep(until deadline: OptoLinkInstant) async throws {
+        try await sleep(until: VirtualInstant(deadline), tolerance: nil)
+    }
+
+    /// Per-attempt deadlines never fire.
+    func startTimer(until deadline: OptoLinkInstant, expire: @escaping @Sendable () -> Void) -> OptoLinkTimer {
+        OptoLinkTimer {}
     }
 }
 
@@ -105,7 +111,7 @@ struct SDKHarness {
 
     func device(
         apiKey: String = BackendHarness.clientKey, pasteboard: String? = nil, osVersion: String = "18.1",
-        maxRetries: Int = 2, timeout: TimeInterval = 5, clock: (any Clock<Duration>)? = nil,
+        maxRetries: Int = 2, timeout: TimeInterval = 5, clock: (any OptoLinkClock)? = nil,
         middlewares: [any OptoLinkMiddleware] = [], routeCache: Bool = false
     ) -> Device {
         let config = OptoLinkConfig(

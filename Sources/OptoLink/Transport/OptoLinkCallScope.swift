@@ -1,7 +1,8 @@
 import Foundation
 
 /// How ``OptoLink/dispose()`` cancels a public call that runs in its caller's own task, with no
-/// task of its own (over an ``OptoLinkCallScopedTransport``).
+/// task of its own (over a transport that declares ``OptoLinkTransportCapabilities/registersCallScope``
+/// and ``OptoLinkTransportCapabilities/enforcesDeadline``).
 ///
 /// A public call normally runs in a task of its own, so `dispose()` can cancel it without
 /// cancelling the caller. Over a transport that registers its in-flight request here, and that
@@ -45,8 +46,8 @@ package struct OptoLinkCallScope: Sendable, Equatable {
     /// Sleeps `delay` on `clock`, ended early by `dispose()` or by cancelling the caller.
     ///
     /// - Throws: `CancellationError` when cut short.
-    package func sleep(for delay: Duration, on clock: any Clock<Duration>) async throws {
-        let sleeper = Task(executorPreference: owner.environment.taskExecutor) { try await clock.sleep(for: delay) }
+    package func sleep(for delay: OptoLinkDuration, on clock: any OptoLinkClock) async throws {
+        let sleeper = owner.taskStarter.throwingTask { try await clock.sleep(for: delay) }
         register { sleeper.cancel() }
         try await withTaskCancellationHandler {
             try await sleeper.value
@@ -55,10 +56,3 @@ package struct OptoLinkCallScope: Sendable, Equatable {
         }
     }
 }
-
-/// A transport whose `send` registers its in-flight request with the attempt's
-/// ``OptoLinkRequestContext/callScope`` (when there is one), so that `dispose()` ends the request
-/// at once with `URLError(.cancelled)`, as cancelling the calling task does. Public calls over such
-/// a transport that is also an ``OptoLinkSelfTimedTransport``, on `ContinuousClock`, run in their
-/// caller's task instead of a task of their own (``OptoLinkCallScope``).
-package protocol OptoLinkCallScopedTransport: OptoLinkTransport {}
