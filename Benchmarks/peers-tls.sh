@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The soak driver beside hey and wrk through nginx terminating TLS, and through the same nginx
-# over plain http, in one sitting (issue 33).
+# over plain http, in one sitting.
 #
 # Installs nginx, openssl, wrk and hey (Debian), builds optolink-soak in release, makes a
 # throwaway CA and a certificate for 127.0.0.1, starts one `optolink-soak serve` (limits off)

@@ -87,7 +87,8 @@ if [ "$scheme" = https ]; then
     tls="ssl_certificate $work/server.pem; ssl_certificate_key $work/server.key; ssl_protocols TLSv1.2 TLSv1.3;"
     run_tls=(--cacert "$work/ca.pem")
 fi
-if [ -n "$dual" ]; then host=localhost; fi
+# A host name, not an address, so TLS checks the certificate against a DNS name (SNI included).
+if [ -n "$dual" ] || [ "$scheme" = https ]; then host=localhost; fi
 mkdir -p "$work/nginx"
 cat >"$work/nginx.conf" <<EOF
 worker_processes 1;

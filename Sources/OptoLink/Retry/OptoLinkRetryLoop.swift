@@ -14,8 +14,8 @@ import Foundation
 ///
 /// With a Swift 6.2 compiler or later, the SDK's functions below its public calls (this loop, the
 /// API client, the telemetry client, `tracked`) are `nonisolated(nonsending)`: they run where the
-/// public call runs (which hops off its caller's actor, as a nonisolated `async` function does), without a task switch of their
-/// own on entry. Older compilers (Swift 6.0, 6.1) lack the modifier and build them as plain
+/// public call runs (which hops off its caller's actor, as a nonisolated `async` function does),
+/// without a task switch of their own on entry. Older compilers (Swift 6.0, 6.1) lack the modifier and build them as plain
 /// `nonisolated` functions: the same behaviour, with a task switch on entry (`#if compiler(>=6.2)`).
 struct OptoLinkRetryLoop: Sendable {
     typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
