@@ -97,7 +97,7 @@ pid $work/nginx.pid;
 error_log $work/nginx-error.log warn;
 events { worker_connections 4096; }
 http {
-    log_format soak '\$remote_addr \$request_method \$uri \$status';
+    log_format soak '\$remote_addr \$request_method \$uri \$status \$connection';
     access_log $work/access.log soak;
     client_body_temp_path $work/nginx/body;
     proxy_temp_path $work/nginx/proxy;
@@ -162,9 +162,9 @@ grep -E 'note: source addresses' "$summary"
 # nginx's access log against attempts.csv: the same requests per endpoint, and as many distinct
 # peers as the plan's source addresses (the pre-flight's /__admin/peer requests and the
 # reachability probe are not SDK attempts and are left out).
-python3 - "$work/access.log" "$work/report/attempts.csv" "$summary" <<'EOF'
+python3 - "$work/access.log" "$work/report/attempts.csv" "$summary" "$scheme" <<'EOF'
 import collections, csv, re, sys
-log, attempts, summary = sys.argv[1:4]
+log, attempts, summary, scheme = sys.argv[1:5]
 def endpoint(uri):
     fixed = {"/match": "match", "/sdk/session": "session", "/sdk/events": "events",
              "/sdk/identity": "identity", "/sdk/identity/clear": "identity_clear"}
@@ -175,14 +175,18 @@ def endpoint(uri):
     return None
 server = collections.Counter()
 peers = set()
+connections = set()
 for line in open(log):
-    addr, method, uri, status = line.split()
+    addr, method, uri, status, connection = line.split()
+    connections.add(connection)
     name = endpoint(uri)
     if name is None:
         continue
     server[name] += 1
     peers.add(addr)
-client = collections.Counter(row["endpoint"] for row in csv.DictReader(open(attempts)))
+rows = list(csv.DictReader(open(attempts)))
+client = collections.Counter(row["endpoint"] for row in rows)
+handshakes = [float(row["tls"]) for row in rows if row["tls"]]
 plan = int(re.search(r"source addresses: (\d+) of the", open(summary).read()).group(1))
 print("nginx access log per endpoint:", dict(sorted(server.items())))
 print("attempts.csv per endpoint:    ", dict(sorted(client.items())))
@@ -192,6 +196,15 @@ if server != client:
     problems.append("nginx's access log and attempts.csv disagree per endpoint")
 if len(peers) != plan:
     problems.append(f"nginx saw {len(peers)} distinct peers, the plan has {plan} source addresses")
+# Over TLS each attempt that opened a connection carries its handshake time; nginx counts every
+# connection (the pre-flight's too), so there are at least as many as timed handshakes.
+if scheme == "https":
+    print(f"attempts with a tls handshake time: {len(handshakes)}, nginx connections: {len(connections)}, "
+          f"median handshake {sorted(handshakes)[len(handshakes) // 2] * 1000 if handshakes else 0:.2f} ms")
+    if not handshakes or len(handshakes) > len(connections) or min(handshakes) <= 0:
+        problems.append("attempts.csv's tls column does not match the TLS connections nginx accepted")
+elif handshakes:
+    problems.append("attempts.csv has tls handshake times over plain http")
 for problem in problems:
     print("check_nginx: FAIL:", problem)
 sys.exit(1 if problems else 0)

@@ -228,7 +228,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
         connection.didConnect()
         connection.addressHealth?.connected()
         if let key = machine.key(of: connection.id), key.usesTLS {
-            handshake(connection, tls.start(connection, key: key, now: now))
+            handshake(connection, tls.start(connection, key: key))
             return
         }
         perform(machine.connected(connection.id, now: now))
@@ -311,7 +311,7 @@ final class ClientLoop<Poller: ReadinessPoller> {
             return
         }
         if connection.handshaking {
-            handshake(connection, tls.advance(connection, now: now))
+            handshake(connection, tls.advance(connection))
             return
         }
         if events.contains(.readable) || events.contains(.failed) { readAvailable(connection) }
@@ -382,6 +382,10 @@ final class ClientLoop<Poller: ReadinessPoller> {
 
     private func complete(_ connection: ClientConnection, with response: HTTPClientResponse, reusable: Bool) {
         if let id = connection.callId, let job = jobs.removeValue(forKey: id) {
+            var response = response
+            if connection.served == 0, connection.tls != nil {
+                response.tlsHandshakeNanoseconds = connection.handshakeNanoseconds
+            }
             job.call.finish(.success(response))
         }
         connection.callId = nil

@@ -1,3 +1,5 @@
+import CEpoll
+
 /// The TLS phase of one loop's connections, between "connected" and "ready": starts each
 /// `https` connection's ``TLSSession`` (resuming the host's last session), advances its
 /// handshake on the events it asks for, counts full and resumed handshakes, and keeps each
@@ -18,7 +20,9 @@ final class ClientLoopTLS {
     init(shared: ClientTLS) { self.shared = shared }
 
     /// Starts the handshake of a connection to `key`'s host whose TCP connect just completed.
-    func start(_ connection: ClientConnection, key: ClientPoolKey, now: UInt64) -> Step {
+    /// The handshake is timed with the clock read here and when it is done (it may finish
+    /// within this call, when the server's answer is already there), not the loop's turn time.
+    func start(_ connection: ClientConnection, key: ClientPoolKey) -> Step {
         let context: TLSContext
         switch shared.clientContext() {
         case .success(let made): context = made
@@ -35,17 +39,17 @@ final class ClientLoopTLS {
             return .failed(.tlsFailed(error))
         }
         connection.handshaking = true
-        connection.handshakeStart = now
-        return advance(connection, now: now)
+        connection.handshakeStart = cepoll_monotonic_ns()
+        return advance(connection)
     }
 
     /// Advances the handshake after an event it waited for.
-    func advance(_ connection: ClientConnection, now: UInt64) -> Step {
+    func advance(_ connection: ClientConnection) -> Step {
         guard let tls = connection.tls else { return .failed(.tlsFailed(TLSFailure(.configuration, "no TLS session"))) }
         switch tls.handshake() {
         case .done:
             connection.handshaking = false
-            connection.handshakeNanoseconds = now &- connection.handshakeStart
+            connection.handshakeNanoseconds = cepoll_monotonic_ns() &- connection.handshakeStart
             if tls.resumed {
                 shared.resumedHandshakes.add(1, ordering: .relaxed)
             } else {

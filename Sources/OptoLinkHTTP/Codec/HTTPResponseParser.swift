@@ -10,6 +10,10 @@ public struct HTTPClientResponse: Sendable, Equatable {
     public var body: [UInt8]
     /// Trailer fields of a chunked body, in order; empty otherwise.
     public var trailers: HTTPHeaders
+    /// Nanoseconds the TLS handshake of this response's connection took, when the connection was
+    /// opened for this request (its first response over `https`); `nil` over plain HTTP and on a
+    /// reused connection. The client sets it; the parser never does.
+    public var tlsHandshakeNanoseconds: UInt64?
 
     /// A response as the parser builds it.
     public init(

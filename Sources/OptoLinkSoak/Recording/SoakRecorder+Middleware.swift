@@ -28,6 +28,7 @@ extension SoakRecorder: OptoLinkMiddleware {
             record.end = timeline.now()
             record.status = response.status
             record.responseBytes = response.body.count
+            record.tls = TLSHandshakeField.seconds(in: response.headers)
             endAttempt(
                 label: label, record: record, bodies: AttemptBodies(request: request.body, response: response.body))
             return response

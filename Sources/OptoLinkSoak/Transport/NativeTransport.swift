@@ -114,6 +114,7 @@ package struct NativeTransport: OptoLinkTransport {
         for field in response.headers.fields where responseHeaders[field.name] == nil {
             responseHeaders[field.name] = field.value
         }
+        responseHeaders[TLSHandshakeField.name] = response.tlsHandshakeNanoseconds.map { String($0) }
         return OptoLinkHTTPResponse(status: response.status, headers: responseHeaders, body: Data(response.body))
     }
 

@@ -30,8 +30,12 @@ extension AttemptRecord {
     package static let csvHeader = [
         "device", "launch", "call_id", "endpoint", "attempt", "intended_start", "actual_start", "end",
         "latency", "latency_from_intended", "status", "error_kind", "retry_after_seconds", "request_bytes",
-        "response_bytes", "correlation_id", "client_ip",
+        "response_bytes", "correlation_id", "client_ip", "tls",
     ]
+
+    /// The columns every `attempts.csv` has; `tls` (the last) came later, so a file without it
+    /// still reads (``CSVRecordReader``), its records with no handshake time.
+    package static let csvRequiredColumns = 17
 
     /// This record as one `attempts.csv` row.
     package var csvFields: [String] {
@@ -40,7 +44,7 @@ extension AttemptRecord {
             exactSeconds(actualStart), exactSeconds(end), formatSeconds(end - actualStart),
             formatSeconds(end - intendedStart), status.map(String.init) ?? "", errorKind?.rawValue ?? "",
             retryAfterSeconds.map(String.init) ?? "", String(requestBytes), String(responseBytes), correlationId ?? "",
-            clientIP ?? "",
+            clientIP ?? "", tls.map(formatSeconds) ?? "",
         ]
     }
 
@@ -49,18 +53,20 @@ extension AttemptRecord {
 
     /// Parses one `attempts.csv` row, as text or as bytes (``CSVRow``); `nil` when malformed.
     package init?(csvRow f: some CSVFields) {
-        guard f.count == Self.csvHeader.count, let launch = f.int(1), let callId = f.uint64(2),
+        guard f.count == Self.csvHeader.count || f.count == Self.csvRequiredColumns,
+            let launch = f.int(1), let callId = f.uint64(2),
             let endpoint = OptoLinkEndpoint(rawValue: f.string(3)), let attempt = f.int(4),
             let intended = f.double(5), let start = f.double(6), let end = f.double(7),
             let requestBytes = f.int(13), let responseBytes = f.int(14), let status = f.optional(10, f.int),
             let errorKind = f.optional(11, { AttemptErrorKind(rawValue: f.string($0)) }),
-            let retryAfter = f.optional(12, f.int)
+            let retryAfter = f.optional(12, f.int),
+            let tls = f.count > Self.csvRequiredColumns ? f.optional(17, f.double) : .some(nil)
         else { return nil }
         self.init(
             device: f.string(0), launch: launch, callId: callId, endpoint: endpoint, attempt: attempt,
             intendedStart: intended, actualStart: start, end: end, status: status, errorKind: errorKind,
             retryAfterSeconds: retryAfter, requestBytes: requestBytes, responseBytes: responseBytes,
-            correlationId: f.nonEmptyString(15), clientIP: f.nonEmptyString(16)
+            correlationId: f.nonEmptyString(15), clientIP: f.nonEmptyString(16), tls: tls
         )
     }
 }
@@ -109,9 +115,12 @@ package enum ReportCSVReader {
     /// - Throws: ``ReportIOError`` when the file cannot be read, its header differs, or a row is
     ///   malformed (naming the file and the row number, 1 = the header). Nothing is skipped:
     ///   verdicts over a silently shortened file would judge a run that did not happen.
-    package static func read<T>(_ url: URL, header: [String], _ parse: @escaping (CSVRow) -> T?) throws -> [T] {
+    package static func read<T>(
+        _ url: URL, header: [String], requiredColumns: Int? = nil, _ parse: @escaping (CSVRow) -> T?
+    ) throws -> [T] {
         let bytes = try utf8Contents(of: url)
-        var reader = try CSVRecordReader(rows: CSVRowReader(bytes: bytes, of: url), header: header, parse: parse)
+        var reader = try CSVRecordReader(
+            rows: CSVRowReader(bytes: bytes, of: url), header: header, requiredColumns: requiredColumns, parse: parse)
         var records: [T] = []
         records.reserveCapacity(lineCount(bytes) - 1)
         while let record = try reader.next() { records.append(record) }
@@ -164,7 +173,9 @@ package enum ReportCSVReader {
 
     /// Reads `attempts.csv` (as ``read(_:header:_:)`` does).
     package static func attempts(_ url: URL) throws -> [AttemptRecord] {
-        try read(url, header: AttemptRecord.csvHeader, AttemptRecord.init(csvRow:))
+        try read(
+            url, header: AttemptRecord.csvHeader, requiredColumns: AttemptRecord.csvRequiredColumns,
+            AttemptRecord.init(csvRow:))
     }
 
     /// Reads `calls.csv` (as ``read(_:header:_:)`` does).

@@ -144,6 +144,8 @@ extension AttemptRecord {
         if let correlationId { CSV.appendField(correlationId, to: &out) }
         out.append(comma)
         if let clientIP { CSV.appendField(clientIP, to: &out) }
+        out.append(comma)
+        if let tls { CSV.appendSeconds(tls, to: &out) }
         out.append(UInt8(ascii: "\n"))
     }
 }

@@ -82,16 +82,28 @@ package struct CSVRecordReader<Record> {
 
     /// Opens `url` and checks its first row against `header`.
     /// - Throws: ``ReportIOError`` when the file cannot be read or its header differs.
-    package init(url: URL, header: [String], parse: @escaping (CSVRow) -> Record?) throws {
-        try self.init(rows: CSVRowReader(url: url), header: header, parse: parse)
+    package init(
+        url: URL, header: [String], requiredColumns: Int? = nil, parse: @escaping (CSVRow) -> Record?
+    ) throws {
+        try self.init(rows: CSVRowReader(url: url), header: header, requiredColumns: requiredColumns, parse: parse)
     }
 
     /// Reads the records of `rows` (a file's rows from the start), checking its first row against `header`.
+    /// With `requiredColumns`, a header of only the first `requiredColumns` or more of `header`'s
+    /// columns is taken too: a file written before the later columns existed.
     /// - Throws: ``ReportIOError`` when the file cannot be read or its header differs.
-    package init(rows: CSVRowReader, header: [String], parse: @escaping (CSVRow) -> Record?) throws {
+    package init(
+        rows: CSVRowReader, header: [String], requiredColumns: Int? = nil, parse: @escaping (CSVRow) -> Record?
+    ) throws {
         self.rows = rows
         self.parse = parse
-        guard try self.rows.advance(), self.rows.withRow(\.strings) == header else {
+        let minimum = requiredColumns ?? header.count
+        guard try self.rows.advance(),
+            self.rows.withRow({ row in
+                let names = row.strings
+                return names.count >= minimum && names.count <= header.count && names[...] == header.prefix(names.count)
+            })
+        else {
             self.rows.close()
             throw ReportIOError(path: rows.url.path, reason: "unexpected header (not written by this version?)")
         }
@@ -116,7 +128,9 @@ package struct CSVRecordReader<Record> {
 extension CSVRecordReader where Record == AttemptRecord {
     /// A reader of `attempts.csv`.
     package static func attempts(_ url: URL) throws -> Self {
-        try Self(url: url, header: AttemptRecord.csvHeader, parse: AttemptRecord.init(csvRow:))
+        try Self(
+            url: url, header: AttemptRecord.csvHeader, requiredColumns: AttemptRecord.csvRequiredColumns,
+            parse: AttemptRecord.init(csvRow:))
     }
 }
 

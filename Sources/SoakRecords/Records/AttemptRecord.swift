@@ -31,6 +31,10 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
     /// The client IP the server should attribute this attempt to (the device's simulated IP,
     /// sent as `X-Forwarded-For`), or `nil` when the socket peer is used.
     package var clientIP: String?
+    /// Seconds the TLS handshake took when this attempt opened an `https` connection (the
+    /// native transport times it apart from the request); `nil` over plain HTTP, on a reused
+    /// connection, and on URLSession, which does not say.
+    package var tls: Double?
     /// A success status whose body is not the contract's JSON (``AttemptClassification/isOffContract(endpoint:status:body:)``).
     /// Counted in the endpoint's `failed`; not a CSV column.
     package var offContract = false
@@ -39,7 +43,7 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
         device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempt: Int,
         intendedStart: Double, actualStart: Double, end: Double, status: Int?, errorKind: AttemptErrorKind?,
         retryAfterSeconds: Int?, requestBytes: Int, responseBytes: Int, correlationId: String?,
-        clientIP: String? = nil
+        clientIP: String? = nil, tls: Double? = nil
     ) {
         self.device = device
         self.launch = launch
@@ -56,6 +60,7 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
         self.responseBytes = responseBytes
         self.correlationId = correlationId
         self.clientIP = clientIP
+        self.tls = tls
     }
 }
 

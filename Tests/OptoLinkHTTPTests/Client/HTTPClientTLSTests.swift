@@ -47,6 +47,13 @@ struct HTTPClientTLSTests {
                     let response = try await client.execute(request, timeout: .seconds(5))
                     #expect(response.status == 200)
                     #expect(String(decoding: response.body, as: UTF8.self) == "\(request.method) /k/\(i)")
+                    // The handshake is timed on the response its connection was opened for, only.
+                    if i == 0 {
+                        let handshake = try #require(response.tlsHandshakeNanoseconds)
+                        #expect(handshake > 0 && handshake < 5_000_000_000)
+                    } else {
+                        #expect(response.tlsHandshakeNanoseconds == nil)
+                    }
                 }
                 #expect(server.connections.load(ordering: .relaxed) == 1)  // kept alive over TLS
                 #expect(client.tlsHandshakes == TLSHandshakeCounts(full: 1, resumed: 0))
