@@ -17,10 +17,12 @@
 /// Only the handful of functions the client and the tests' server need are bound; OpenSSL's
 /// macros (`SSL_CTX_set_min_proto_version`, `SSL_set_tlsext_host_name`, …) are the `*_ctrl`
 /// calls with the command numbers below, as `openssl/ssl.h` defines them.
+///
+/// `@unchecked Sendable` is sound: every stored property is a C function pointer, a `let` set
+/// once in `init`, and the library is never unloaded, so the pointers stay valid for the
+/// process's life and sharing a value shares no mutable state; what the functions touch
+/// (`SSL_CTX`, `SSL`) is owned as ``TLSContext`` and ``TLSSession`` say.
 struct LibSSL: @unchecked Sendable {
-    // Sendable: every stored property is a C function pointer set once in `init` and never
-    // changed; the library is never unloaded, so the pointers stay valid for the process's life.
-
     typealias Handle = OpaquePointer
 
     let tlsClientMethod: @convention(c) () -> Handle?

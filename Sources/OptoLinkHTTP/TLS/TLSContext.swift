@@ -1,8 +1,10 @@
 /// One OpenSSL `SSL_CTX`: protocol floor, trust store, verification mode and ALPN, set up once;
 /// every connection's ``TLSSession`` is made from it.
+///
+/// `@unchecked Sendable` is sound: `ctx` is configured completely in `init` and never changed
+/// after, and OpenSSL allows `SSL_new` on one fully set-up `SSL_CTX` from any number of threads
+/// at once; the other stored properties are `let`s of Sendable values.
 final class TLSContext: @unchecked Sendable {
-    // Sendable: `ctx` is configured completely in `init` and never changed after; OpenSSL allows
-    // `SSL_new` on one fully set-up `SSL_CTX` from any number of threads at once.
 
     let lib: LibSSL
     let ctx: OpaquePointer
