@@ -158,6 +158,9 @@ summary="$work/report/summary.txt"
 grep -E '^limits enforced by the server: YES' "$summary"
 grep -E '^clients waited as told: YES' "$summary"
 grep -E 'note: source addresses' "$summary"
+# The pre-flight asked the server (through nginx, over TLS too) which peer it saw from each address.
+grep -qE 'the server saw ([0-9]+) distinct of \1 planned' "$summary" \
+    || { echo "check_nginx: FAIL: the pre-flight did not see every planned source address"; exit 1; }
 
 # nginx's access log against attempts.csv: the same requests per endpoint, and as many distinct
 # peers as the plan's source addresses (the pre-flight's /__admin/peer requests and the

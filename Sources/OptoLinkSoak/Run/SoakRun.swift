@@ -172,7 +172,7 @@ public struct SoakRun: Sendable {
             do {
                 let check = try await SourceAddressCheck.run(
                     list: list, devices: devices, shard: options.shard ?? .whole, baseURL: backend.baseURL,
-                    transport: transportKind, forwardedFor: options.forwardedFor)
+                    transport: transportKind, forwardedFor: options.forwardedFor, tls: options.tls)
                 devices = check.plan.bind(devices)
                 sourceNotes = check.lines
                 for line in check.lines { log(line) }

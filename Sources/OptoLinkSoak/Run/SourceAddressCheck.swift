@@ -25,7 +25,7 @@ enum SourceAddressCheck {
     ///   backend that cannot be reached from an address.
     static func run(
         list: String, devices: [VirtualDevice], shard: SoakShard, baseURL: URL, transport: SoakTransportKind,
-        forwardedFor: Bool
+        forwardedFor: Bool, tls: TLSConfiguration = .init()
     ) async throws -> Outcome {
         guard transport == .native else {
             let why =
@@ -46,7 +46,7 @@ enum SourceAddressCheck {
         }
         let mine = Set(devices.indices.filter(shard.owns).compactMap { plan.addressByDevice[devices[$0].id] })
         let addresses = plan.used.filter(mine.contains)
-        let seen = try await serverView(of: addresses, baseURL: baseURL)
+        let seen = try await serverView(of: addresses, baseURL: baseURL, tls: tls)
         var lines = [summaryLine(plan: plan, pool: pool, shard: shard, shardAddresses: addresses.count)]
         lines.append(seenLine(seen, intended: addresses))
         lines.append(
@@ -57,21 +57,26 @@ enum SourceAddressCheck {
     }
 
     /// What `GET /__admin/peer` says from each address that answers it: address → its client IP.
-    private static func serverView(of addresses: [String], baseURL: URL) async throws -> [String: String] {
+    /// An `https://` backend is asked over TLS, verified as the run's own requests are (`tls`).
+    private static func serverView(
+        of addresses: [String], baseURL: URL, tls: TLSConfiguration
+    ) async throws -> [String: String] {
         guard let (host, port, base) = NativeTransport.split(baseURL.absoluteString) else {
             throw SoakProfileError(message: "--local-ips: \(baseURL.absoluteString) is not an http:// URL")
         }
         let client: HTTPClient
         do {
-            client = try HTTPClient(configuration: .init(maxConnectionsPerHost: 1, idleTimeout: .seconds(1)))
+            client = try HTTPClient(configuration: .init(maxConnectionsPerHost: 1, idleTimeout: .seconds(1), tls: tls))
         } catch {
             throw SoakProfileError(message: "--local-ips: the HTTP client for the check did not start: \(error)")
         }
         let prefix = base.hasSuffix("/") ? String(base.dropLast()) : base
+        let usesTLS = baseURL.scheme?.lowercased() == "https"
         var seen: [String: String] = [:]
         for address in addresses {
             let request = HTTPClientRequest(
-                method: "GET", host: host, port: port, target: prefix + "/__admin/peer", sourceAddress: address)
+                method: "GET", host: host, port: port, target: prefix + "/__admin/peer", sourceAddress: address,
+                usesTLS: usesTLS)
             let response: HTTPClientResponse
             do {
                 response = try await client.execute(request, timeout: .seconds(5))
