@@ -204,7 +204,7 @@ package struct JourneyRunner: Sendable {
         let start = recorder.timeline.now()
         var status: Int?
         var placed = false
-        if let (data, code) = await browse(url, headers: headers, bound: device.bindsSource) {
+        if let (data, code) = await browse(url, headers: headers, bound: device.bindsSource || browsesOverTransport) {
             status = code
             if status == 200, let payload = ClickPage.clipboardPayload(in: String(decoding: data, as: UTF8.self)) {
                 device.state.withLock { $0.clickedLinkId = linkIds["\(org)/\(link)"] ?? link }
@@ -219,8 +219,11 @@ package struct JourneyRunner: Sendable {
         return true
     }
 
-    /// A browser's `GET url`: through the URLSession, or, for a device bound to a source address,
-    /// through the run's (native) transport, which binds it. `nil` when no response arrived.
+    /// A browser's `GET url`: through the URLSession, or through the run's transport for a device
+    /// bound to a source address (the native transport binds it) and for an `https://` backend
+    /// (the transport's TLS settings, `--cacert` included, hold). `nil` when no response arrived.
+    private var browsesOverTransport: Bool { baseURL.scheme?.lowercased() == "https" }
+
     private func browse(_ url: URL, headers: [String: String], bound: Bool) async -> (Data, Int)? {
         let timeout = Swift.max(1, sdk.timeout.rounded(.up))
         if bound {

@@ -49,9 +49,9 @@ enum BackendProbe {
     /// Resolves every clicked short code to its link id with `GET /{org}/{code}/data`.
     /// Returns `org/code` → linkId.
     /// - Throws: ``SoakProfileError`` naming the step when the backend says the link does not exist (404/410).
-    static func resolveClickedLinks(_ profile: SoakProfile, baseURL: URL, session: URLSession) async throws
-        -> [String: String]
-    {
+    static func resolveClickedLinks(
+        _ profile: SoakProfile, baseURL: URL, get: (URLRequest) async -> (Data, Int)?
+    ) async throws -> [String: String] {
         var result: [String: String] = [:]
         for (j, journey) in profile.journeys.enumerated() {
             for (s, step) in journey.steps.enumerated() {
@@ -67,9 +67,7 @@ enum BackendProbe {
                 guard let url = components?.url else { continue }
                 var request = URLRequest(url: url)
                 request.setValue("198.18.0.1", forHTTPHeaderField: "X-Forwarded-For")
-                guard let (data, response) = try? await session.optoLinkData(for: request),
-                    let status = (response as? HTTPURLResponse)?.statusCode
-                else { continue }
+                guard let (data, status) = await get(request) else { continue }
                 if status == 404 || status == 410 {
                     throw SoakProfileError(
                         message:

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import OptoLinkHTTP
 
 /// The pre-flight reachability check of an `https://` backend on the native transport: one
@@ -34,6 +37,18 @@ enum NativeBackendProbe {
                 message: "unreachable backend \(baseURL.absoluteString): "
                     + BackendProbe.describe(NativeTransport.urlError(error), timeout: 5))
         }
+    }
+
+    /// A `GET` of `request`'s URL with its header fields through `client` (the run's TLS settings);
+    /// the body and status, or `nil` when no response arrived.
+    static func get(_ request: URLRequest, through client: HTTPClient) async -> (Data, Int)? {
+        guard let url = request.url?.absoluteString, let (host, port, target, usesTLS) = NativeTransport.splitURL(url)
+        else { return nil }
+        let fields = (request.allHTTPHeaderFields ?? [:]).map { (name: $0.key, value: $0.value) }
+        let native = HTTPClientRequest(
+            method: "GET", host: host, port: port, target: target, headers: HTTPHeaders(fields), usesTLS: usesTLS)
+        guard let response = try? await client.execute(native, timeout: .seconds(5)) else { return nil }
+        return (Data(response.body), response.status)
     }
 
     /// The flag or change that makes the handshake succeed.

@@ -158,11 +158,27 @@ public struct SoakRun: Sendable {
         let linkIds: [String: String]
         do {
             if transportKind == .native, backend.baseURL.scheme?.lowercased() == "https" {
+                // The clicked links resolve over the native client too, so --cacert and --insecure hold.
                 try await NativeBackendProbe.checkReachable(backend.baseURL, tls: options.tls)
+                let client = try HTTPClient(configuration: .init(maxConnectionsPerHost: 1, tls: options.tls))
+                do {
+                    linkIds = try await BackendProbe.resolveClickedLinks(profile, baseURL: backend.baseURL) {
+                        await NativeBackendProbe.get($0, through: client)
+                    }
+                    await client.shutdown()
+                } catch {
+                    await client.shutdown()
+                    throw error
+                }
             } else {
                 try await BackendProbe.checkReachable(backend.baseURL, session: session)
+                linkIds = try await BackendProbe.resolveClickedLinks(profile, baseURL: backend.baseURL) { request in
+                    guard let (data, response) = try? await session.optoLinkData(for: request),
+                        let status = (response as? HTTPURLResponse)?.statusCode
+                    else { return nil }
+                    return (data, status)
+                }
             }
-            linkIds = try await BackendProbe.resolveClickedLinks(profile, baseURL: backend.baseURL, session: session)
         } catch {
             return fail("\(error)")
         }
