@@ -183,8 +183,8 @@ package enum SoakCommandLine {
           --out DIR          where the merged report goes (required)
           --allow-partial    merge even when shards are missing; the report names them
           --force            write into an --out directory that already holds a report
-          --ledger FILE      server ledger exported from the real backend (JSON array), for
-                             the reconciliation verdict
+          --ledger FILE      server ledger exported from the real backend (a JSON array, or JSON
+                             lines: one entry per line), for the reconciliation verdict
           --junit FILE       also write thresholds and verdicts as JUnit XML to FILE
           --threshold EXPR   judge this threshold too (repeatable), e.g.
                              --threshold 'limits.match.too_lenient == 0'

@@ -15,7 +15,7 @@ package struct MergeOptions: Sendable, Equatable {
     package var allowPartial = false
     /// Write into an `outDirectory` that already holds a report.
     package var force = false
-    /// The server ledger exported from the real backend (JSON array), for reconciliation.
+    /// The server ledger exported from the real backend (a JSON array, or JSON lines), for reconciliation.
     package var ledgerPath: String?
     /// Also write the thresholds and verdicts as JUnit XML there.
     package var junitPath: String?
