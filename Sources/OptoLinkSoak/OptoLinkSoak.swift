@@ -46,45 +46,8 @@ public enum OptoLinkSoak {
         case .version:
             print("optolink-soak \(version)")
             return 0
-        case .run(let options):
-            let run = SoakRun(options: options)
-            let control = run.control
-            let requests = run.stopRequests
-            // SIGINT (Ctrl-C) and SIGTERM both stop new work, let in-flight calls finish within
-            // the grace period and write the report; the exit code says which one (130 / 143).
-            // A second signal ends the grace period at once (the report is still written).
-            let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
-                number, name, reason in
-                SignalTrap(signal: number) {
-                    let line = requests.record(name, stopping: control, for: reason)
-                    FileHandle.standardError.write(Data("\n\(line)\n".utf8))
-                }
-            }
-            defer { for trap in traps { trap.cancel() } }
-            if let shard = options.shard {
-                // `run --processes` waits for this line before it passes a stop on: from here on a
-                // SIGINT/SIGTERM stops the shard gracefully instead of killing it.
-                FileHandle.standardError.write(Data("shard \(shard): started (pid \(getpid()))\n".utf8))
-            }
-            if options.processes != nil {
-                // The shards run in child processes; a signal here is passed on to each of them.
-                let result = await ProcessesRun(options: options, control: control).execute()
-                if let directory = result.directory { print(directory.path) }
-                return result.exitCode
-            }
-            let result = await run.execute()
-            if let directory = result.directory { print(directory.path) }
-            return result.exitCode
-        case .serve(let options):
-            return await ServeCommand.run(options)
-        case .bench(let options):
-            return await SoakBench.run(options)
-        case .merge(let options):
-            let result = MergeCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
-            if let directory = result.directory { print(directory.path) }
-            return result.exitCode
-        case .compare(let options):
-            return CompareCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }.exitCode
+        case .subcommand(let subcommand):
+            return await subcommand.execute()
         }
     }
 }

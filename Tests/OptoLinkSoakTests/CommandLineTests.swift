@@ -12,7 +12,7 @@ struct CommandLineTests {
             "run", "Profiles/smoke.json", "--base-url", "http://127.0.0.1:9", "--api-key", "k", "--org-key", "o",
             "--devices", "10", "--duration=30", "--rate", "5.5", "--seed", "7", "--out", "/tmp/x", "--ledger", "l.json",
         ])
-        guard case .run(let o) = command else {
+        guard let o = command.subcommand(RunSubcommand.self)?.options else {
             Issue.record("not a run: \(command)")
             return
         }
@@ -48,13 +48,16 @@ struct CommandLineTests {
 
     @Test("--help on every subcommand and --version")
     func help() throws {
-        #expect(try SoakCommandLine.parse(["run", "--help"]) == .help(SoakCommandLine.runUsage))
-        #expect(try SoakCommandLine.parse(["serve", "-h"]) == .help(SoakCommandLine.serveUsage))
-        #expect(try SoakCommandLine.parse(["bench", "--help"]) == .help(SoakCommandLine.benchUsage))
-        #expect(try SoakCommandLine.parse(["merge", "--help"]) == .help(SoakCommandLine.mergeUsage))
+        #expect(try SoakCommandLine.parse(["run", "--help"]) == .help(RunSubcommand.usage))
+        #expect(try SoakCommandLine.parse(["serve", "-h"]) == .help(ServeSubcommand.usage))
+        #expect(try SoakCommandLine.parse(["bench", "--help"]) == .help(BenchSubcommand.usage))
+        #expect(try SoakCommandLine.parse(["merge", "--help"]) == .help(MergeSubcommand.usage))
         #expect(try SoakCommandLine.parse(["--help"]) == .help(SoakCommandLine.usage))
         #expect(try SoakCommandLine.parse(["--version"]) == .version)
-        guard case .serve(let s) = try SoakCommandLine.parse(["serve", "--port", "0", "--trust-forwarded-for"]) else {
+        guard
+            let s = try SoakCommandLine.parse(["serve", "--port", "0", "--trust-forwarded-for"]).subcommand(
+                ServeSubcommand.self)?.options
+        else {
             Issue.record("not serve")
             return
         }
@@ -70,7 +73,7 @@ struct CommandLineTests {
 
     @Test("run --help says what --duration bounds and how --devices meets iterations")
     func runHelpExplains() {
-        let help = SoakCommandLine.runUsage
+        let help = RunSubcommand.usage
         #expect(help.contains("no journey or step starts after it"))
         #expect(help.contains("load.grace"))
         #expect(help.contains("load.iterations is a total of journeys"))
@@ -83,10 +86,10 @@ struct CommandLineReportFlagTests {
     @Test("--threshold is repeatable and adds to the profile's; --no-thresholds drops the profile's")
     func thresholdFlags() throws {
         guard
-            case .run(let options) = try SoakCommandLine.parse([
+            let options = try SoakCommandLine.parse([
                 "run", "p.json", "--threshold", "match.call_latency.p95 < 300ms", "--threshold=backoff.early == 0",
                 "--junit", "j.xml", "--baseline", "Reports/old", "--metrics-listen", "[::1]:0",
-            ])
+            ]).subcommand(RunSubcommand.self)?.options
         else {
             Issue.record("not a run")
             return
@@ -172,11 +175,11 @@ struct CompareCommandLineTests {
     @Test("compare takes two directories and the default rule's settings")
     func parses() throws {
         guard
-            case .compare(let o) = try SoakCommandLine.parse([
+            let o = try SoakCommandLine.parse([
                 "compare", "a", "b", "--out", "o", "--force", "--junit", "j.xml", "--alpha", "0.05", "--min-shift",
                 "20%",
                 "--floor=2ms",
-            ])
+            ]).subcommand(CompareSubcommand.self)?.options
         else {
             Issue.record("not a compare")
             return

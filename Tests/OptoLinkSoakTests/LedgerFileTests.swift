@@ -20,12 +20,18 @@ import Testing
 
     @Test("--ledger-file parses on run (embedded only) and serve")
     func flags() throws {
-        guard case .run(let run) = try SoakCommandLine.parse(["run", "p.json", "--ledger-file", "/tmp/l.jsonl"]) else {
+        guard
+            let run = try SoakCommandLine.parse(["run", "p.json", "--ledger-file", "/tmp/l.jsonl"]).subcommand(
+                RunSubcommand.self)?.options
+        else {
             Issue.record("not a run")
             return
         }
         #expect(run.ledgerFilePath == "/tmp/l.jsonl")
-        guard case .serve(let serve) = try SoakCommandLine.parse(["serve", "--ledger-file", "/tmp/s.jsonl"]) else {
+        guard
+            let serve = try SoakCommandLine.parse(["serve", "--ledger-file", "/tmp/s.jsonl"]).subcommand(
+                ServeSubcommand.self)?.options
+        else {
             Issue.record("not serve")
             return
         }

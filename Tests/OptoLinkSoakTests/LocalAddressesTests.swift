@@ -209,8 +209,9 @@ struct LocalAddressesTests {
 
     @Test func theFlagsParse() throws {
         guard
-            case .run(let options) = try SoakCommandLine.parse(
-                ["run", "p.json", "--local-ips", "127.0.0.2-127.0.0.9,::1", "--forwarded-for"])
+            let options = try SoakCommandLine.parse(
+                ["run", "p.json", "--local-ips", "127.0.0.2-127.0.0.9,::1", "--forwarded-for"]).subcommand(
+                    RunSubcommand.self)?.options
         else { throw SoakUsageError(message: "not a run") }
         #expect(options.localIPs == "127.0.0.2-127.0.0.9,::1")
         #expect(options.forwardedFor)

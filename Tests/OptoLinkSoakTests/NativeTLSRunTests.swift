@@ -11,7 +11,7 @@ struct NativeTLSRunTests {
     @Test("--cacert and --insecure set the native transport's TLS and reach every shard process")
     func flags() throws {
         let args = ["run", "p.json", "--base-url", "https://127.0.0.1:9", "--cacert", "ca.pem", "--insecure"]
-        guard case .run(let options) = try SoakCommandLine.parse(args) else {
+        guard let options = try SoakCommandLine.parse(args).subcommand(RunSubcommand.self)?.options else {
             Issue.record("not a run")
             return
         }
@@ -19,7 +19,7 @@ struct NativeTLSRunTests {
         let shardArgs = ProcessesRun.shardArguments(
             options, shard: SoakShard(index: 0, count: 2), startAt: 1_800_000_000, runId: "abc",
             baseURL: URL(string: "https://127.0.0.1:9")!, out: URL(fileURLWithPath: "/r/shard-0"))
-        guard case .run(let shard) = try SoakCommandLine.parse(shardArgs) else {
+        guard let shard = try SoakCommandLine.parse(shardArgs).subcommand(RunSubcommand.self)?.options else {
             Issue.record("not a run: \(shardArgs)")
             return
         }
@@ -74,7 +74,6 @@ struct NativeTLSRunTests {
 
 extension SoakCommand {
     fileprivate var runOptions: SoakRunOptions? {
-        guard case .run(let options) = self else { return nil }
-        return options
+        subcommand(RunSubcommand.self)?.options
     }
 }

@@ -106,15 +106,19 @@ struct PartialRunReportTests {
 
     @Test("compare --allow-partial is parsed; compare --help and run --help say what a partial run gets")
     func commandLine() throws {
-        guard case .compare(let options) = try SoakCommandLine.parse(["compare", "--allow-partial", "a", "b"]) else {
+        guard
+            let options = try SoakCommandLine.parse(["compare", "--allow-partial", "a", "b"]).subcommand(
+                CompareSubcommand.self)?.options
+        else {
             Issue.record("not a compare command")
             return
         }
         #expect(options.allowPartial && options.baselinePath == "a" && options.currentPath == "b")
-        guard case .compare(let plain) = try SoakCommandLine.parse(["compare", "a", "b"]) else { return }
+        guard let plain = try SoakCommandLine.parse(["compare", "a", "b"]).subcommand(CompareSubcommand.self)?.options
+        else { return }
         #expect(!plain.allowPartial)
-        #expect(SoakCommandLine.compareUsage.contains("--allow-partial"))
-        #expect(SoakCommandLine.compareUsage.contains("a partial run without\n--allow-partial"))
+        #expect(CompareSubcommand.usage.contains("--allow-partial"))
+        #expect(CompareSubcommand.usage.contains("a partial run without\n--allow-partial"))
     }
 
     @Test("the result decides the exit code: a reason it cannot be judged, then a signal, then a failed threshold")

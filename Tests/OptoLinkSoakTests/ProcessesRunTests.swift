@@ -29,7 +29,7 @@ struct ProcessesRunTests {
         let args = ProcessesRun.shardArguments(
             options, shard: SoakShard(index: 2, count: 3), startAt: 1_800_000_000, runId: "abc",
             baseURL: URL(string: "http://127.0.0.1:4000")!, out: URL(fileURLWithPath: "/r/shard-2"))
-        guard case .run(let parsed) = try SoakCommandLine.parse(args) else {
+        guard let parsed = try SoakCommandLine.parse(args).subcommand(RunSubcommand.self)?.options else {
             Issue.record("not a run: \(args)")
             return
         }
@@ -46,14 +46,16 @@ struct ProcessesRunTests {
         let explicit = ProcessesRun.shardArguments(
             options, shard: SoakShard(index: 0, count: 3), startAt: 1_800_000_000, runId: "abc",
             baseURL: URL(string: "http://127.0.0.1:4000")!, out: URL(fileURLWithPath: "/r/shard-0"))
-        guard case .run(let withLoops) = try SoakCommandLine.parse(explicit) else { return }
+        guard let withLoops = try SoakCommandLine.parse(explicit).subcommand(RunSubcommand.self)?.options else {
+            return
+        }
         #expect(withLoops.clientLoops == 5)
         #expect(withLoops.connections == 43)
         options.connections = 2
         let few = ProcessesRun.shardArguments(
             options, shard: SoakShard(index: 2, count: 3), startAt: 1_800_000_000, runId: "abc",
             baseURL: URL(string: "http://127.0.0.1:4000")!, out: URL(fileURLWithPath: "/r/shard-2"))
-        guard case .run(let withFew) = try SoakCommandLine.parse(few) else { return }
+        guard let withFew = try SoakCommandLine.parse(few).subcommand(RunSubcommand.self)?.options else { return }
         #expect(withFew.connections == 1, "a shard keeps at least one connection")
     }
 

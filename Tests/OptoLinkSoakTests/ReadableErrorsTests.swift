@@ -99,7 +99,10 @@ struct ReadableErrorsTests {
     }
 
     @Test func forceIsARunFlag() throws {
-        guard case .run(let options) = try SoakCommandLine.parse(["run", "p.json", "--out", "r", "--force"]) else {
+        guard
+            let options = try SoakCommandLine.parse(["run", "p.json", "--out", "r", "--force"]).subcommand(
+                RunSubcommand.self)?.options
+        else {
             Issue.record("not a run")
             return
         }

@@ -204,7 +204,7 @@ struct ShardMergeTests {
         #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["merge", "a", "b"]) }
         #expect(throws: SoakUsageError.self) { try SoakCommandLine.parse(["merge", "--out", "m"]) }
         let merge = try SoakCommandLine.parse(["merge", "a", "b", "--out", "m", "--allow-partial"])
-        guard case .merge(let options) = merge else {
+        guard let options = merge.subcommand(MergeSubcommand.self)?.options else {
             Issue.record("not a merge: \(merge)")
             return
         }
@@ -223,7 +223,7 @@ struct ShardMergeTests {
             "run", "p.json", "--base-url", "http://127.0.0.1:1", "--shard", "2/3", "--start-at", "1800000000",
             "--run-id", "nightly-7",
         ])
-        guard case .run(let runOptions) = run else {
+        guard let runOptions = run.subcommand(RunSubcommand.self)?.options else {
             Issue.record("not a run: \(run)")
             return
         }

@@ -19,16 +19,20 @@ extension WholeRuns {
                 "run", "p.json", "--transport", "urlsession", "--pool", "per-device", "--connections", "16",
                 "--header", "X-Waf-Token: abc: def", "--header=X-Tenant:  t1 ",
             ])
-            guard case .run(let o) = command else {
+            guard let o = command.subcommand(RunSubcommand.self)?.options else {
                 Issue.record("not a run: \(command)")
                 return
             }
             #expect(o.transport == .urlsession && o.pool == .perPartition && o.connections == 16)
             #expect(o.headers == [.init(name: "X-Waf-Token", value: "abc: def"), .init(name: "X-Tenant", value: "t1")])
-            guard case .run(let defaults) = try SoakCommandLine.parse(["run", "p.json"]) else { return }
+            guard let defaults = try SoakCommandLine.parse(["run", "p.json"]).subcommand(RunSubcommand.self)?.options
+            else { return }
             #expect(defaults.transport == .native && defaults.pool == .shared && defaults.headers.isEmpty)
             #expect(defaults.clientLoops == nil)
-            guard case .run(let loops) = try SoakCommandLine.parse(["run", "p.json", "--client-loops", "3"]) else {
+            guard
+                let loops = try SoakCommandLine.parse(["run", "p.json", "--client-loops", "3"]).subcommand(
+                    RunSubcommand.self)?.options
+            else {
                 return
             }
             #expect(loops.clientLoops == 3)

@@ -32,7 +32,7 @@ enum SoakBench {
         }
     }
 
-    static func run(_ options: SoakCommand.BenchOptions) async -> Int32 {
+    static func run(_ options: BenchOptions) async -> Int32 {
         let outPath = options.outPath ?? defaultOutPath()
         if let problem = PathProblem.creatingDirectory(URL(fileURLWithPath: outPath).deletingLastPathComponent().path) {
             log("error: --out \(problem)")

@@ -4,7 +4,7 @@ import OptoLinkStaging
 
 /// `optolink-soak serve`: the staging emulator in the foreground until Ctrl-C.
 enum ServeCommand {
-    static func run(_ options: SoakCommand.ServeOptions) async -> Int32 {
+    static func run(_ options: ServeOptions) async -> Int32 {
         let configuration: StagingConfiguration
         do {
             configuration = try resolve(options)
@@ -75,7 +75,7 @@ enum ServeCommand {
     /// `127.0.0.1` and `8080`.
     ///
     /// - Throws: ``StagingConfigurationError`` `<file>: <field path>: <problem>`.
-    static func resolve(_ options: SoakCommand.ServeOptions) throws -> StagingConfiguration {
+    static func resolve(_ options: ServeOptions) throws -> StagingConfiguration {
         var configuration = StagingConfiguration(port: 8080)
         if let path = options.configPath {
             if let problem = PathProblem.readingFile(path, as: "configuration") {
