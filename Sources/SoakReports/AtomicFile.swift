@@ -24,10 +24,15 @@ package enum AtomicFile {
 
     /// Encodes `value` as pretty, key-sorted JSON and writes it atomically.
     package static func writeJSON<T: Encodable>(_ value: T, to url: URL) throws {
+        try write(json(value), to: url)
+    }
+
+    /// `value` as pretty, key-sorted JSON ending in a line feed: every JSON file of a report.
+    package static func json<T: Encodable>(_ value: T) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var data = try encoder.encode(value)
         data.append(0x0A)
-        try write(data, to: url)
+        return data
     }
 }

@@ -87,13 +87,8 @@ package struct ProcessesRun: Sendable {
                 "--processes \(processes): the profile has \(profile.devices.count) devices, fewer than the processes "
                     + "(each shard runs on its own devices)")
         }
-        let out = URL(fileURLWithPath: options.outDirectory ?? Self.defaultOut(profile), isDirectory: true)
-        if let problem = PathProblem.creatingDirectory(out.path) { return fail("--out \(problem)") }
-        if !options.force, let file = PathProblem.existingReport(in: out.path) {
-            return fail(
-                "--out \(out.path): already holds a report (\(file)); choose a new directory, or pass --force to "
-                    + "overwrite it")
-        }
+        let out = URL(fileURLWithPath: options.outDirectory ?? SoakRun.defaultOut(profile), isDirectory: true)
+        if let problem = PathProblem.reportDirectory(out.path, force: options.force) { return fail(problem) }
         var backend: (any SoakBackend)?
         let baseURL: URL
         if let url = options.baseURL {
@@ -162,9 +157,7 @@ package struct ProcessesRun: Sendable {
             extras.invalidReason =
                 problems.joined(separator: "; ") + ", so the merged report may cover only part of the plan"
         }
-        let result = MergeCommand.run(merge, extras: extras, log: log)
-        return SoakRunResult(
-            exitCode: result.exitCode, directory: result.directory, summary: result.summary, error: result.error)
+        return MergeCommand.run(merge, extras: extras, log: log)
     }
 
     /// How one shard process ended.
@@ -263,14 +256,6 @@ package struct ProcessesRun: Sendable {
             }
             timer.resume()
         }
-    }
-
-    private static func defaultOut(_ profile: SoakProfile) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        return "Reports/\(profile.name)-\(formatter.string(from: Date()))"
     }
 }
 

@@ -83,4 +83,15 @@ enum PathProblem {
             FileManager.default.fileExists(atPath: URL(fileURLWithPath: directory).appendingPathComponent($0).path)
         }
     }
+
+    /// The problem with writing a report into `path` (`--out`), or nil: a directory that cannot
+    /// be created, or one that already holds a report when `force` is not given.
+    static func reportDirectory(_ path: String, force: Bool) -> String? {
+        if let problem = creatingDirectory(path) { return "--out \(problem)" }
+        if !force, let file = existingReport(in: path) {
+            return "--out \(path): already holds a report (\(file)); choose a new directory, or pass --force to "
+                + "overwrite it"
+        }
+        return nil
+    }
 }

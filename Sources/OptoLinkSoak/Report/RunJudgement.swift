@@ -3,10 +3,9 @@ import SoakRecords
 import SoakVerdicts
 import SoakReports
 
-/// The one report assembly `run`, `run --processes` and `merge` share once a run's summary
-/// sections and verdicts are known: derive the flat metrics, judge the thresholds on them, add the
-/// rows and notes every report words the same way (the abortOnFail row, I/O problems, charts left
-/// out), settle the result, and write the report files and the JUnit file.
+/// The steps of ``ReportAssembly`` that judge a summary: derive the flat metrics, judge the
+/// thresholds on them, word the rows and notes every report shares (the abortOnFail row, I/O
+/// problems, charts left out), settle the result, and write the JUnit file.
 package enum RunJudgement {
     /// Fills `summary.metrics`, `summary.verdicts` and `summary.thresholds` (the profile's
     /// `thresholds` plus ``DroppedArrivalsThreshold`` when arrivals were dropped, then the
@@ -80,20 +79,5 @@ package enum RunJudgement {
             log("error: --junit \(path): cannot write (\(error.localizedDescription))")
             return "\(error)"
         }
-    }
-
-    /// Writes `summary.json`, `profile.json`, `summary.txt` and `report.html` into `directory`,
-    /// each atomically. `attempts` feeds the report's per-attempt charts (`nil`: left out).
-    /// - Throws: the file-system error of the first file that cannot be written.
-    package static func writeReport(
-        _ summary: SoakSummary, profile: SoakProfile, attempts: [AttemptRecord]?, to directory: URL
-    ) throws {
-        try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
-        try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
-        try AtomicFile.write(
-            Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
-        let html = HTMLReport.run(
-            summary, attempts: attempts, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds)
-        try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
     }
 }

@@ -1,0 +1,147 @@
+import Foundation
+import SoakRecords
+import SoakVerdicts
+
+/// The run's report: its ledger settled, its measured summary, what read back from its files,
+/// handed to the ``ReportAssembly`` that `merge` uses too.
+extension SoakRun {
+    func finishReport(
+        _ outcome: RunOutcome, profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder, directory: URL
+    ) async -> SoakRunResult {
+        // A signal stopped the run even when the grace deadline then cut its in-flight work
+        // (stopReason `deadline`): the exit code still says which signal.
+        let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
+        let (ledgerEntries, ledgerError) = await settleLedger(outcome.ledger, backend: backend, recorder: recorder)
+        var verdicts = recorder.finishVerdicts()
+        if ledgerEntries == nil {
+            verdicts = VerdictsReport(
+                results: verdicts.results + [
+                    ledgerError.map { ReconciliationVerdict.notAvailable(because: "--ledger: \($0)") }
+                        ?? ReconciliationVerdict.notAvailable
+                ],
+                ignoredAttempts: verdicts.ignoredAttempts)
+        }
+        let profileHash = ProfileFingerprint.of(profile)
+        var summary = MeasuredSummary.build(
+            run: metadata(outcome, profile: profile, backend: backend, recorder: recorder, signal: signal),
+            tally: recorder.tally(), outage: recorder.outage, loadModel: profile.load.model,
+            scheduled: outcome.scheduled, rss: outcome.rss, counters: await backend.counters(),
+            ledgerEntries: ledgerEntries)
+        summary.run.profileHash = profileHash
+        Self.placeRSS(outcome.rss, in: &summary.timeline, interval: recorder.interval)
+        summary.rssScope =
+            backend.kind == "embedded"
+            ? "one process: the driver and the embedded emulator; rss[].emulator counts what the emulator holds"
+            : "the driver only (the backend is remote)"
+        let readBack = Self.readBack(recorder: recorder, directory: directory)
+        let misconfigured = outcome.stopReason == .misconfigured
+        var assembly = ReportAssembly(profile: profile, verdicts: verdicts, log: log)
+        assembly.attempts = readBack.attempts
+        assembly.chartsLeftOut = readBack.attempts == nil && readBack.attemptsSize != nil
+        assembly.notes =
+            (misconfigured ? outcome.monitorMessage.map { [$0] } ?? [] : []) + outcome.sourceNotes
+            + (ledgerError.map { ["--ledger could not be read: \($0)"] } ?? [])
+        assembly.recordNotes = recorder.summaryNotes()
+        if outcome.stopReason == .thresholdAborted, let message = outcome.monitorMessage {
+            assembly.aborts = ["the run was aborted: \(message)"]
+        }
+        assembly.ioProblems = readBack.ioProblems
+        // Why the run cannot be judged, most fundamental first (I/O problems come after these).
+        if misconfigured {
+            assembly.invalidReason =
+                outcome.monitorMessage ?? "stopped early: every response was refused (401/403/404)"
+        } else if let ledgerError {
+            // The run asked to be reconciled with a ledger and could not be: a CI gate must not pass it.
+            assembly.invalidReason =
+                "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
+        }
+        assembly.signal = signal
+        assembly.shardManifest = options.shard.map {
+            shardManifest(
+                $0, outcome: outcome, profile: profile, profileHash: profileHash, backend: backend,
+                recorder: recorder, ioProblems: readBack.ioProblems)
+        }
+        assembly.junitPath = options.junitPath
+        assembly.baselineDirectory = options.baselineDirectory
+        return assembly.finish(summary, in: directory)
+    }
+
+    /// The ledger reaches the verdicts live (embedded emulator) or now, streamed from the
+    /// backend: how many entries it had, or why it could not be read.
+    private func settleLedger(
+        _ source: LedgerSource, backend: any SoakBackend, recorder: SoakRecorder
+    ) async -> (entries: Int?, error: String?) {
+        switch source {
+        case .live(let relay):
+            return (relay.count, nil)
+        case .atEnd:
+            do {
+                return (try await backend.readLedger { recorder.ledgerRecorded($0) }, nil)
+            } catch {
+                return (nil, "\(error)")
+            }
+        }
+    }
+
+    private func metadata(
+        _ outcome: RunOutcome, profile: SoakProfile, backend: any SoakBackend, recorder: SoakRecorder,
+        signal: StopReason?
+    ) -> SoakSummary.RunMetadata {
+        var run = SoakSummary.RunMetadata(
+            runId: outcome.runId, profile: profile.name, profilePath: options.profilePath,
+            soakVersion: OptoLinkSoak.version, startedAt: MeasuredSummary.timestamp(recorder.timeline.originEpoch),
+            startEpoch: recorder.timeline.originEpoch, durationSeconds: outcome.activeSeconds,
+            interrupted: signal != nil, stopReason: outcome.stopReason, backend: backend.kind,
+            baseURL: backend.baseURL.absoluteString, loadModel: profile.load.model.rawValue,
+            devices: profile.devices.count, seed: profile.seed, transport: outcome.transport.rawValue,
+            tls: outcome.transport == .native ? Self.tlsNote(options.tls, baseURL: backend.baseURL) : nil)
+        run.recording = recorder.recordingLag
+        if let shard = options.shard {
+            var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
+            sharding.startAt = options.startAt
+            sharding.lateSeconds = outcome.lateSeconds
+            run.shards = sharding
+        }
+        return run
+    }
+
+    /// What the report files read back: the attempts for the HTML report's charts (only while
+    /// `attempts.csv` is small enough: a long run's report keeps its memory flat and goes without
+    /// them; the verdicts ran live), its size, and every row that did not reach the disk or does
+    /// not read back whole (the report is only worth its verdicts without them).
+    private static func readBack(
+        recorder: SoakRecorder, directory: URL
+    ) -> (attempts: [AttemptRecord]?, attemptsSize: Int?, ioProblems: [String]) {
+        let attemptsURL = directory.appendingPathComponent("attempts.csv")
+        let callsURL = directory.appendingPathComponent("calls.csv")
+        var ioProblems: [String] = []
+        for writer in [recorder.attemptsCSV, recorder.callsCSV] {
+            if let failure = writer.failure { ioProblems.append("\(writer.url.path): \(failure)") }
+        }
+        var attempts: [AttemptRecord]? = nil
+        let attemptsSize = (try? FileManager.default.attributesOfItem(atPath: attemptsURL.path)[.size] as? Int) ?? nil
+        if let attemptsSize, attemptsSize <= chartAttemptsLimitBytes {
+            do { attempts = try ReportCSVReader.attempts(attemptsURL) } catch { ioProblems.append("\(error)") }
+        }
+        for url in [attemptsURL, callsURL] where !FileManager.default.fileExists(atPath: url.path) {
+            ioProblems.append("\(url.path): missing")
+        }
+        return (attempts, attemptsSize, ioProblems)
+    }
+
+    /// `shard.json`: what `merge` needs of this shard beside its CSVs.
+    private func shardManifest(
+        _ shard: SoakShard, outcome: RunOutcome, profile: SoakProfile, profileHash: String,
+        backend: any SoakBackend, recorder: SoakRecorder, ioProblems: [String]
+    ) -> ShardManifest {
+        ShardManifest(
+            runId: outcome.runId, shard: shard, planHash: profileHash, startEpoch: recorder.timeline.originEpoch,
+            startAt: options.startAt, lateSeconds: outcome.lateSeconds, activeSeconds: outcome.activeSeconds,
+            scheduled: outcome.scheduled, stopReason: outcome.stopReason,
+            interrupted: control.stopReason?.isSignal == true,
+            backend: backend.kind, baseURL: backend.baseURL.absoluteString, transport: outcome.transport.rawValue,
+            profile: profile, tally: recorder.tally(), attribution: recorder.attribution,
+            deviceIds: recorder.deviceIds, launchDeviceIds: recorder.launchDeviceIds, rss: outcome.rss,
+            ioProblems: ioProblems)
+    }
+}
