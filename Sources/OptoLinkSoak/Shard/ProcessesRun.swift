@@ -112,6 +112,15 @@ package struct ProcessesRun: Sendable {
                 + out.path)
         let outcomes = await runShards(
             processes, startAt: startAt, runId: runId, baseURL: baseURL, directory: shardsDirectory)
+        return await merge(outcomes, processes: processes, backend: backend, out: out, shards: shardsDirectory)
+    }
+
+    /// Merges what the shards wrote into `out`, with the embedded emulator's ledger and counters
+    /// (then stops it). A stop signal keeps its own exit code; otherwise a failed or missing shard
+    /// makes the merged run invalid.
+    private func merge(
+        _ outcomes: [ShardOutcome], processes: Int, backend: (any SoakBackend)?, out: URL, shards shardsDirectory: URL
+    ) async -> SoakRunResult {
         var ledger: [StagingLedgerEntry]? = nil
         var counters: JSONValue? = nil
         if let backend {
@@ -136,17 +145,18 @@ package struct ProcessesRun: Sendable {
             }
         }
         guard !present.isEmpty else {
-            var result = fail("no shard wrote a report; see the logs in \(shardsDirectory.path)")
+            let message = "no shard wrote a report; see the logs in \(shardsDirectory.path)"
+            log("error: \(message)")
+            var result = SoakRunResult(exitCode: 2, directory: nil, summary: nil, error: message)
             if let signal { result.exitCode = signal == .terminated ? 143 : 130 }
             return result
         }
-        var merge = MergeOptions(directories: present)
-        merge.outDirectory = out.path
-        merge.allowPartial = true
-        merge.force = true
-        merge.junitPath = options.junitPath
-        merge.ledgerPath = options.ledgerPath
-        // A stop signal keeps its own exit code; otherwise a failed or missing shard makes the run invalid.
+        var mergeOptions = MergeOptions(directories: present)
+        mergeOptions.outDirectory = out.path
+        mergeOptions.allowPartial = true
+        mergeOptions.force = true
+        mergeOptions.junitPath = options.junitPath
+        mergeOptions.ledgerPath = options.ledgerPath
         let failedShards = outcomes.filter { $0.status != 0 && $0.status != 1 }.map { "\($0.shard)" }
         if signal == nil && (!failedShards.isEmpty || present.count < processes) {
             let missing = processes - present.count
@@ -157,7 +167,7 @@ package struct ProcessesRun: Sendable {
             extras.invalidReason =
                 problems.joined(separator: "; ") + ", so the merged report may cover only part of the plan"
         }
-        return MergeCommand.run(merge, extras: extras, log: log)
+        return MergeCommand.run(mergeOptions, extras: extras, log: log)
     }
 
     /// How one shard process ended.
