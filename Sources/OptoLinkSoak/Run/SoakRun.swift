@@ -2,14 +2,7 @@ import Foundation
 import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
-import Synchronization
-import SoakRecords
 import SoakVerdicts
-import SoakReports
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// What a finished `run` produced.
 public struct SoakRunResult: Sendable {
