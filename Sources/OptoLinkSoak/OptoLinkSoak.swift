@@ -47,6 +47,9 @@ public enum OptoLinkSoak {
             print("optolink-soak \(version)")
             return 0
         case .run(let options):
+            if options.apiKeyOnCommandLine {
+                FileHandle.standardError.write(Data((SecretSources.commandLineKeyNote + "\n").utf8))
+            }
             let run = SoakRun(options: options)
             let control = run.control
             let requests = run.stopRequests

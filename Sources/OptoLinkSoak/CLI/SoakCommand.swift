@@ -20,6 +20,8 @@ package enum SoakCommand: Sendable, Equatable {
         package var trustForwardedFor = false
         /// `--ledger-file PATH`: stream the ledger there as JSON lines instead of holding it in memory.
         package var ledgerFilePath: String?
+        /// `--admin-token-file FILE`: the token `/__admin/*` requests must carry.
+        package var adminTokenFile: String?
         package init() {}
     }
 

@@ -38,7 +38,9 @@ package enum SoakCommandLine {
 
         OPTIONS:
           --base-url URL       drive a real staging backend instead of the embedded emulator
-          --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey)
+          --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey); visible in the
+                               process list, so prefer --api-key-file or OPTOLINK_API_KEY (SECRETS)
+          --api-key-file FILE  read the CLIENT API key from FILE (its one line)
           --org-key ORG        org key (overrides sdk.orgKey)
           --devices N          number of virtual devices (replaces devices.count). A profile's
                                load.iterations is a total of journeys, not per device: more
@@ -86,6 +88,11 @@ package enum SoakCommandLine {
                                127.0.0.0/8 is local). Replaces devices.localIPs; no
                                X-Forwarded-For is sent, and the embedded emulator keys on the peer
           --forwarded-for      with --local-ips: also send each device's address as X-Forwarded-For
+          --header-file FILE   --header lines from FILE: one 'Name: value' a line; blank lines and
+                               lines starting with # are skipped
+          --admin-token-file FILE
+                               the emulator's admin token, sent as Authorization: Bearer to its
+                               /__admin/* routes (else OPTOLINK_ADMIN_TOKEN)
           --no-progress        no progress line
           --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
                                --threshold 'match.call_latency.p95 < 300ms'
@@ -112,7 +119,7 @@ package enum SoakCommandLine {
                                for every shard; a shard that starts later says so and its
                                missed arrivals count as late starts
           --run-id ID          the run id (prefix of every correlation id); give every shard the same
-        """
+        """ + SecretSources.runHelp
 
     package static let serveUsage = """
         USAGE: optolink-soak serve [options]
@@ -127,6 +134,10 @@ package enum SoakCommandLine {
           --trust-forwarded-for  take the client IP from X-Forwarded-For
           --ledger-file PATH     stream the ledger to PATH as JSON lines (one entry per line)
                                  instead of keeping it in memory; GET /__admin/ledger pages it
+          --admin-token-file FILE
+                                 /__admin/* (but /__admin/health) then needs Authorization: Bearer
+                                 <token>, the token being FILE's one line (else OPTOLINK_ADMIN_TOKEN).
+                                 Required when --host is not a loopback address (127.0.0.0/8, ::1)
           -h, --help             this help
         """
 
@@ -281,6 +292,7 @@ package enum SoakCommandLine {
 
     private static func parseRun(_ args: [String]) throws -> SoakCommand {
         var options = SoakRunOptions(profilePath: "")
+        var files = RunSecretFiles()
         var profile: String? = nil
         let wantsHelp = try walk(
             args,
@@ -296,7 +308,12 @@ package enum SoakCommandLine {
                     url.host != nil
                 else { throw SoakUsageError(message: "--base-url: \"\(text)\" is not an http(s) URL") }
                 options.baseURL = url
-            case "--api-key": options.apiKey = try value()
+            case "--api-key":
+                options.apiKey = try value()
+                options.apiKeyOnCommandLine = true
+            case "--api-key-file": files.apiKey = try value()
+            case "--header-file": files.headers = try value()
+            case "--admin-token-file": files.adminToken = try value()
             case "--org-key": options.orgKey = try value()
             case "--devices": options.devices = try number(flag, value(), 1...1_000_000, "a device count (1…1000000)")
             case "--duration": options.duration = try number(flag, value(), 0.001...604_800.0, "seconds (0.001…604800)")
@@ -366,6 +383,7 @@ package enum SoakCommandLine {
         if wantsHelp { return .help(runUsage) }
         guard let profile else { throw SoakUsageError(message: "run: missing PROFILE (a profile JSON file)") }
         options.profilePath = profile
+        try SecretSources.resolve(&options, files: files, environment: ProcessInfo.processInfo.environment)
         if options.baseURL == nil && (options.apiKey != nil || options.orgKey != nil) {
             throw SoakUsageError(
                 message: "--api-key/--org-key: only with --base-url (the embedded emulator uses its fixtures)")
@@ -410,6 +428,7 @@ package enum SoakCommandLine {
             case "--config": options.configPath = try value()
             case "--trust-forwarded-for": options.trustForwardedFor = true
             case "--ledger-file": options.ledgerFilePath = try value()
+            case "--admin-token-file": options.adminTokenFile = try value()
             default: return false
             }
             return true

@@ -82,14 +82,15 @@ package enum RunJudgement {
         }
     }
 
-    /// Writes `summary.json`, `profile.json`, `summary.txt` and `report.html` into `directory`,
-    /// each atomically. `attempts` feeds the report's per-attempt charts (`nil`: left out).
+    /// Writes `summary.json`, `profile.json` (secrets redacted), `summary.txt` and `report.html`
+    /// into `directory`, each atomically. `attempts` feeds the report's per-attempt charts (`nil`: left out).
     /// - Throws: the file-system error of the first file that cannot be written.
     package static func writeReport(
         _ summary: SoakSummary, profile: SoakProfile, attempts: [AttemptRecord]?, to directory: URL
     ) throws {
         try AtomicFile.writeJSON(summary, to: directory.appendingPathComponent("summary.json"))
-        try AtomicFile.writeJSON(profile, to: directory.appendingPathComponent("profile.json"))
+        try AtomicFile.writeJSON(
+            profile.redactingSecrets(), to: directory.appendingPathComponent("profile.json"))
         try AtomicFile.write(
             Data(SummaryText.render(summary).utf8), to: directory.appendingPathComponent("summary.txt"))
         let html = HTMLReport.run(

@@ -188,7 +188,8 @@ public struct SoakRun: Sendable {
             do {
                 let check = try await SourceAddressCheck.run(
                     list: list, devices: devices, shard: options.shard ?? .whole, baseURL: backend.baseURL,
-                    transport: transportKind, forwardedFor: options.forwardedFor, tls: options.tls)
+                    transport: transportKind, forwardedFor: options.forwardedFor, tls: options.tls,
+                    adminToken: options.adminToken)
                 devices = check.plan.bind(devices)
                 sourceNotes = check.lines
                 for line in check.lines { log(line) }
@@ -491,7 +492,7 @@ public struct SoakRun: Sendable {
                     startEpoch: recorder.timeline.originEpoch, startAt: options.startAt, lateSeconds: lateSeconds,
                     activeSeconds: activeSeconds, scheduled: scheduled, stopReason: stopReason,
                     interrupted: interrupted, backend: backend.kind, baseURL: backend.baseURL.absoluteString,
-                    transport: transport.rawValue, profile: profile, tally: recorder.tally(),
+                    transport: transport.rawValue, profile: profile.redactingSecrets(), tally: recorder.tally(),
                     attribution: recorder.attribution, deviceIds: recorder.deviceIds,
                     launchDeviceIds: recorder.launchDeviceIds, rss: rss, ioProblems: ioProblems)
                 try AtomicFile.writeJSON(manifest, to: directory.appendingPathComponent(ShardManifest.fileName))
