@@ -75,10 +75,17 @@ struct SecretsTests {
         let bad = try file("bad", "X-Ok: 1\nno colon here\n")
         #expect(
             throws: SoakUsageError(
-                message: "--header-file \(bad), line 2: --header: \"no colon here\" is not 'Name: value'")
+                message: "--header-file \(bad), line 2: is not 'Name: value' (no colon)")
         ) { try SecretSources.headers(inFile: bad) }
         let owned = try file("owned", "Authorization: Bearer x\n")
         #expect(throws: SoakUsageError.self) { try SecretSources.headers(inFile: owned) }
+        let bare = try file("bare", "PROXYSECRET-7781-zeta\n")
+        do {
+            _ = try SecretSources.headers(inFile: bare)
+            Issue.record("a bare token was read as a header")
+        } catch {
+            #expect(!"\(error)".contains("PROXYSECRET"), "the error does not echo the line")
+        }
     }
 
     @Test("run: --api-key-file and --header-file are read; --api-key is marked as visible in the process list")
@@ -140,6 +147,15 @@ struct SecretsTests {
         #expect(fromFlag.apiKey == "opl_sdk_live_FROMFLAG0000001" && fromFlag.orgKey == "flagorg")
         #expect(fromFlag.adminToken == "file-token")
 
+        var embeddedWithFile = SoakRunOptions(profilePath: "p.json")
+        var keyOnly = RunSecretFiles()
+        keyOnly.apiKey = try file("key-embedded", "opl_sdk_live_FROMFILE0000001")
+        #expect(
+            throws: SoakUsageError(
+                message: "--api-key-file: only with --base-url (the embedded emulator uses its fixtures)")
+        ) {
+            try SecretSources.resolve(&embeddedWithFile, files: keyOnly, environment: [:])
+        }
         var fromFile = remote
         files.apiKey = try file("key", "opl_sdk_live_FROMFILE0000001")
         try SecretSources.resolve(&fromFile, files: files, environment: environment)

@@ -18,6 +18,7 @@ package enum SecretSources {
     /// The `SECRETS` section of `run --help`.
     package static let runHelp = """
 
+
         SECRETS (keep them out of the process list; see README.md, "Secrets"):
           API key              --api-key-file FILE, else \(apiKeyVariable) (with --base-url only);
                                --api-key KEY works too but shows in ps, and says so. Giving both
@@ -26,10 +27,10 @@ package enum SecretSources {
           headers              --header and --header-file lines, plus \(headersVariable) (the same
                                format); a name given twice is an error
           admin token          --admin-token-file FILE, else \(adminTokenVariable)
-          Precedence: the flag, then its file, then the environment. Reports, logs and
-          --processes shard arguments carry keys and header values only redacted, as
-          opl_sdk_live_…0042 (prefix and last 4 characters); profile.json says so
-          (sdk.apiKeyRedacted)
+          Precedence: the flag, then its file, then the environment. --processes hands all
+          three to its shards in their environment, not their arguments. Reports and logs
+          carry keys and header values only redacted, as opl_sdk_live_…0042 (prefix and
+          last 4 characters); profile.json says so (sdk.apiKeyRedacted)
         """
 
     /// What `run --api-key KEY` prints once on stderr.
@@ -69,6 +70,10 @@ package enum SecretSources {
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
+            // The line itself is never echoed: a malformed one may be a bare token.
+            guard line.contains(":") else {
+                throw SoakUsageError(message: "\(source), line \(index + 1): is not 'Name: value' (no colon)")
+            }
             let header: SoakExtraHeader
             do {
                 header = try SoakExtraHeader.parse(line)
@@ -89,6 +94,10 @@ package enum SecretSources {
         _ options: inout SoakRunOptions, files: RunSecretFiles, environment: [String: String]
     ) throws {
         if let path = files.apiKey {
+            guard options.baseURL != nil else {
+                throw SoakUsageError(
+                    message: "--api-key-file: only with --base-url (the embedded emulator uses its fixtures)")
+            }
             guard !options.apiKeyOnCommandLine else {
                 throw SoakUsageError(
                     message: "--api-key and --api-key-file: choose one (the file keeps the key out of ps)")
