@@ -166,6 +166,18 @@ struct SecretsTests {
         #expect(embedded.apiKey == nil && embedded.orgKey == nil, "the embedded emulator keeps its fixtures' key")
     }
 
+    @Test("a --base-url with credentials in it is refused before they reach a report")
+    func credentialsInTheBaseURL() {
+        #expect(throws: SoakUsageError.self) {
+            try SoakCommandLine.parse(["run", "p.json", "--base-url", "https://soak:PW-SECRET-99@staging.example"])
+        }
+        do {
+            _ = try SoakCommandLine.parse(["run", "p.json", "--base-url", "https://soak:PW-SECRET-99@staging.example"])
+        } catch {
+            #expect(!"\(error)".contains("PW-SECRET-99"))
+        }
+    }
+
     @Test("--processes hands the key and the headers to its shards in the environment, never in their arguments")
     func shardsGetSecretsInTheEnvironment() {
         var options = SoakRunOptions(profilePath: "p.json")

@@ -89,10 +89,15 @@ package enum SecretSources {
     /// precedence above. The environment's key and org key apply only with `--base-url`.
     ///
     /// - Throws: ``SoakUsageError`` for an unreadable or malformed file, both `--api-key` and
-    ///   `--api-key-file`, or a header given twice.
+    ///   `--api-key-file`, a header given twice, or a `--base-url` with `user:password@` in it.
     package static func resolve(
         _ options: inout SoakRunOptions, files: RunSecretFiles, environment: [String: String]
     ) throws {
+        if let url = options.baseURL, url.user != nil || url.password != nil {
+            throw SoakUsageError(
+                message: "--base-url: holds credentials (user:password@), which would show in ps and in the "
+                    + "report; drop them and send them as a header from --header-file (e.g. Proxy-Authorization)")
+        }
         if let path = files.apiKey {
             guard options.baseURL != nil else {
                 throw SoakUsageError(
