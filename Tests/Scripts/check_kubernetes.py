@@ -85,9 +85,16 @@ def main():
     args = container["args"]
     if "--shard" not in args or args[args.index("--shard") + 1] != "$(JOB_COMPLETION_INDEX)/$(SHARDS)":
         fail(f"the shard Job does not pass --shard $(JOB_COMPLETION_INDEX)/$(SHARDS): {args}")
-    for flag in ["--start-at", "--base-url", "--run-id", "--api-key", "--out"]:
+    for flag in ["--start-at", "--base-url", "--run-id", "--out"]:
         if flag not in args:
             fail(f"the shard Job does not pass {flag}")
+    # The key comes from the environment (or a mounted file), never from args: arguments show in `ps`.
+    for (kind, name), doc in docs.items():
+        spec = doc.get("spec", {}).get("template", {}).get("spec", {})
+        for c in spec.get("containers", []) + spec.get("initContainers", []):
+            text = " ".join(c.get("args", []) + c.get("command", []))
+            if "--api-key " in text + " " or "$(OPTOLINK_API_KEY)" in text or "${OPTOLINK_API_KEY}" in text:
+                fail(f"{kind} {name}: the API key is in a container's args ({c['name']})")
     secret_refs = [e for e in container.get("env", []) if e.get("valueFrom", {}).get("secretKeyRef")]
     if not secret_refs or secret_refs[0]["valueFrom"]["secretKeyRef"]["name"] != "optolink-soak-api-key":
         fail("the API key does not come from the optolink-soak-api-key Secret")
@@ -174,7 +181,9 @@ def run_jobs(binary, shards=2):
             pod_env = dict(env, JOB_COMPLETION_INDEX=str(index))
             args = [expand(arg, pod_env).replace("/reports", reports) for arg in shard_args]
             log = open(os.path.join(reports, f"pod-{index}.log"), "w")
-            pods.append(subprocess.Popen([binary, *args], stdout=log, stderr=subprocess.STDOUT))
+            # The pod's env (the ConfigMap and the Secret's OPTOLINK_API_KEY), as the container gets it.
+            pods.append(subprocess.Popen([binary, *args], stdout=log, stderr=subprocess.STDOUT,
+                                         env=dict(os.environ, **pod_env)))
         merge_spec = docs[("Job", "optolink-soak-merge")]["spec"]["template"]["spec"]
         sh_env = dict(os.environ, **env)
         wait_script = merge_spec["initContainers"][0]["args"][0].replace("/reports", reports)

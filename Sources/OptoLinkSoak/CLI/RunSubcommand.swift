@@ -20,7 +20,9 @@ package struct RunSubcommand: SoakSubcommand {
 
         OPTIONS:
           --base-url URL       drive a real staging backend instead of the embedded emulator
-          --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey)
+          --api-key KEY        CLIENT API key (overrides the profile's sdk.apiKey); visible in the
+                               process list, so prefer --api-key-file or OPTOLINK_API_KEY (SECRETS)
+          --api-key-file FILE  read the CLIENT API key from FILE (its one line)
           --org-key ORG        org key (overrides sdk.orgKey)
           --devices N          number of virtual devices (replaces devices.count). A profile's
                                load.iterations is a total of journeys, not per device: more
@@ -68,6 +70,11 @@ package struct RunSubcommand: SoakSubcommand {
                                127.0.0.0/8 is local). Replaces devices.localIPs; no
                                X-Forwarded-For is sent, and the embedded emulator keys on the peer
           --forwarded-for      with --local-ips: also send each device's address as X-Forwarded-For
+          --header-file FILE   --header lines from FILE: one 'Name: value' a line; blank lines and
+                               lines starting with # are skipped
+          --admin-token-file FILE
+                               the emulator's admin token, sent as Authorization: Bearer to its
+                               /__admin/* routes (else OPTOLINK_ADMIN_TOKEN)
           --no-progress        no progress line
           --threshold EXPR     add a threshold to the profile's (repeatable), e.g.
                                --threshold 'match.call_latency.p95 < 300ms'
@@ -94,12 +101,13 @@ package struct RunSubcommand: SoakSubcommand {
                                for every shard; a shard that starts later says so and its
                                missed arrivals count as late starts
           --run-id ID          the run id (prefix of every correlation id); give every shard the same
-        """
+        """ + SecretSources.runHelp
 
     package init(options: SoakRunOptions) { self.options = options }
 
     package init(arguments: [String]) throws {
         var options = SoakRunOptions(profilePath: "")
+        var files = RunSecretFiles()
         var profile: String? = nil
         try FlagParser.walk(
             arguments,
@@ -108,10 +116,17 @@ package struct RunSubcommand: SoakSubcommand {
                 profile = arg
             }
         ) { flag, value in
-            try Self.set(flag, value, on: &options)
+            switch flag {
+            case "--api-key-file": files.apiKey = try value()
+            case "--header-file": files.headers = try value()
+            case "--admin-token-file": files.adminToken = try value()
+            default: return try Self.set(flag, value, on: &options)
+            }
+            return true
         }
         guard let profile else { throw SoakUsageError(message: "run: missing PROFILE (a profile JSON file)") }
         options.profilePath = profile
+        try SecretSources.resolve(&options, files: files, environment: ProcessInfo.processInfo.environment)
         try Self.check(options)
         self.options = options
     }
@@ -122,7 +137,9 @@ package struct RunSubcommand: SoakSubcommand {
     ) throws -> Bool {
         switch flag {
         case "--base-url": options.baseURL = try baseURL(value())
-        case "--api-key": options.apiKey = try value()
+        case "--api-key":
+            options.apiKey = try value()
+            options.apiKeyOnCommandLine = true
         case "--org-key": options.orgKey = try value()
         case "--devices":
             options.devices = try FlagParser.number(flag, value(), 1...1_000_000, "a device count (1…1000000)")
@@ -235,6 +252,9 @@ package struct RunSubcommand: SoakSubcommand {
     /// finish within the grace period and writes the report; the exit code says which (130 / 143).
     /// A second signal ends the grace period at once (the report is still written).
     package func execute() async -> Int32 {
+        if options.apiKeyOnCommandLine {
+            FileHandle.standardError.write(Data((SecretSources.commandLineKeyNote + "\n").utf8))
+        }
         let run = SoakRun(options: options)
         let control = run.control
         let requests = run.stopRequests

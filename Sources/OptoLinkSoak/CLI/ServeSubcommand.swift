@@ -9,6 +9,8 @@ package struct ServeOptions: Sendable, Equatable {
     package var trustForwardedFor = false
     /// `--ledger-file PATH`: stream the ledger there as JSON lines instead of holding it in memory.
     package var ledgerFilePath: String?
+    /// `--admin-token-file FILE`: the token `/__admin/*` requests must carry.
+    package var adminTokenFile: String?
     package init() {}
 }
 
@@ -32,6 +34,10 @@ package struct ServeSubcommand: SoakSubcommand {
           --trust-forwarded-for  take the client IP from X-Forwarded-For
           --ledger-file PATH     stream the ledger to PATH as JSON lines (one entry per line)
                                  instead of keeping it in memory; GET /__admin/ledger pages it
+          --admin-token-file FILE
+                                 /__admin/* (but /__admin/health) then needs Authorization: Bearer
+                                 <token>, the token being FILE's one line (else OPTOLINK_ADMIN_TOKEN).
+                                 Required when --host is not a loopback address (127.0.0.0/8, ::1)
           -h, --help             this help
         """
 
@@ -44,6 +50,7 @@ package struct ServeSubcommand: SoakSubcommand {
             case "--config": options.configPath = try value()
             case "--trust-forwarded-for": options.trustForwardedFor = true
             case "--ledger-file": options.ledgerFilePath = try value()
+            case "--admin-token-file": options.adminTokenFile = try value()
             default: return false
             }
             return true

@@ -306,9 +306,12 @@ package struct SDKSettings: Sendable, Equatable, Codable {
     package var customScheme: String
     /// The verified Universal Link host; `null` = the backend's own host.
     package var universalLinkHost: String?
+    /// `true` in a report's `profile.json`: `apiKey` there is redacted (``SecretRedaction``), so
+    /// the profile cannot be run again as it is; absent in a profile a person writes.
+    package var apiKeyRedacted: Bool?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case apiKey, orgKey, timeout, maxRetries, customScheme, universalLinkHost
+        case apiKey, orgKey, timeout, maxRetries, customScheme, universalLinkHost, apiKeyRedacted
     }
 
     package init(
@@ -344,5 +347,6 @@ package struct SDKSettings: Sendable, Equatable, Codable {
             !$0.isEmpty && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
         }
         universalLinkHost = try c.decodeFieldIfPresent(String.self, forKey: .universalLinkHost)
+        apiKeyRedacted = try c.decodeFieldIfPresent(Bool.self, forKey: .apiKeyRedacted)
     }
 }

@@ -60,7 +60,7 @@ struct ReportAssembly {
         let invalidReason = invalidReason ?? RunJudgement.incompleteReason(ioProblems, shards: fromShards)
         let result = RunJudgement.settle(&summary, invalidReason: invalidReason, signal: signal)
         let contents = ReportContents(
-            summary: summary, profile: profile, earlySlackSeconds: profile.expect.backoffEarlySlackSeconds,
+            summary: summary, profile: profile.redactingSecrets(), earlySlackSeconds: profile.expect.backoffEarlySlackSeconds,
             attempts: attempts, shardManifest: shardManifest)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

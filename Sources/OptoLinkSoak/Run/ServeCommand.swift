@@ -12,7 +12,17 @@ enum ServeCommand {
             FileHandle.standardError.write(Data("error: serve: \(error.localizedDescription)\n".utf8))
             return 2
         }
-        let server = StagingServer(configuration: configuration)
+        // Refused before anything binds: an open admin door is never reachable, even briefly.
+        let adminToken: String?
+        do {
+            adminToken = try AdminDoor.token(
+                host: configuration.host, file: options.adminTokenFile, environment: ProcessInfo.processInfo.environment
+            )
+        } catch {
+            FileHandle.standardError.write(Data("error: serve: \(error)\n".utf8))
+            return 2
+        }
+        let server = StagingServer(configuration: configuration, adminToken: adminToken)
         if let path = options.ledgerFilePath {
             do {
                 try server.backend.streamLedger(to: URL(fileURLWithPath: path))

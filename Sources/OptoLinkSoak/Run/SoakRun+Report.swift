@@ -140,7 +140,7 @@ extension SoakRun {
             scheduled: outcome.scheduled, stopReason: outcome.stopReason,
             interrupted: control.stopReason?.isSignal == true,
             backend: backend.kind, baseURL: backend.baseURL.absoluteString, transport: outcome.transport.rawValue,
-            profile: profile, tally: recorder.tally(), attribution: recorder.attribution,
+            profile: profile.redactingSecrets(), tally: recorder.tally(), attribution: recorder.attribution,
             deviceIds: recorder.deviceIds, launchDeviceIds: recorder.launchDeviceIds, rss: outcome.rss,
             ioProblems: ioProblems)
     }

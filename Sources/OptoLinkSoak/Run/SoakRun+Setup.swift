@@ -65,7 +65,8 @@ extension SoakRun {
         guard let list = profile.devices.localIPs else { return (devices, []) }
         let check = try await SourceAddressCheck.run(
             list: list, devices: devices, shard: options.shard ?? .whole, baseURL: backend.baseURL,
-            transport: transport, forwardedFor: options.forwardedFor, tls: options.tls)
+            transport: transport, forwardedFor: options.forwardedFor, tls: options.tls,
+            adminToken: options.adminToken)
         for line in check.lines { log(line) }
         return (check.plan.bind(devices), check.lines)
     }

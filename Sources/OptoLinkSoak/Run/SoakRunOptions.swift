@@ -12,6 +12,11 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var apiKey: String?
     /// Overrides the profile's `sdk.orgKey` (`--org-key`).
     public var orgKey: String?
+    /// The key came as `--api-key KEY`, visible in the process list (`run` says so once).
+    package var apiKeyOnCommandLine = false
+    /// The emulator's admin token, sent as `Authorization: Bearer` to `/__admin/*` (`--admin-token-file`,
+    /// `OPTOLINK_ADMIN_TOKEN`).
+    package var adminToken: String?
     /// Overrides the number of virtual devices (`--devices`).
     public var devices: Int?
     /// Seconds.
@@ -77,7 +82,15 @@ public struct SoakRunOptions: Sendable, Equatable {
         var p = profile
         if let devices { p.devices.count = devices }
         if let seed { p.seed = seed }
-        if let apiKey { p.sdk.apiKey = apiKey }
+        if let apiKey {
+            p.sdk.apiKey = apiKey
+            p.sdk.apiKeyRedacted = nil
+        } else if p.sdk.apiKeyRedacted == true {
+            throw SoakProfileError(
+                message: "sdk.apiKey is redacted (sdk.apiKeyRedacted: this profile.json comes from a report); give "
+                    + "the key with --api-key-file FILE or \(SecretSources.apiKeyVariable) and --base-url, or write "
+                    + "it back into sdk.apiKey and drop sdk.apiKeyRedacted")
+        }
         if let orgKey { p.sdk.orgKey = orgKey }
         if let duration { p.load.duration = duration }
         if let localIPs {

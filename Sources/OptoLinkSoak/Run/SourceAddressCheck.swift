@@ -25,7 +25,7 @@ enum SourceAddressCheck {
     ///   backend that cannot be reached from an address.
     static func run(
         list: String, devices: [VirtualDevice], shard: SoakShard, baseURL: URL, transport: SoakTransportKind,
-        forwardedFor: Bool, tls: TLSConfiguration = .init()
+        forwardedFor: Bool, tls: TLSConfiguration = .init(), adminToken: String? = nil
     ) async throws -> Outcome {
         guard transport == .native else {
             let why =
@@ -46,7 +46,7 @@ enum SourceAddressCheck {
         }
         let mine = Set(devices.indices.filter(shard.owns).compactMap { plan.addressByDevice[devices[$0].id] })
         let addresses = plan.used.filter(mine.contains)
-        let seen = try await serverView(of: addresses, baseURL: baseURL, tls: tls)
+        let seen = try await serverView(of: addresses, baseURL: baseURL, tls: tls, adminToken: adminToken)
         var lines = [summaryLine(plan: plan, pool: pool, shard: shard, shardAddresses: addresses.count)]
         lines.append(seenLine(seen, intended: addresses))
         lines.append(
@@ -57,9 +57,10 @@ enum SourceAddressCheck {
     }
 
     /// What `GET /__admin/peer` says from each address that answers it: address → its client IP.
-    /// An `https://` backend is asked over TLS, verified as the run's own requests are (`tls`).
+    /// An `https://` backend is asked over TLS, verified as the run's own requests are (`tls`);
+    /// with `adminToken`, as `Authorization: Bearer` (a `serve --admin-token-file` emulator wants it).
     private static func serverView(
-        of addresses: [String], baseURL: URL, tls: TLSConfiguration
+        of addresses: [String], baseURL: URL, tls: TLSConfiguration, adminToken: String?
     ) async throws -> [String: String] {
         guard let (host, port, base) = NativeTransport.split(baseURL.absoluteString) else {
             throw SoakProfileError(message: "--local-ips: \(baseURL.absoluteString) is not an http:// URL")
@@ -75,7 +76,9 @@ enum SourceAddressCheck {
         var seen: [String: String] = [:]
         for address in addresses {
             let request = HTTPClientRequest(
-                method: "GET", host: host, port: port, target: prefix + "/__admin/peer", sourceAddress: address,
+                method: "GET", host: host, port: port, target: prefix + "/__admin/peer",
+                headers: adminToken.map { token -> HTTPHeaders in ["Authorization": "Bearer \(token)"] } ?? [:],
+                sourceAddress: address,
                 usesTLS: usesTLS)
             let response: HTTPClientResponse
             do {

@@ -44,10 +44,8 @@ package struct ProcessesRun: Sendable {
             "run", options.profilePath, "--shard", shard.description, "--start-at", "\(startAt)", "--run-id", runId,
             "--base-url", baseURL.absoluteString, "--out", out.path, "--no-progress", "--force",
         ]
-        if options.baseURL != nil {
-            if let apiKey = options.apiKey { args += ["--api-key", apiKey] }
-            if let orgKey = options.orgKey { args += ["--org-key", orgKey] }
-        }
+        // The API key and the headers go through the environment (``shardEnvironment(_:inherited:)``).
+        if options.baseURL != nil, let orgKey = options.orgKey { args += ["--org-key", orgKey] }
         if let devices = options.devices { args += ["--devices", String(devices)] }
         if let duration = options.duration { args += ["--duration", "\(duration)"] }
         if let rate = options.rate { args += ["--rate", "\(rate)"] }
@@ -61,7 +59,6 @@ package struct ProcessesRun: Sendable {
         let loops =
             options.clientLoops ?? Swift.max(1, SoakClientLoops.default() / Swift.max(1, options.processes ?? 1))
         args += ["--client-loops", String(loops)]
-        for header in options.headers { args += ["--header", "\(header.name): \(header.value)"] }
         if let localIPs = options.localIPs { args += ["--local-ips", localIPs] }
         if options.forwardedFor { args.append("--forwarded-for") }
         if let file = options.tls.additionalTrustFile { args += ["--cacert", file] }
@@ -193,9 +190,11 @@ package struct ProcessesRun: Sendable {
                     options, shard: shard, startAt: startAt, runId: runId, baseURL: baseURL, out: shardDirectory)
                 let executable = self.executable
                 let log = self.log
+                let environment = Self.shardEnvironment(options, inherited: ProcessInfo.processInfo.environment)
                 group.addTask {
                     let status = await Self.runProcess(
-                        executable, arguments: arguments, log: logURL, control: control, report: log)
+                        executable, arguments: arguments, environment: environment, log: logURL, control: control,
+                        report: log)
                     return ShardOutcome(shard: shard, status: status, directory: shardDirectory, log: logURL)
                 }
             }
@@ -208,7 +207,8 @@ package struct ProcessesRun: Sendable {
     /// Runs one child process with its output in `log`; passes the run's stop on to it as the
     /// same signal; returns its exit status (2 when it could not start).
     private static func runProcess(
-        _ executable: URL, arguments: [String], log: URL, control: RunControl, report: @Sendable (String) -> Void
+        _ executable: URL, arguments: [String], environment: [String: String], log: URL, control: RunControl,
+        report: @Sendable (String) -> Void
     ) async -> Int32 {
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         guard let output = try? FileHandle(forWritingTo: log) else {
@@ -219,6 +219,7 @@ package struct ProcessesRun: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = environment
         process.standardOutput = output
         process.standardError = output
         let exited = ExitStatus()

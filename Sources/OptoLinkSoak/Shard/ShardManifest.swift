@@ -33,7 +33,7 @@ package struct ShardManifest: Sendable, Codable {
     package var backend: String
     package var baseURL: String
     package var transport: String?
-    /// The effective profile (flags applied); its fingerprint is `planHash`.
+    /// The effective profile (flags applied, secrets redacted); its fingerprint is `planHash`.
     package var profile: SoakProfile
     package var tally: RecorderTally
     package var attribution: [AttributionRecord]

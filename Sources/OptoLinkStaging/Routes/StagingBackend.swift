@@ -24,10 +24,14 @@ public final class StagingBackend: Sendable {
     let faults: FaultInjector
     let endpointCounters = EndpointCounters()
     let tokens: TokenGenerator
+    /// The token `/__admin/*` requests must carry (`Authorization: Bearer <token>`); `nil` = open.
+    let adminToken: String?
 
-    /// Builds a backend over `configuration`, reading time from `clock`.
-    public init(configuration: StagingConfiguration, clock: StagingClock = .system) {
+    /// Builds a backend over `configuration`, reading time from `clock`; with `adminToken`,
+    /// admin requests without it get `401` (see ``adminRefusal(_:_:)``).
+    public init(configuration: StagingConfiguration, clock: StagingClock = .system, adminToken: String? = nil) {
         self.configuration = configuration
+        self.adminToken = adminToken
         self.clock = clock
         let now = clock.now()
         fixtures = FixtureIndex(
@@ -60,7 +64,7 @@ public final class StagingBackend: Sendable {
 
     private func answer(_ route: Route, _ context: RequestContext) -> HTTPHandlerResult {
         switch route {
-        case .admin(let admin): .respond(handleAdmin(admin, context))
+        case .admin(let admin): .respond(adminRefusal(admin, context) ?? handleAdmin(admin, context))
         case .unknown: .respond(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
         default: withFaults(context) { dispatch(route, $0) }
         }

@@ -15,14 +15,17 @@ public final class StagingServer: Sendable {
 
     /// An emulator over `configuration`, reading time from `clock`.
     ///
-    /// - Parameter http: overrides the HTTP server settings (loops, timeouts, limits); its
-    ///   `host` and `port` are replaced by the configuration's.
+    /// - Parameters:
+    ///   - http: overrides the HTTP server settings (loops, timeouts, limits); its `host` and
+    ///     `port` are replaced by the configuration's.
+    ///   - adminToken: the token `/__admin/*` requests must carry as `Authorization: Bearer
+    ///     <token>` (401 without it); `nil` leaves the admin routes open.
     public init(
         configuration: StagingConfiguration = .init(), clock: StagingClock = .system,
-        http httpConfiguration: HTTPServer.Configuration = .init()
+        http httpConfiguration: HTTPServer.Configuration = .init(), adminToken: String? = nil
     ) {
         self.configuration = configuration
-        let backend = StagingBackend(configuration: configuration, clock: clock)
+        let backend = StagingBackend(configuration: configuration, clock: clock, adminToken: adminToken)
         self.backend = backend
         var httpConfiguration = httpConfiguration
         httpConfiguration.host = configuration.host
@@ -134,6 +137,8 @@ public final class StagingServer: Sendable {
         }
         lines.append(
             "admin: GET /__admin/ledger, GET /__admin/counters, PUT /__admin/faults, PUT /__admin/limits, POST /__admin/reset"
+                + (backend.adminToken == nil
+                    ? " (open: no admin token)" : " (need Authorization: Bearer <admin token>)")
         )
         lines.append(
             "try: curl -s -X POST \(baseURL.absoluteString)/match -H 'Content-Type: application/json' -d "
