@@ -273,8 +273,9 @@ public struct SoakRun: Sendable {
             transport = URLSessionTransport(session: session)
         }
         var runner = JourneyRunner(
-            recorder: recorder, transport: wrapTransport(transport), session: session, clock: clock, control: control,
-            baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds, retryPolicy: retryPolicy)
+            recorder: recorder, timeline: timeline, transport: wrapTransport(transport), session: session,
+            clock: clock, control: control, baseURL: backend.baseURL, sdk: profile.sdk, runId: runId,
+            linkIds: linkIds, retryPolicy: retryPolicy)
         runner.extraHeaders = options.headers
         runner.forwardsSourceAddress = options.forwardedFor
         if let nativeClient { runner.executors = SoakClientLoops.executors(of: nativeClient, for: devices) }
@@ -284,7 +285,7 @@ public struct SoakRun: Sendable {
         if let address = options.metricsListen {
             do {
                 metricsEndpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
-                    var live = recorder.liveMetrics()
+                    var live = recorder.liveMetrics(elapsed: timeline.now())
                     live.profile = profileName
                     live.runId = runId
                     live.journeysInFlight = driver.inFlight.current
