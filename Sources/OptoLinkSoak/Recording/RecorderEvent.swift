@@ -1,7 +1,6 @@
 import Foundation
 import OptoLink
 import SoakRecords
-import SoakVerdicts
 
 /// One thing a recording thread tells the recorder; the recorder applies these in the order they
 /// were recorded (``SoakRecorder/submit(_:)``), turning them into the records it publishes.

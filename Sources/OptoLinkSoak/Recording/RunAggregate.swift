@@ -2,7 +2,6 @@ import Foundation
 import OptoLink
 import SoakRecords
 import SoakSupport
-import SoakVerdicts
 
 /// The run's bounded aggregates (counts, HDR histograms, the per-interval timeline): a consumer of
 /// the recorder's records whose ``tally()`` is the mergeable form `summary.json` is built from.

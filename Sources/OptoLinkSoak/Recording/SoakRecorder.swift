@@ -3,7 +3,6 @@ import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
-import SoakSupport
 import SoakRecords
 import SoakVerdicts
 
