@@ -60,9 +60,10 @@ final class VirtualDriverRun: Sendable {
         let profile = try SoakProfile.decode(Data(json.utf8))
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("driver-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        recorder = try SoakRecorder(directory: directory, timeline: RunTimeline(clock: clock), control: control)
+        let timeline = RunTimeline(clock: clock)
+        recorder = try SoakRecorder(directory: directory, timeline: timeline, control: control)
         let runner = JourneyRunner(
-            recorder: recorder, transport: VirtualBackend(clock: clock, reply: reply),
+            recorder: recorder, timeline: timeline, transport: VirtualBackend(clock: clock, reply: reply),
             session: URLSession(configuration: .ephemeral), clock: clock, control: control,
             baseURL: URL(string: "http://127.0.0.1:9")!, sdk: profile.sdk, runId: "vt", linkIds: [:])
         driver = SoakDriver(
@@ -389,7 +390,7 @@ struct JourneyTimeTests {
         #expect(reason == .iterations)
         let journeys = run.summary
         #expect(journeys.started == 280 && journeys.unfinished == 0)
-        let histogram = try #require(run.recorder.state.withLock { $0.journeyDurations["j"] })
+        let histogram = try #require(run.recorder.state.withLock { $0.consumers.aggregate.journeyDurations["j"] })
         #expect(histogram.count == 280)
         let slow = Double(histogram.count(atLeast: 1.0))
         let share = slow / Double(histogram.count)

@@ -179,9 +179,9 @@ import Testing
                 end: 10, status: status, errorKind: nil, retryAfterSeconds: retryAfter, requestBytes: 0,
                 responseBytes: 0, correlationId: nil, clientIP: nil)
         }
-        #expect(SoakRecorder.quietCloseDeadline(after: record(status: 200, retryAfter: nil), margin: 10) == 25)
-        #expect(SoakRecorder.quietCloseDeadline(after: record(status: 429, retryAfter: 40), margin: 10) == 60)
-        #expect(SoakRecorder.quietCloseDeadline(after: record(status: 429, retryAfter: 1), margin: 3) == 18)
+        #expect(CallTracker.quietCloseDeadline(after: record(status: 200, retryAfter: nil), margin: 10) == 25)
+        #expect(CallTracker.quietCloseDeadline(after: record(status: 429, retryAfter: 40), margin: 10) == 60)
+        #expect(CallTracker.quietCloseDeadline(after: record(status: 429, retryAfter: 1), margin: 3) == 18)
     }
 }
 
@@ -199,7 +199,7 @@ extension QuietCallTests {
             actualStart: longestCall - timeout, end: longestCall, status: 429, errorKind: nil,
             retryAfterSeconds: Int(window), requestBytes: 0, responseBytes: 0, correlationId: nil, clientIP: nil)
         // The sweep runs at most a second late.
-        let written = SoakRecorder.quietCloseDeadline(after: last, margin: 10) + 1
+        let written = CallTracker.quietCloseDeadline(after: last, margin: 10) + 1
         #expect(written <= horizon, "row written at \(written) s, horizon \(horizon) s")
     }
 }

@@ -84,7 +84,7 @@ struct RecorderTests {
             for await _ in gate {}
             return OptoLinkHTTPResponse(status: 200)
         }
-        while recorder.progressCounters().requests == 0 && recorder.callState.withLock({ $0.openCalls.isEmpty }) {
+        while recorder.progressCounters().requests == 0 && recorder.state.withLock({ $0.calls.openCalls.isEmpty }) {
             await Task.yield()
         }
         recorder.closeCalls(label: "d000003#1", callIds: nil, outcome: nil)

@@ -48,8 +48,11 @@ import Testing
             }
             recorder.closeCalls(label: label, callIds: nil, outcome: nil)
         }
-        let held = recorder.callState.withLock { s in
-            (s.openCalls.count, s.launchDeviceIds.count, s.openPerLabel.count + s.endedLaunches.count, s.calls)
+        let held = recorder.state.withLock { s in
+            (
+                s.calls.openCalls.count, s.calls.launchDeviceIds.count,
+                s.calls.openPerLabel.count + s.calls.endedLaunches.count, s.consumers.aggregate.calls
+            )
         }
         recorder.finish()
         _ = recorder.finishVerdicts()

@@ -294,7 +294,7 @@ enum SoakBench {
         let transport: any OptoLinkTransport =
             client.map { NativeTransport(client: $0) } ?? URLSessionTransport(session: session)
         let runner = JourneyRunner(
-            recorder: recorder, transport: transport, session: session,
+            recorder: recorder, timeline: timeline, transport: transport, session: session,
             clock: ContinuousClock(), control: RunControl(), baseURL: server.baseURL, sdk: SDKSettings(),
             runId: "bench",
             linkIds: [:])

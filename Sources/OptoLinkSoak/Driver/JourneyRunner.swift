@@ -21,6 +21,9 @@ import SoakSupport
 /// is cancelled, and its journey counts as unfinished.
 package struct JourneyRunner: Sendable {
     package let recorder: SoakRecorder
+    /// The run's time axis (the run owns it): every step's due time, deadline check and
+    /// click or open latency is read from it.
+    package let timeline: RunTimeline
     /// The one transport every SDK instance shares.
     package let transport: any OptoLinkTransport
     /// The one URLSession (browser clicks use it directly).
@@ -62,11 +65,13 @@ package struct JourneyRunner: Sendable {
     }
 
     package init(
-        recorder: SoakRecorder, transport: any OptoLinkTransport, session: URLSession, clock: any Clock<Duration>,
-        control: RunControl, baseURL: URL, sdk: SDKSettings, runId: String, linkIds: [String: String],
+        recorder: SoakRecorder, timeline: RunTimeline, transport: any OptoLinkTransport, session: URLSession,
+        clock: any Clock<Duration>, control: RunControl, baseURL: URL, sdk: SDKSettings, runId: String,
+        linkIds: [String: String],
         retryPolicy: any OptoLinkRetryPolicy = OptoLinkContractRetryPolicy()
     ) {
         self.recorder = recorder
+        self.timeline = timeline
         self.transport = transport
         self.session = session
         self.clock = clock
@@ -86,14 +91,14 @@ package struct JourneyRunner: Sendable {
     {
         var due = intendedStart
         for step in journey.steps {
-            if Task.isCancelled || !control.stepAllowed(at: recorder.timeline.now()) { return false }
+            if Task.isCancelled || !control.stepAllowed(at: timeline.now()) { return false }
             if case .wait(let seconds, let jitter) = step {
                 due += seconds + (jitter > 0 ? rng.unit() * jitter : 0)
                 guard await sleep(until: due) else { return false }
                 continue
             }
             guard await perform(step, on: device, due: due) else { return false }
-            due = recorder.timeline.now()
+            due = timeline.now()
         }
         return !Task.isCancelled
     }
@@ -118,7 +123,7 @@ package struct JourneyRunner: Sendable {
     func sleep(until target: Double, pacer: PacingExecutor? = nil) async -> Bool {
         while true {
             if Task.isCancelled { return false }
-            let now = recorder.timeline.now()
+            let now = timeline.now()
             if !control.stepAllowed(at: now) { return false }
             if target <= now { return true }
             // Wake at the target or the window's end, and at least every 0.25 s to see a stop.
@@ -150,7 +155,7 @@ package struct JourneyRunner: Sendable {
         case .event(let name, let properties, let count):
             for index in 0..<count {
                 // Each repetition is a step of its own: none starts once the window has closed.
-                if index > 0, !control.stepAllowed(at: recorder.timeline.now()) { return false }
+                if index > 0, !control.stepAllowed(at: timeline.now()) { return false }
                 let sequence = device.nextSequence()
                 // Sized for the correlation id too, and the id built in one buffer: one allocation each.
                 var props = [String: String](minimumCapacity: properties.count + 1)
@@ -187,7 +192,7 @@ package struct JourneyRunner: Sendable {
     // MARK: Steps
 
     func click(link: String, org: String, device: VirtualDevice) async -> Bool {
-        guard control.attemptAllowed(at: recorder.timeline.now()) else { return false }
+        guard control.attemptAllowed(at: timeline.now()) else { return false }
         let url = baseURL.appendingPathComponent(org).appendingPathComponent(link)
         var headers = [
             "User-Agent": device.userAgent, "Accept-Language": "\(device.info.language),en;q=0.8",
@@ -201,7 +206,7 @@ package struct JourneyRunner: Sendable {
             headers["X-Forwarded-For"] = device.clientIP
         }
         for header in extraHeaders { headers[header.name] = header.value }
-        let start = recorder.timeline.now()
+        let start = timeline.now()
         var status: Int?
         var placed = false
         if let (data, code) = await browse(url, headers: headers, bound: device.bindsSource || browsesOverTransport) {
@@ -215,7 +220,7 @@ package struct JourneyRunner: Sendable {
             }
         }
         if Task.isCancelled { return false }
-        recorder.clickRecorded(status: status, latency: recorder.timeline.now() - start, clipboardPlaced: placed)
+        recorder.clickRecorded(status: status, latency: timeline.now() - start, clipboardPlaced: placed)
         return true
     }
 
@@ -259,7 +264,7 @@ package struct JourneyRunner: Sendable {
             apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
             routeCache: device.routeCache)
         let attempts = DeviceAttemptMiddleware(
-            cutoff: RunCutoff(control: control, timeline: recorder.timeline),
+            cutoff: RunCutoff(control: control, timeline: timeline),
             forwardedFor: device.bindsSource && !forwardsSourceAddress
                 ? nil : ForwardedForMiddleware(clientIP: device.clientIP),
             sourceAddress: device.bindsSource ? device.clientIP : nil,
@@ -314,7 +319,7 @@ package struct JourneyRunner: Sendable {
         let stream = instance.links
         let label = device.state.withLock { "\(device.id)#\($0.launch)" }
         let context = StepContext(label: label, intendedStart: due)
-        let start = recorder.timeline.now()
+        let start = timeline.now()
         StepContext.$current.withValue(context) { instance.handle(url: url) }
         // The wait for the link ends at the cutoff at the latest; an open cut there is not a time-out.
         let remaining = control.cutoff - start
@@ -323,7 +328,7 @@ package struct JourneyRunner: Sendable {
         let cut = emitted == nil && (remaining < timeout || Task.isCancelled)
         recorder.openRecorded(
             OpenRecord(
-                start: start, latency: recorder.timeline.now() - start, outcome: OpenOutcome(emitted, cut: cut),
+                start: start, latency: timeline.now() - start, outcome: OpenOutcome(emitted, cut: cut),
                 universal: style == .universal, routeCache: device.routeCache))
         if cut { return false }
         if let emitted { device.state.withLock { $0.lastLink = emitted } }

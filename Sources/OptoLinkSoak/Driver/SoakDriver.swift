@@ -69,7 +69,7 @@ package final class SoakDriver: Sendable {
         // arrivals with its stages and lets started journeys run until the cutoff.
         let window = load.duration ?? .infinity
         let end = load.duration ?? (load.model == .open ? load.effectiveDuration : .infinity)
-        let timeline = runner.recorder.timeline
+        let timeline = runner.timeline
         control.arm(timeline: timeline, window: window, end: end, grace: load.grace)
         let limit = load.iterations ?? Int.max
         let budget = AtomicCounter()
@@ -137,7 +137,7 @@ package final class SoakDriver: Sendable {
     private func finishBackgroundWork() async {
         let instances = devices.compactMap { device in device.state.withLock { $0.instance } }
         guard !instances.isEmpty else { return }
-        let timeline = runner.recorder.timeline
+        let timeline = runner.timeline
         let clock = runner.clock
         let control = self.control
         await withTaskGroup(of: Bool.self) { group in
@@ -187,7 +187,7 @@ package final class SoakDriver: Sendable {
         var schedule = ArrivalSchedule(startRate: load.startRate, stages: load.stages, duration: end)
         var rng = SeededRandom(seed: profile.seed ^ 0x0E7E)
         let weights = profile.journeys.map(\.weight)
-        let timeline = runner.recorder.timeline
+        let timeline = runner.timeline
         var k = 0
         let busy = BusyDevices(count: devices.count, shard: shard)
         var reason: StopReason = load.duration != nil ? .duration : .completed
@@ -212,17 +212,7 @@ package final class SoakDriver: Sendable {
             }
             scheduled.add()
             pending = intended
-            // Take the results of journeys already over: a task group keeps a finished child (its
-            // task and every stack slab it grew) until its result is taken, so without this up to
-            // `maxInFlight` finished journeys pile up, memory that grows with the run's length.
-            let notTaken = finished.current - (added - tracker.running)
-            finishedNotTakenPeak.withLock { $0 = Swift.max($0, notTaken) }
-            while !tracker.cut, finished.current > added - tracker.running, let result = await group.next() {
-                tracker.handle(result, driver: self, group: &group)
-            }
-            while tracker.running >= load.maxInFlight, !tracker.cut, let result = await group.next() {
-                tracker.handle(result, driver: self, group: &group)
-            }
+            await makeRoom(&group, tracker: &tracker, added: added, finished: finished)
             if tracker.cut { break }
             // A journey planned in the schedule starts even when late (counted, with its lag),
             // unless the step window has closed.
@@ -266,12 +256,30 @@ package final class SoakDriver: Sendable {
         return reason
     }
 
+    /// Takes the results of journeys already over, then waits until fewer than `maxInFlight` run
+    /// (or the run is cut). A task group keeps a finished child (its task and every stack slab it
+    /// grew) until its result is taken, so without this up to `maxInFlight` finished journeys pile
+    /// up, memory that grows with the run's length. `added`: journeys started so far; `finished`:
+    /// journeys whose task is over.
+    private func makeRoom(
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, added: Int, finished: AtomicCounter
+    ) async {
+        let notTaken = finished.current - (added - tracker.running)
+        finishedNotTakenPeak.withLock { $0 = Swift.max($0, notTaken) }
+        while !tracker.cut, finished.current > added - tracker.running, let result = await group.next() {
+            tracker.handle(result, driver: self, group: &group)
+        }
+        while tracker.running >= profile.load.maxInFlight, !tracker.cut, let result = await group.next() {
+            tracker.handle(result, driver: self, group: &group)
+        }
+    }
+
     /// Records as dropped the arrival planned at `first` (index `k`) and every later arrival of
     /// `rest` this shard owns, within the journey budget, that was due before now: the run ended
     /// (step window closed, stop, cutoff) while they waited for a `maxInFlight` slot or a device.
     /// Arrivals planned after now were never due, so a stop does not count them.
     private func countDropped(first: Double, rest: inout ArrivalSchedule, from k: Int, limit: Int) {
-        let now = runner.recorder.timeline.now()
+        let now = runner.timeline.now()
         runner.recorder.journeyDropped(intended: first)
         var index = k + 1
         while index < limit, let intended = rest.next(), intended < now {
@@ -288,7 +296,7 @@ package final class SoakDriver: Sendable {
     ) {
         let concurrency = profile.load.concurrency ?? devices.count
         let weights = profile.journeys.map(\.weight)
-        let timeline = runner.recorder.timeline
+        let timeline = runner.timeline
         let workers = (0..<concurrency).filter(shard.owns)
         let runner = self.runner
         let profile = self.profile

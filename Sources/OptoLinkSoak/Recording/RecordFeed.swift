@@ -46,3 +46,17 @@ final class RecordFeed: Sendable {
     /// Records consumed by the passes so far.
     var consumed: Int { sinks.withLock { $0.verdicts.consumed } }
 }
+
+extension RecordFeed: RecordConsumer {
+    /// Feeds the records the verdicts and notes read (attempts, calls, deferred matches, ledger
+    /// rows); the rest are the aggregates' business.
+    func consume(_ record: RecorderRecord) {
+        switch record {
+        case .attempt(let attempt, _): consume(RunRecord.attempt(attempt))
+        case .call(let call): consume(RunRecord.call(call))
+        case .attribution(let attribution): consume(RunRecord.attribution(attribution))
+        case .ledger(let entry): consume(RunRecord.ledger(entry))
+        default: break
+        }
+    }
+}

@@ -1,9 +1,13 @@
+import OptoLink
+import SoakRecords
 import SoakVerdicts
+
+/// What the consumers hold, read through the recorder's lock.
 extension SoakRecorder {
-    /// Counters for the progress line; attempts as the writer has applied them so far.
-    package func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
-        let done = state.withLock { $0.journeysCompleted + $0.journeysUnfinished }
-        return callState.withLock { s in (s.attempts, s.status429, s.errors, done, s.allAttempts.percentile(99)) }
+    /// The aggregates as they stand, in the mergeable form `shard.json` stores: every record the
+    /// events applied so far made (``startWriter(backlogLimit:)``; ``finish()`` applies the rest).
+    package func tally() -> RecorderTally {
+        state.withLock { $0.consumers.aggregate.tally() }
     }
 
     /// The per-interval counters, in time order: one row for every interval from 0 to the
@@ -21,5 +25,46 @@ extension SoakRecorder {
         opens: SoakSummary.OpenSummary
     ) {
         tally().summaryParts(activeSeconds: activeSeconds, outage: outage)
+    }
+
+    /// Attempt counts by endpoint and status text (or error kind), as applied so far.
+    func statusCounts() -> [OptoLinkEndpoint: [String: Int]] {
+        state.withLock { $0.consumers.aggregate.endpoints.mapValues(\.byStatus) }
+    }
+
+    /// The summary's notes from every record so far.
+    package func summaryNotes() -> [String] {
+        applyPending()
+        return feed.notes()
+    }
+
+    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
+    package func finishVerdicts() -> VerdictsReport {
+        applyPending()
+        return feed.finish()
+    }
+
+    /// Every attribution record so far (empty unless the recorder keeps merge inputs).
+    package var attribution: [AttributionRecord] {
+        state.withLock { s in
+            applyQueued(in: &s)
+            return s.consumers.aggregate.attribution
+        }
+    }
+
+    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
+    package var launchDeviceIds: [String: String] {
+        state.withLock { s in
+            applyQueued(in: &s)
+            return s.calls.launchDeviceIds
+        }
+    }
+
+    /// Virtual device → the SDK `deviceId` of its latest install.
+    package var deviceIds: [String: String] {
+        state.withLock { s in
+            applyQueued(in: &s)
+            return s.calls.deviceIds
+        }
     }
 }

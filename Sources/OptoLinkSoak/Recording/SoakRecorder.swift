@@ -3,134 +3,26 @@ import OptoLink
 import OptoLinkHTTP
 import OptoLinkStaging
 import Synchronization
-import SoakSupport
 import SoakRecords
 import SoakVerdicts
 
-/// Records every HTTP attempt and public call of a run: streams rows to `attempts.csv` and
-/// `calls.csv` and keeps bounded aggregates (HDR histograms, counts) for `summary.json`.
+/// Takes what a run records (attempts, public calls, journeys, clicks, opens, deferred matches,
+/// ledger rows) and publishes it as one ordered stream of records to a fixed list of consumers
+/// (``RecordConsumers``): the CSV files, the verdicts' live passes and notes, the aggregates of
+/// `summary.json` and the progress line's numbers.
 ///
-/// One recorder per run, shared by every virtual device (it is also the recording
-/// middleware, see `SoakRecorder+Middleware.swift`). Memory stays bounded: rows go to disk,
-/// only calls still open are kept, histograms have a fixed size, and the verdicts run live
-/// (``VerdictStream``) as each row is recorded, each pass keeping only what its horizon needs.
+/// One recorder per run, shared by every virtual device (it is also the recording middleware, see
+/// `SoakRecorder+Middleware.swift`). A recording thread only queues an event; the events are
+/// applied in order, by the writer thread (``startWriter(backlogLimit:)``) or inline without one,
+/// under one lock, which the consumers are called under. Memory stays bounded: rows go to disk,
+/// only calls still open are kept (``CallTracker``), and every aggregate has a fixed size.
 package final class SoakRecorder: Sendable {
-    struct CallKey: Hashable {
-        var label: String
-        var callId: UInt64
-    }
-
-    struct OpenCall {
-        var device: String
-        var launch: Int
-        var endpoint: OptoLinkEndpoint
-        var attempts = 0
-        var inFlight = 0
-        var intendedStart: Double
-        var start: Double
-        var end: Double
-        var lastStatus: Int?
-        /// The last attempt's error kind when it got no response (`cancelled`, `timed_out`, …).
-        var lastErrorKind: AttemptErrorKind?
-        var closeRequested = false
-        var thrownOutcome: CallOutcome?
-        var correlationId: String?
-        /// Run second after which, with no attempt begun, the call is over whoever awaits it (see
-        /// ``SoakRecorder/quietCloseDeadline(after:margin:)``); `nil` while an attempt is in flight.
-        var quietUntil: Double?
-    }
-
-    struct EndpointStats {
-        var attempts = 0
-        var calls = 0
-        var byStatus: [String: Int] = [:]
-        var callOutcomes: [CallOutcome: Int] = [:]
-        var attemptsPerCall: [String: Int] = [:]
-        var attemptLatency = LatencyHistogram()
-        var attemptLatencyFromIntended = LatencyHistogram()
-        var callLatency = LatencyHistogram()
-        var requestBytes = 0
-        var responseBytes = 0
-        var offContract = 0
-        /// The first off-contract body, as ``ContractBodyShape/excerpt(_:)`` keeps it.
-        var firstOffContractBody: String?
-    }
-
-    /// Counters of one interval of the run (the `timeline` of `summary.json`).
-    struct IntervalStats {
-        var journeys = 0
-        var lateStarts = 0
-        var dropped = 0
-        var attempts = 0
-        var status429 = 0
-        var errors = 0
-        var latencySum = 0.0
-        /// Attempts in `latencySum` (cancelled ones are left out).
-        var latencyCount = 0
-        var latencyMax = 0.0
-    }
-
-    /// What the attempts and calls feed: the recorder's writer applies these (see ``RecorderEvent``),
-    /// so a request thread only queues its events.
-    struct CallState {
-        /// The attempt half of each interval (`attempts`, `status429`, `errors`, latencies).
-        var intervals: [Int: IntervalStats] = [:]
-        var openCalls: [CallKey: OpenCall] = [:]
-        var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
-        var allAttempts = LatencyHistogram()
-        var attempts = 0
-        var calls = 0
-        var status429 = 0
-        var errors = 0
-        var firstAttemptStart: Double?
-        var lastAttemptEnd: Double = 0
-        var deviceIds: [String: String] = [:]
-        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
-        var launchDeviceIds: [String: String] = [:]
-        /// Open call ids per label (a launch's end closes its own calls without scanning every open
-        /// call), and labels whose launch is over (their `deviceId` goes with their last call).
-        var openPerLabel: [String: Set<UInt64>] = [:]
-        var endedLaunches = Set<String>()
-        /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
-        var lastQuietSweep = -Double.infinity
+    /// What the events build, changed only while events are applied (``apply(_:in:)``) and by ``finish()``.
+    struct State {
+        var calls: CallTracker
+        var consumers: RecordConsumers
         /// Events taken off ``SoakRecorder/queue`` and not applied yet, newest first.
         var inbox: [RecorderEvent] = []
-    }
-
-    /// Journeys, clicks, opens and deferred matches: recorded where they happen, under their own lock.
-    struct State {
-        /// The journey half of each interval (`journeys`, `lateStarts`).
-        var intervals: [Int: IntervalStats] = [:]
-        var journeysStarted = 0
-        var journeysCompleted = 0
-        var journeysUnfinished = 0
-        var journeysByName: [String: Int] = [:]
-        var journeysWaitedForDevice = 0
-        var journeysDropped = 0
-        var journeysUnfinishedByName: [String: Int] = [:]
-        /// Per journey name: time from the intended start to the end of the last step, completed journeys only.
-        var journeyDurations: [String: LatencyHistogram] = [:]
-        var lateStarts = 0
-        var startLag = LatencyHistogram()
-        var firstLaunches = 0
-        var clickedFirstLaunches = 0
-        var deferredByMethod: [String: Int] = [:]
-        /// Every attribution record (only when ``keepsMergeInputs``: a shard's manifest needs them).
-        var attribution: [AttributionRecord] = []
-        var clicks = 0
-        var clicksByStatus: [String: Int] = [:]
-        var clipboardPlaced = 0
-        var clickLatency = LatencyHistogram()
-        var opens = 0
-        var opensEmitted = 0
-        var openLatency = LatencyHistogram()
-        var openOutcomes: [OpenOutcome: Int] = [:]
-        /// Universal Link opens by phase, then by route cache on (`true`) or off, then by outcome.
-        var outageOpens: [OpenPhase: [Bool: [OpenOutcome: Int]]] = [:]
-        /// Time to link of the opens during an outage that got a link, all and by route cache on/off.
-        var outageTimeToLink = LatencyHistogram()
-        var outageTimeToLinkByCache: [Bool: LatencyHistogram] = [:]
-        var outageOverWorstCase = 0
     }
 
     /// Events recorded and not yet taken by whoever applies them.
@@ -144,51 +36,47 @@ package final class SoakRecorder: Sendable {
         var backlogPeak = 0
     }
 
+    /// The run's time axis, owned by the run: the recorder reads it to time each attempt.
     package let timeline: RunTimeline
     let control: RunControl?
     /// A journey starting later than this after its intended start counts as a late start.
     package let lateThreshold: Double
-    let attemptsCSV: CSVStreamWriter
-    let callsCSV: CSVStreamWriter
-    let state = Mutex(State())
-    /// Attempts, calls and the `deviceId`s their rows carry; changed only while events are applied
-    /// (``apply(_:in:)``) and by ``finish()``.
-    let callState = Mutex(CallState())
+    /// Seconds per `timeline` interval in `summary.json`.
+    package let interval: Double
+    /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
+    package let outage: OutagePlan?
+    let state: Mutex<State>
     let queue = Mutex(Queue())
     let writer = Mutex<LowPriorityThread?>(nil)
     let writerStop = Atomic<Bool>(false)
     /// What ``stopWriter()`` measured: seconds it took to apply the backlog left at the run's end.
     let drainSeconds = Mutex<Double?>(nil)
-    /// The verdicts' passes and the summary notes, fed live in the order rows are recorded
-    /// (see ``RecordFeed``: a request never waits for them).
+    /// `attempts.csv` and `calls.csv`.
+    let csv: RecordCSVFiles
+    /// The verdicts' passes and the summary notes (see ``RecordFeed``: a request never waits for them).
     let feed: RecordFeed
-    /// Whether the recorder keeps what `merge` needs from a shard (every attribution record, every
-    /// launch's `deviceId`): O(launches) memory, so only a shard run (`--shard`) asks for it.
-    let keepsMergeInputs: Bool
-    /// The profile's `/data` outage windows, to place each open (`nil`: no outage declared).
-    package let outage: OutagePlan?
-    /// Seconds a call with no attempt in flight stays open beyond the longest back-off the contract
-    /// allows after its last attempt, before the recorder closes it by itself.
-    package let quietCloseMargin: Double
+
+    var attemptsCSV: CSVStreamWriter { csv.attempts }
+    var callsCSV: CSVStreamWriter { csv.calls }
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.
-    /// Seconds per `timeline` interval in `summary.json`.
-    package let interval: Double
-
+    /// - Parameter timeline: the run's clock (the run creates it and hands it to whoever needs it).
     /// - Parameter interval: seconds per timeline interval (choose so a run has ≤ ~600).
     /// - Parameter control: the run's control; an attempt cancelled once it has cut the run's
     ///   work is recorded as `cancelled_by_run` (other cancellations, e.g. a relaunch disposing
     ///   the previous instance, as `cancelled`).
     /// - Parameter verdictContext: what the live verdict passes know besides the records (its
     ///   `runStartEpoch` is set to the timeline's origin).
+    /// - Parameter keepsMergeInputs: whether to keep what `merge` needs from a shard (every
+    ///   attribution record, every launch's `deviceId`): O(launches) memory, so only `--shard` asks.
+    /// - Parameter quietCloseMargin: seconds a call with no attempt in flight stays open beyond the
+    ///   longest back-off the contract allows after its last attempt, before it is closed by itself.
     package init(
         directory: URL, timeline: RunTimeline, lateThreshold: Double = 0.010, interval: Double = 1,
         control: RunControl? = nil, outage: OutagePlan? = nil, verdictContext: VerdictContext = VerdictContext(),
         keepsMergeInputs: Bool = false, quietCloseMargin: Double = 10
     ) throws {
-        self.keepsMergeInputs = keepsMergeInputs
-        self.quietCloseMargin = max(0, quietCloseMargin)
         var context = verdictContext
         context.runStartEpoch = timeline.originEpoch
         feed = RecordFeed(context: context)
@@ -197,12 +85,16 @@ package final class SoakRecorder: Sendable {
         self.control = control
         self.lateThreshold = lateThreshold
         self.interval = max(0.001, interval)
-        attemptsCSV = try CSVStreamWriter(
-            url: directory.appendingPathComponent("attempts.csv"), header: AttemptRecord.csvHeader)
-        callsCSV = try CSVStreamWriter(url: directory.appendingPathComponent("calls.csv"), header: CallRecord.csvHeader)
+        csv = try RecordCSVFiles(directory: directory)
+        let aggregate = RunAggregate(
+            interval: self.interval, lateThreshold: lateThreshold, outage: outage, keepsMergeInputs: keepsMergeInputs)
+        state = Mutex(
+            State(
+                calls: CallTracker(quietCloseMargin: max(0, quietCloseMargin), keepsMergeInputs: keepsMergeInputs),
+                consumers: RecordConsumers(csv: csv, feed: feed, aggregate: aggregate)))
     }
 
-    // MARK: Attempts and calls
+    // MARK: Recording
 
     /// Notes the start of an attempt; returns its intended start. `parts` is the label split into
     /// device and launch when the caller has it already (``AttemptClassification/splitLabel(_:)``).
@@ -220,35 +112,13 @@ package final class SoakRecorder: Sendable {
         return intended
     }
 
-    /// Records a finished attempt (writes its CSV row, updates aggregates, closes its call if due).
-    ///
-    /// An attempt the run cancelled (error kind `cancelled`: the grace deadline, a disposed
-    /// instance) never finished: it is counted, under `cancelled`, but its elapsed time stays
-    /// out of every latency histogram and it is not an HTTP error.
+    /// Records a finished attempt (its record is published, and its call closed if due).
     ///
     /// - Parameter bodies: the attempt's request and response bodies, when the record's
     ///   correlation id, Retry-After `N` and off-contract flag are still to be read from them
     ///   (``AttemptBodies/classify(_:)``); `nil` when the record has them already.
     func endAttempt(label: String, record: AttemptRecord, bodies: AttemptBodies? = nil) {
         submit(.ended(label: label, record: record, bodies: bodies))
-    }
-
-    /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
-    /// (embedded emulator) or at the end (a remote backend's ledger file), in order with the attempts.
-    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
-        submit(.record(.ledger(entry)))
-    }
-
-    /// The summary's notes from every record so far.
-    package func summaryNotes() -> [String] {
-        applyPending()
-        return feed.notes()
-    }
-
-    /// Judges what the live passes still hold and returns every verdict (call once, after ``finish()``).
-    package func finishVerdicts() -> VerdictsReport {
-        applyPending()
-        return feed.finish()
     }
 
     /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
@@ -262,28 +132,69 @@ package final class SoakRecorder: Sendable {
         submit(.closed(label: label, callIds: callIds, outcome: outcome, now: timeline.now()))
     }
 
-    /// Stops the writer (if any), emits every call still open (calls with attempts in flight get
-    /// outcome `unfinished`, ending now), then flushes and closes both CSV files.
+    /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
+    /// install gets a new one, a relaunch keeps it).
+    package func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
+        submit(.deviceId(device: device, launch: launch, deviceId: deviceId))
+    }
+
+    /// Hands one server ledger row to the consumers (the verdicts reconcile it), as the server stores
+    /// it (embedded emulator) or at the end (a remote backend's ledger file), in order with the attempts.
+    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
+        submit(.record(.ledger(entry)))
+    }
+
+    /// Records a journey start: `lag` = actual − intended start in seconds.
+    package func journeyStarted(name: String, lag: Double) {
+        submit(.record(.journeyStarted(name: name, at: timeline.now(), lag: lag)))
+    }
+
+    /// Records that a journey found every device busy and waited for one (open model).
+    package func journeyWaitedForDevice() {
+        submit(.record(.journeyWaitedForDevice))
+    }
+
+    /// Records an arrival the open model planned at `intended` (seconds since run start) that
+    /// never started; its timeline row is the planned one.
+    package func journeyDropped(intended: Double) {
+        submit(.record(.journeyDropped(intended: intended)))
+    }
+
+    /// Records a journey end. `completed == false`: the run cut it short (a step never
+    /// started, or a step's work was cancelled). `duration`: seconds from the journey's
+    /// intended start to its end; kept per journey name for completed journeys only.
+    package func journeyEnded(name: String, completed: Bool, duration: Double) {
+        submit(.record(.journeyEnded(name: name, completed: completed, duration: duration)))
+    }
+
+    /// Records one browser click (status `nil` = no response).
+    package func clickRecorded(status: Int?, latency: Double, clipboardPlaced: Bool) {
+        submit(.record(.click(status: status, latency: latency, clipboardPlaced: clipboardPlaced)))
+    }
+
+    /// Records one `open` step: where it landed and how long it took.
+    package func openRecorded(_ record: OpenRecord) {
+        submit(.record(.open(record)))
+    }
+
+    /// Records a first launch's deferred-match result (input of the attribution verdict).
+    package func deferredMatchRecorded(_ record: AttributionRecord) {
+        submit(.record(.attribution(record)))
+    }
+
+    /// Stops the writer (if any), publishes every call still open (calls with attempts in flight
+    /// get outcome `unfinished`, ending now), then flushes and closes both CSV files.
     package func finish() {
         stopWriter()
         let now = timeline.now()
-        callState.withLock { s in
+        state.withLock { s in
             applyQueued(in: &s)
-            let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
-            for key in keys {
-                if var call = s.openCalls[key], call.inFlight > 0 {
-                    call.thrownOutcome = CallOutcome.unfinished
-                    call.end = Swift.max(call.end, now)
-                    s.openCalls[key] = call
-                }
-                if let record = close(key, in: &s) { emit(record) }
-            }
+            s.calls.finish(now: now, into: &s.consumers)
         }
-        attemptsCSV.close()
-        callsCSV.close()
+        csv.close()
     }
 
-    // MARK: Applying events (the writer)
+    // MARK: Applying events
 
     /// Records `event`: with a writer running, queues it (and, past the backlog limit, helps apply
     /// the queue, so memory stays bounded when the writer falls behind); without one, applies
@@ -300,7 +211,7 @@ package final class SoakRecorder: Sendable {
         }
         switch queued {
         case .none:
-            callState.withLock { s in
+            state.withLock { s in
                 applyQueued(in: &s)
                 if let event = pending.take() { apply(event, in: &s) }
             }
@@ -311,25 +222,25 @@ package final class SoakRecorder: Sendable {
 
     /// Applies every event queued so far (a reader's view then includes every event recorded before it).
     func applyPending() {
-        callState.withLock { applyQueued(in: &$0) }
+        state.withLock { applyQueued(in: &$0) }
     }
 
-    /// Applies queued events, in queue order, until none is left (`callState` held).
-    private func applyQueued(in s: inout CallState) {
+    /// Applies queued events, in queue order, until none is left (`state` held).
+    func applyQueued(in s: inout State) {
         while applyBatch(limit: .max, in: &s) > 0 {}
     }
 
-    /// Applies up to `limit` queued events under one hold of `callState`; returns how many.
+    /// Applies up to `limit` queued events under one hold of `state`; returns how many.
     @discardableResult
-    private func applySome(limit: Int) -> Int {
-        callState.withLock { applyBatch(limit: limit, in: &$0) }
+    func applySome(limit: Int) -> Int {
+        state.withLock { applyBatch(limit: limit, in: &$0) }
     }
 
     /// Applies up to `limit` events from the inbox, refilled from the queue when empty (one swap,
     /// so recording threads never wait while events are applied); returns how many. The inbox
     /// holds the queue reversed, so each event is moved out with `popLast` (no copy of it, no
     /// destroy of the array's slot afterwards).
-    private func applyBatch(limit: Int, in s: inout CallState) -> Int {
+    private func applyBatch(limit: Int, in s: inout State) -> Int {
         if s.inbox.isEmpty {
             queue.withLock { swap(&$0.events, &s.inbox) }
             s.inbox.reverse()
@@ -342,415 +253,23 @@ package final class SoakRecorder: Sendable {
         return applied
     }
 
-    private func apply(_ event: consuming RecorderEvent, in s: inout CallState) {
+    /// Turns one event into what it publishes: an ended attempt publishes its record before its
+    /// call can close (the call's row never reaches a consumer before its attempts).
+    private func apply(_ event: consuming RecorderEvent, in s: inout State) {
         switch consume event {
         case .began(let label, let callId, let endpoint, let device, let launch, let intended, let start):
-            applyBegan(
-                key: CallKey(label: label, callId: callId), endpoint: endpoint, device: device, launch: launch,
-                intendedStart: intended, start: start, in: &s)
+            s.calls.began(
+                key: CallTracker.CallKey(label: label, callId: callId), endpoint: endpoint, device: device,
+                launch: launch, intendedStart: intended, start: start)
         case .ended(let label, var record, let bodies):
             bodies?.classify(&record)
-            if record.offContract, s.endpoints[record.endpoint]?.firstOffContractBody == nil,
-                let response = bodies?.response
-            {
-                s.endpoints[record.endpoint, default: EndpointStats()].firstOffContractBody =
-                    ContractBodyShape.excerpt(response)
-            }
-            applyEnded(label: label, record: record, in: &s)
+            s.consumers.consume(.attempt(record, offContractBody: record.offContract ? bodies?.response : nil))
+            s.calls.ended(label: label, record: record, into: &s.consumers)
         case .closed(let label, let callIds, let outcome, let now):
-            applyClosed(label: label, callIds: callIds, outcome: outcome, now: now, in: &s)
+            s.calls.closed(label: label, callIds: callIds, outcome: outcome, now: now, into: &s.consumers)
         case .deviceId(let device, let launch, let deviceId):
-            s.deviceIds[device] = deviceId
-            if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
-        case .record(let record): feed.consume(record)
+            s.calls.deviceId(device: device, launch: launch, deviceId: deviceId)
+        case .record(let record): s.consumers.consume(record)
         }
-    }
-
-    private func applyBegan(
-        key: CallKey, endpoint: OptoLinkEndpoint, device: String, launch: Int, intendedStart: Double, start: Double,
-        in s: inout CallState
-    ) {
-        let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
-            call.attempts += 1
-            call.inFlight += 1
-            call.quietUntil = nil
-        }
-        if known == nil {
-            var call = OpenCall(
-                device: device, launch: launch, endpoint: endpoint, intendedStart: intendedStart, start: start,
-                end: start)
-            call.attempts = 1
-            call.inFlight = 1
-            s.openCalls[key] = call
-            s.openPerLabel[key.label, default: []].insert(key.callId)
-        }
-        if s.firstAttemptStart == nil { s.firstAttemptStart = start }
-    }
-
-    private func applyEnded(label: String, record: AttemptRecord, in s: inout CallState) {
-        // The attempt reaches the passes before its call can close (below), never after the call's row.
-        attemptsCSV.appendRow(record.appendCSVRow(to:))
-        feed.consume(.attempt(record))
-        let cancelled = record.status == nil && (record.errorKind?.isCancellation ?? false)
-        let isError = !cancelled && (record.status.map { $0 >= 500 } ?? true)
-        // Calls over by themselves, swept here: none reaches the passes long after its end.
-        for call in closeQuietCalls(now: record.end, in: &s) { emit(call) }
-        // Mutated in place: a copy out of the dictionary would copy each histogram's buckets per attempt.
-        inPlace(&s.endpoints[record.endpoint, default: EndpointStats()]) { stats in
-            stats.attempts += 1
-            stats.byStatus[record.status.map(String.init) ?? (record.errorKind ?? .other).rawValue, default: 0] += 1
-            if !cancelled {
-                stats.attemptLatency.record(record.end - record.actualStart)
-                stats.attemptLatencyFromIntended.record(record.end - record.intendedStart)
-            }
-            stats.requestBytes += record.requestBytes
-            stats.responseBytes += record.responseBytes
-            if record.offContract { stats.offContract += 1 }
-        }
-        if !cancelled { s.allAttempts.record(record.end - record.actualStart) }
-        let slot = Int(record.actualStart / interval)
-        let fromIntended = record.end - record.intendedStart
-        inPlace(&s.intervals[slot, default: IntervalStats()]) { bucket in
-            bucket.attempts += 1
-            if record.status == 429 { bucket.status429 += 1 }
-            if isError { bucket.errors += 1 }
-            if !cancelled {
-                bucket.latencySum += fromIntended
-                bucket.latencyCount += 1
-                bucket.latencyMax = Swift.max(bucket.latencyMax, fromIntended)
-            }
-        }
-        s.attempts += 1
-        if record.status == 429 { s.status429 += 1 }
-        if isError { s.errors += 1 }
-        s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
-        let key = CallKey(label: label, callId: record.callId)
-        // Changed in place: one lookup, no copy of the call out of the dictionary and back.
-        let due = s.openCalls.modifyValue(forKey: key) { call in
-            call.inFlight -= 1
-            call.end = Swift.max(call.end, record.end)
-            call.lastStatus = record.status
-            call.lastErrorKind = record.errorKind
-            if call.correlationId == nil { call.correlationId = record.correlationId }
-            if call.inFlight == 0 {
-                call.quietUntil = Self.quietCloseDeadline(after: record, margin: quietCloseMargin)
-            }
-            return call.closeRequested && call.inFlight == 0
-        }
-        if due == true, let finished = close(key, in: &s) { emit(finished) }
-    }
-
-    private func applyClosed(
-        label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, in s: inout CallState
-    ) {
-        if callIds == nil { s.endedLaunches.insert(label) }
-        func closeCall(_ callId: UInt64) {
-            let key = CallKey(label: label, callId: callId)
-            let idle = s.openCalls.modifyValue(forKey: key) { call in
-                call.closeRequested = true
-                // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
-                let succeeded = call.lastStatus.map { (200..<300).contains($0) } ?? false
-                if let outcome, !(outcome == CallOutcome.cancelledByRun && succeeded) {
-                    call.thrownOutcome = outcome
-                }
-                if outcome == CallOutcome.cancelledByRun { call.end = Swift.max(call.end, now) }
-                return call.inFlight == 0
-            }
-            guard idle == true, let record = close(key, in: &s) else { return }
-            emit(record)
-        }
-        if let callIds {
-            for callId in callIds { closeCall(callId) }
-        } else {
-            for callId in (s.openPerLabel[label] ?? []).sorted() { closeCall(callId) }
-            forgetLaunchIfDone(label, in: &s)
-        }
-    }
-
-    /// When a call whose last attempt is `record` is over even if nobody closes it, run seconds: the
-    /// longest back-off the contract allows before a retry (the 429's `N`, else the table's 5 s cap;
-    /// docs/CONTRACT.md §2) plus `margin`. A fire-and-forget call (the session check-in, a link
-    /// resolution) has no public call whose return closes it, and its launch may last minutes: it
-    /// is closed here, so its row reaches the verdicts' passes within their horizon.
-    static func quietCloseDeadline(after record: AttemptRecord, margin: Double) -> Double {
-        let backoff = record.retryAfterSeconds.map { Double(max(0, $0)) } ?? 5
-        return record.end + max(backoff, 5) + margin
-    }
-
-    /// Closes the calls with no attempt in flight whose quiet deadline is before `now` (run
-    /// seconds), at most once a second of run time; returns their rows in key order.
-    private func closeQuietCalls(now: Double, in s: inout CallState) -> [CallRecord] {
-        guard now.isFinite, now - s.lastQuietSweep >= 1 else { return [] }
-        s.lastQuietSweep = now
-        let due = s.openCalls.filter { $0.value.inFlight == 0 && ($0.value.quietUntil ?? .infinity) < now }.keys
-        return due.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }.compactMap { close($0, in: &s) }
-    }
-
-    /// Writes a closed call's row and hands it to the live verdicts and notes.
-    private func emit(_ call: CallRecord) {
-        callsCSV.appendRow(call.appendCSVRow(to:))
-        feed.consume(.call(call))
-    }
-
-    /// Drops what a launch's label keeps once the launch is over and its last call closed.
-    private func forgetLaunchIfDone(_ label: String, in s: inout CallState) {
-        guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
-        s.endedLaunches.remove(label)
-        if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: label) }
-    }
-
-    private func close(_ key: CallKey, in s: inout CallState) -> CallRecord? {
-        guard let call = s.openCalls.removeValue(forKey: key) else { return nil }
-        let derived: CallOutcome =
-            switch call.lastStatus {
-            case .some(let status) where (200..<300).contains(status): CallOutcome.ok
-            case .some: CallOutcome.apiError
-            case .none where call.lastErrorKind?.isCancellation ?? false: .cancelledByRun
-            case .none: CallOutcome.connectionError
-            }
-        let record = CallRecord(
-            device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
-            attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
-            outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
-            deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
-        let emptied = s.openPerLabel.modifyValue(forKey: key.label) { ids in
-            ids.remove(key.callId)
-            return ids.isEmpty
-        }
-        if emptied == true { s.openPerLabel.removeValue(forKey: key.label) }
-        forgetLaunchIfDone(key.label, in: &s)
-        inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
-            stats.calls += 1
-            stats.callOutcomes[record.outcome, default: 0] += 1
-            stats.attemptsPerCall[String(call.attempts), default: 0] += 1
-            // Only calls that finished by themselves have a latency; cut ones are counted by outcome.
-            if record.outcome.isFinished { stats.callLatency.record(call.end - call.intendedStart) }
-        }
-        s.calls += 1
-        return record
-    }
-
-    // MARK: Journeys, clicks, opens, deferred matches
-
-    /// Records a journey start: `lag` = actual − intended start in seconds.
-    package func journeyStarted(name: String, lag: Double) {
-        let slot = Int(timeline.now() / interval)
-        state.withLock { s in
-            s.intervals[slot, default: IntervalStats()].journeys += 1
-            if lag > lateThreshold { s.intervals[slot, default: IntervalStats()].lateStarts += 1 }
-            s.journeysStarted += 1
-            s.journeysByName[name, default: 0] += 1
-            s.startLag.record(lag)
-            if lag > lateThreshold { s.lateStarts += 1 }
-        }
-    }
-
-    /// Records that a journey found every device busy and waited for one (open model).
-    package func journeyWaitedForDevice() {
-        state.withLock { $0.journeysWaitedForDevice += 1 }
-    }
-
-    /// Records an arrival the open model planned at `intended` (seconds since run start) that
-    /// never started; its timeline row is the planned one.
-    package func journeyDropped(intended: Double) {
-        let slot = Int(Swift.max(0, intended) / interval)
-        state.withLock { s in
-            s.intervals[slot, default: IntervalStats()].dropped += 1
-            s.journeysDropped += 1
-        }
-    }
-
-    /// Records a journey end. `completed == false`: the run cut it short (a step never
-    /// started, or a step's work was cancelled). `duration`: seconds from the journey's
-    /// intended start to its end; kept per journey name for completed journeys only.
-    package func journeyEnded(name: String, completed: Bool, duration: Double) {
-        state.withLock { s in
-            if completed {
-                s.journeysCompleted += 1
-                s.journeyDurations[name, default: LatencyHistogram()].record(duration)
-            } else {
-                s.journeysUnfinished += 1
-                s.journeysUnfinishedByName[name, default: 0] += 1
-            }
-        }
-    }
-
-    /// Records one browser click (status `nil` = no response).
-    package func clickRecorded(status: Int?, latency: Double, clipboardPlaced: Bool) {
-        state.withLock { s in
-            s.clicks += 1
-            s.clicksByStatus[status.map(String.init) ?? "error", default: 0] += 1
-            s.clickLatency.record(latency)
-            if clipboardPlaced { s.clipboardPlaced += 1 }
-        }
-    }
-
-    /// Records one `open` step: where it landed and how long it took; with an outage plan, also
-    /// its phase, and its time to link when it ran during the outage.
-    package func openRecorded(_ record: OpenRecord) {
-        let outage = self.outage
-        state.withLock { s in
-            s.opens += 1
-            s.openOutcomes[record.outcome, default: 0] += 1
-            if !record.outcome.isLost {
-                s.opensEmitted += 1
-                s.openLatency.record(record.latency)
-            }
-            guard let outage, record.universal else { return }
-            let phase = outage.phase(of: record.start)
-            s.outageOpens[phase, default: [:]][record.routeCache, default: [:]][record.outcome, default: 0] += 1
-            guard phase == .during else { return }
-            if !record.outcome.isLost {
-                s.outageTimeToLink.record(record.latency)
-                s.outageTimeToLinkByCache[record.routeCache, default: LatencyHistogram()].record(record.latency)
-            }
-            if record.latency > outage.worstCaseSeconds { s.outageOverWorstCase += 1 }
-        }
-    }
-
-    /// Records a first launch's deferred-match result (input of the attribution verdict).
-    package func deferredMatchRecorded(_ record: AttributionRecord) {
-        state.withLock { s in
-            s.firstLaunches += 1
-            if record.clickedLinkId != nil { s.clickedFirstLaunches += 1 }
-            s.deferredByMethod[record.matchMethod ?? "NONE", default: 0] += 1
-            if keepsMergeInputs { s.attribution.append(record) }
-        }
-        submit(.record(.attribution(record)))
-    }
-
-    /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
-    /// install gets a new one, a relaunch keeps it).
-    package func deviceIdRecorded(device: String, launch: Int? = nil, deviceId: String) {
-        submit(.deviceId(device: device, launch: launch, deviceId: deviceId))
-    }
-
-    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
-    package var launchDeviceIds: [String: String] {
-        callState.withLock { s in
-            applyQueued(in: &s)
-            return s.launchDeviceIds
-        }
-    }
-
-    /// Every attribution record so far (empty unless the recorder ``keepsMergeInputs``).
-    package var attribution: [AttributionRecord] { state.withLock { $0.attribution } }
-
-    /// Virtual device → the SDK `deviceId` of its latest install.
-    package var deviceIds: [String: String] {
-        callState.withLock { s in
-            applyQueued(in: &s)
-            return s.deviceIds
-        }
-    }
-}
-
-/// One thing a request thread records about the attempts and calls; the recorder applies these in
-/// the order they were recorded (``SoakRecorder/submit(_:)``).
-enum RecorderEvent: Sendable {
-    /// An attempt began: its call's key, where it goes, and its intended and actual start (run seconds).
-    case began(
-        label: String, callId: UInt64, endpoint: OptoLinkEndpoint, device: String, launch: Int,
-        intendedStart: Double, start: Double)
-    /// An attempt ended, with its row (and the bodies its last fields are read from).
-    case ended(label: String, record: AttemptRecord, bodies: AttemptBodies?)
-    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(label:callIds:outcome:)``).
-    case closed(label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
-    /// A launch's SDK `deviceId` (rows of its calls carry it).
-    case deviceId(device: String, launch: Int?, deviceId: String)
-    /// A record only the verdicts' passes take (a ledger row, a deferred match), kept in order with the attempts.
-    case record(RunRecord)
-}
-
-/// An attempt's request and response bodies (`nil`: none, or no response), kept until its row is
-/// written: the fields read from them cost more than the rest of the row.
-struct AttemptBodies: Sendable {
-    var request: Data?
-    var response: Data?
-
-    /// Fills the row's correlation id (events), Retry-After `N` (a 429) and off-contract flag (a
-    /// success) from the bodies (``AttemptClassification``).
-    func classify(_ record: inout AttemptRecord) {
-        record.correlationId = AttemptClassification.correlationId(endpoint: record.endpoint, body: request)
-        guard let response, let status = record.status else { return }
-        record.retryAfterSeconds = AttemptClassification.retryAfterSeconds(status: status, body: response)
-        record.offContract = AttemptClassification.isOffContract(
-            endpoint: record.endpoint, status: status, body: response)
-    }
-}
-
-extension SoakRecorder {
-    /// The writer's nice value. Beside hey on 2 saturated cores, nice 0, 5 and 10 give the same
-    /// request rate within the noise, but at 10 the starved writer lets 90k–145k events wait in
-    /// a 6 s run, at 0 about 500, at 5 10k–26k: 5 lets a burst of requests go first and still
-    /// keeps up.
-    static let writerNice: Int32 = 5
-
-    /// Applies the attempts' and calls' events on a thread of their own, at low priority, so a
-    /// request thread only appends to a queue instead of waiting for the aggregates, the CSV rows
-    /// and the verdicts' passes (in a busy run they cost several times the request itself).
-    /// Live readers (progress, metrics, early stop) see the state as applied so far: at most a
-    /// few milliseconds behind while the writer keeps up (it naps 1–8 ms when the queue is empty).
-    ///
-    /// - Parameter backlogLimit: events that may wait; past it, each recording thread applies a
-    ///   batch itself before it goes on, so memory stays bounded (a few hundred bytes per event,
-    ///   its request and response bodies included).
-    /// - Throws: when the thread cannot be started (the recorder then applies events inline, as
-    ///   without a writer).
-    package func startWriter(backlogLimit: Int = 100_000) throws {
-        try writer.withLock { w in
-            guard w == nil else { return }
-            writerStop.store(false, ordering: .releasing)
-            queue.withLock { q in
-                q.writerRunning = true
-                q.backlogLimit = Swift.max(1, backlogLimit)
-            }
-            do {
-                let thread = try LowPriorityThread.start(name: "opl-recorder", nice: Self.writerNice) { [self] in
-                    // Naps of 1 ms while events come, doubling to 8 ms while none do: an idle
-                    // run wakes the writer about 125 times a second, a busy one finds a batch.
-                    var nap: UInt32 = 1_000
-                    while true {
-                        let stopping = writerStop.load(ordering: .acquiring)
-                        if applySome(limit: 256) > 0 {
-                            nap = 1_000
-                        } else {
-                            if stopping { return }
-                            usleep(nap)
-                            nap = Swift.min(nap * 2, 8_000)
-                        }
-                    }
-                }
-                w = thread
-            } catch {
-                queue.withLock { $0.writerRunning = false }
-                throw error
-            }
-        }
-    }
-
-    /// Stops the writer: recording threads apply their events themselves again, and the writer
-    /// applies what was queued before it exits. Measures how long that took (``recordingLag``).
-    func stopWriter() {
-        let taken = writer.withLock { w in
-            let running = w
-            w = nil
-            return running
-        }
-        guard let running = taken else { return }
-        let stoppedAt = ContinuousClock.now
-        queue.withLock { $0.writerRunning = false }
-        writerStop.store(true, ordering: .releasing)
-        running.join()
-        let drained = ContinuousClock.now - stoppedAt
-        drainSeconds.withLock {
-            $0 = Double(drained.components.seconds) + Double(drained.components.attoseconds) * 1e-18
-        }
-    }
-
-    /// How far the writer fell behind in this run, or `nil` when it ran without one.
-    package var recordingLag: SoakSummary.RecordingLag? {
-        guard let drain = drainSeconds.withLock({ $0 }) else { return nil }
-        return SoakSummary.RecordingLag(backlogPeak: queue.withLock { $0.backlogPeak }, drainSeconds: drain)
     }
 }

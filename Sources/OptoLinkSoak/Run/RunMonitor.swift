@@ -132,11 +132,6 @@ final class RunMonitor: Sendable {
 }
 
 extension SoakRecorder {
-    /// Attempt counts by endpoint and status text (or error kind), so far.
-    func statusCounts() -> [OptoLinkEndpoint: [String: Int]] {
-        callState.withLock { s in s.endpoints.mapValues(\.byStatus) }
-    }
-
     /// The client-side metrics so far (what ``SummaryMetrics`` names), for live threshold checks.
     func liveMetrics(activeSeconds: Double) -> [String: Double] {
         let parts = summaryParts(activeSeconds: activeSeconds)

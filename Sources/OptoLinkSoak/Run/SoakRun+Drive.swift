@@ -46,8 +46,8 @@ extension SoakRun {
             let runId = options.runId ?? String(UInt64.random(in: 0..<(1 << 40)), radix: 36)
             let (nativeClient, transport) = try makeTransport(transportKind, session: session)
             var runner = JourneyRunner(
-                recorder: recorder, transport: wrapTransport(transport), session: session, clock: clock,
-                control: control, baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds,
+                recorder: recorder, timeline: timeline, transport: wrapTransport(transport), session: session,
+                clock: clock, control: control, baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds,
                 retryPolicy: retryPolicy)
             runner.extraHeaders = options.headers
             runner.forwardsSourceAddress = options.forwardedFor

@@ -162,7 +162,7 @@ extension SoakRun {
         let endpoint: MetricsEndpoint
         do {
             endpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
-                var live = recorder.liveMetrics()
+                var live = recorder.liveMetrics(elapsed: recorder.timeline.now())
                 live.profile = profileName
                 live.runId = runId
                 live.journeysInFlight = driver.inFlight.current

@@ -1,0 +1,30 @@
+import SoakRecords
+
+/// The numbers of the progress line, kept from the recorder's records: attempts, 429s, errors,
+/// journeys done, and the attempts' latency (for its p99).
+struct ProgressTally: RecordConsumer {
+    private(set) var requests = 0
+    private(set) var status429 = 0
+    private(set) var errors = 0
+    private(set) var journeysDone = 0
+    /// Every finished attempt's latency (cancelled ones are left out).
+    private(set) var latency = LatencyHistogram()
+
+    mutating func consume(_ record: RecorderRecord) {
+        switch record {
+        case .attempt(let attempt, _):
+            let cancelled = attempt.status == nil && (attempt.errorKind?.isCancellation ?? false)
+            requests += 1
+            if attempt.status == 429 { status429 += 1 }
+            if !cancelled && (attempt.status.map { $0 >= 500 } ?? true) { errors += 1 }
+            if !cancelled { latency.record(attempt.end - attempt.actualStart) }
+        case .journeyEnded: journeysDone += 1
+        default: break
+        }
+    }
+
+    /// Counters for the progress line.
+    var counters: (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
+        (requests, status429, errors, journeysDone, latency.percentile(99))
+    }
+}

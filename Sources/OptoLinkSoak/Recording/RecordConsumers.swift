@@ -1,0 +1,25 @@
+/// The fixed list of what consumes the recorder's records, each called in turn, synchronously,
+/// under the recorder's lock: no queue, copy or allocation per record on the way.
+struct RecordConsumers: RecordConsumer {
+    /// `attempts.csv` and `calls.csv`.
+    let csv: RecordCSVFiles
+    /// The verdicts' live passes and the summary notes.
+    let feed: RecordFeed
+    /// Counts and histograms for `summary.json`, live metrics and live thresholds.
+    var aggregate: RunAggregate
+    /// The progress line's numbers.
+    var progress = ProgressTally()
+
+    init(csv: RecordCSVFiles, feed: RecordFeed, aggregate: RunAggregate) {
+        self.csv = csv
+        self.feed = feed
+        self.aggregate = aggregate
+    }
+
+    mutating func consume(_ record: RecorderRecord) {
+        csv.consume(record)
+        feed.consume(record)
+        aggregate.consume(record)
+        progress.consume(record)
+    }
+}
