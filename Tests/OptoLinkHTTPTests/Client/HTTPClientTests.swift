@@ -1,9 +1,8 @@
 import CEpoll
+import OptoLinkHTTP
+import SoakSupport
 import Synchronization
 import Testing
-
-@testable import OptoLinkHTTP
-@testable import SoakSupport
 
 #if canImport(Glibc)
     import Glibc

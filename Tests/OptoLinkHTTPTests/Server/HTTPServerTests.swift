@@ -1,7 +1,6 @@
+import OptoLinkHTTP
+import SoakSupport
 import Testing
-
-@testable import OptoLinkHTTP
-@testable import SoakSupport
 
 #if canImport(Glibc)
     import Glibc
