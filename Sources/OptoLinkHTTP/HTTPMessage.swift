@@ -1,40 +1,40 @@
 /// HTTP/1.1 header fields in arrival order, with case-insensitive lookup.
-public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+package struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// The fields as received or added: names keep their case, values are trimmed of surrounding whitespace.
-    public private(set) var fields: [(name: String, value: String)]
+    package private(set) var fields: [(name: String, value: String)]
 
     /// Headers holding `fields` in this order.
-    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+    package init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
     /// Headers from a literal such as `["Content-Type": "application/json"]`, in source order.
-    public init(dictionaryLiteral elements: (String, String)...) {
+    package init(dictionaryLiteral elements: (String, String)...) {
         self.fields = elements.map { (name: $0.0, value: $0.1) }
     }
 
     /// The first value for `name` (case-insensitive), or `nil`.
-    public subscript(name: String) -> String? {
+    package subscript(name: String) -> String? {
         for field in fields where field.name.caseInsensitiveEquals(name) { return field.value }
         return nil
     }
 
     /// Every value for `name` (case-insensitive), in order.
-    public func values(for name: String) -> [String] {
+    package func values(for name: String) -> [String] {
         fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
     }
 
     /// Appends one field, keeping any earlier ones with the same name.
-    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+    package mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
 
     /// Replaces every value of `name` with one.
-    public mutating func replace(_ name: String, _ value: String) {
+    package mutating func replace(_ name: String, _ value: String) {
         fields.removeAll { $0.name.caseInsensitiveEquals(name) }
         fields.append((name: name, value: value))
     }
 
     /// Iterates the fields in order.
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+    package func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// Same fields, same order, same case.
-    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    package static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
@@ -42,7 +42,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
 extension String {
     /// ASCII case-insensitive equality (header names are ASCII tokens); allocates nothing.
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    package func caseInsensitiveEquals(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         for (a, b) in zip(utf8, other.utf8) where a != b {
             let foldedA = a >= 0x41 && a <= 0x5A ? a | 0x20 : a
@@ -54,25 +54,25 @@ extension String {
 }
 
 /// A parsed HTTP/1.1 request with its whole body.
-public struct HTTPRequest: Sendable, Equatable {
+package struct HTTPRequest: Sendable, Equatable {
     /// `GET`, `POST`, … as sent.
-    public var method: String
+    package var method: String
     /// The request-target as sent, e.g. `/acme/abc123/data?deviceId=x`; an absolute-form target
     /// (`http://h/p?q`) arrives reduced to origin-form (`/p?q`), its authority in `Host`.
-    public var target: String
+    package var target: String
     /// `target` up to the `?`, still percent-encoded.
-    public var path: String
+    package var path: String
     /// The text after `?`, still percent-encoded; `nil` when there is none.
-    public var query: String?
+    package var query: String?
     /// `"HTTP/1.1"` or `"HTTP/1.0"`.
-    public var version: String
+    package var version: String
     /// The header fields as received.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body bytes (`Content-Length` framed).
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// A request; `path` and `query` are split from `target` at the first `?`.
-    public init(
+    package init(
         method: String, target: String, version: String = "HTTP/1.1", headers: HTTPHeaders = [:],
         body: [UInt8] = []
     ) {
@@ -92,16 +92,16 @@ public struct HTTPRequest: Sendable, Equatable {
 }
 
 /// A response to serialize. `Content-Length` and `Connection` are added by the server.
-public struct HTTPResponse: Sendable, Equatable {
+package struct HTTPResponse: Sendable, Equatable {
     /// The status code, e.g. 200 or 429 (outside 100...999 the server sends 500).
-    public var status: Int
+    package var status: Int
     /// Header fields to send; framing fields (`Content-Length`, `Connection`, `Transfer-Encoding`) are ignored.
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body bytes (omitted on the wire for HEAD requests and 1xx/204/304).
-    public var body: [UInt8]
+    package var body: [UInt8]
 
     /// A response with `status`, optional headers and body.
-    public init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+    package init(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -109,16 +109,16 @@ public struct HTTPResponse: Sendable, Equatable {
 }
 
 /// Who is on the other end of a connection.
-public struct HTTPConnectionInfo: Sendable, Equatable {
+package struct HTTPConnectionInfo: Sendable, Equatable {
     /// The peer's IP address in text form (`127.0.0.1`, `::1`).
-    public var peerAddress: String
+    package var peerAddress: String
     /// The peer's TCP port.
-    public var peerPort: Int
+    package var peerPort: Int
     /// Unique per accepted connection, increasing.
-    public var connectionId: UInt64
+    package var connectionId: UInt64
 
     /// Connection details as the server fills them in.
-    public init(peerAddress: String, peerPort: Int, connectionId: UInt64) {
+    package init(peerAddress: String, peerPort: Int, connectionId: UInt64) {
         self.peerAddress = peerAddress
         self.peerPort = peerPort
         self.connectionId = connectionId
@@ -126,7 +126,7 @@ public struct HTTPConnectionInfo: Sendable, Equatable {
 }
 
 /// What the server does with a request once a handler has looked at it.
-public enum HTTPHandlerResult: Sendable, Equatable {
+package enum HTTPHandlerResult: Sendable, Equatable {
     /// Write the response now.
     case respond(HTTPResponse)
     /// Write the response after `delay` without blocking the event loop (latency faults).
@@ -141,19 +141,19 @@ public enum HTTPHandlerResult: Sendable, Equatable {
 
 /// Handles one request. Runs on an event-loop thread: it must not block or sleep; keep
 /// shared state behind a `Mutex`. Delays go through ``HTTPHandlerResult/respondAfter(_:delay:)``.
-public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPConnectionInfo) -> HTTPHandlerResult
+package typealias HTTPHandler = @Sendable (HTTPRequest, HTTPConnectionInfo) -> HTTPHandlerResult
 
 /// What the server knows about an error it answers by itself (a request it cannot parse, or one too slow).
-public struct HTTPServerErrorContext: Sendable, Equatable {
+package struct HTTPServerErrorContext: Sendable, Equatable {
     /// 400, 408, 411 (only with ``HTTPRequestParser/Limits/requireContentLength``), 413, 431, 501 or 505.
-    public var status: Int
+    package var status: Int
     /// The parse failure behind the status; `nil` for 408 (the request did not arrive in time).
-    public var parseError: HTTPParseError?
+    package var parseError: HTTPParseError?
     /// The connection the error is answered on.
-    public var connection: HTTPConnectionInfo
+    package var connection: HTTPConnectionInfo
 
     /// A context as the server fills it in.
-    public init(status: Int, parseError: HTTPParseError?, connection: HTTPConnectionInfo) {
+    package init(status: Int, parseError: HTTPParseError?, connection: HTTPConnectionInfo) {
         self.status = status
         self.parseError = parseError
         self.connection = connection
@@ -164,10 +164,10 @@ public struct HTTPServerErrorContext: Sendable, Equatable {
 /// protocol errors the same body shape as its own (the emulator sends its JSON error envelope).
 /// Runs on a loop thread; must not block. Framing headers in the result are replaced, and the
 /// connection is closed after it.
-public typealias HTTPErrorRenderer = @Sendable (HTTPServerErrorContext) -> HTTPResponse
+package typealias HTTPErrorRenderer = @Sendable (HTTPServerErrorContext) -> HTTPResponse
 
 /// The renderer used when none is given: `text/plain`, e.g. `400 Bad Request`.
-public let plainTextErrorRenderer: HTTPErrorRenderer = { context in
+package let plainTextErrorRenderer: HTTPErrorRenderer = { context in
     let body = Array("\(context.status) \(HTTPStatusReason.phrase(for: context.status))\n".utf8)
     return HTTPResponse(status: context.status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
 }

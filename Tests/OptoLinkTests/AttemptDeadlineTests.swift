@@ -1,7 +1,7 @@
 import Foundation
+import OptoLink
+import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLink
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -15,7 +15,7 @@ struct AttemptDeadlineTests {
     static let ok = OptoLinkHTTPResponse(status: 200, headers: [:], body: Data("{}".utf8))
 
     /// An operation that never answers and reports whether it saw cancellation.
-    static func hang(_ sawCancel: LockedBox<Bool>) async throws -> OptoLinkHTTPResponse {
+    static func hang(_ sawCancel: TestLock<Bool>) async throws -> OptoLinkHTTPResponse {
         do {
             try await Task.sleep(for: .seconds(30))
         } catch {
@@ -44,7 +44,7 @@ struct AttemptDeadlineTests {
     }
 
     @Test func theDeadlineCancelsTheAttemptAndThrowsTimedOut() async throws {
-        let sawCancel = LockedBox(false)
+        let sawCancel = TestLock(false)
         let started = ContinuousClock.now
         await #expect(throws: URLError(.timedOut)) {
             try await OptoLinkAttemptDeadline.race(.milliseconds(50), on: OptoLinkSystemClock()) {
@@ -58,7 +58,7 @@ struct AttemptDeadlineTests {
     }
 
     @Test func cancellingTheCallerCancelsTheAttemptWithoutATimeout() async throws {
-        let sawCancel = LockedBox(false)
+        let sawCancel = TestLock(false)
         let call = Task {
             try await OptoLinkAttemptDeadline.race(.seconds(20), on: OptoLinkSystemClock()) {
                 try await Self.hang(sawCancel)

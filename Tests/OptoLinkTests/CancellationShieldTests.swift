@@ -1,7 +1,6 @@
 import Foundation
+import OptoLink
 import Testing
-
-@testable import OptoLink
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

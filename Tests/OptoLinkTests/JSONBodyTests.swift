@@ -1,7 +1,6 @@
 import Foundation
+import OptoLink
 import Testing
-
-@testable import OptoLink
 
 /// The SDK's own body writer must produce exactly what `JSONSerialization` with sorted keys
 /// produces for every shape it accepts, and decline every shape it does not handle.

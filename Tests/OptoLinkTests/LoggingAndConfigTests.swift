@@ -1,8 +1,7 @@
 import Foundation
+import OptoLink
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLink
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,8 +1,7 @@
 import Foundation
+import OptoLink
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLink
 
 /// The SDK's own time unit (it exists on iOS 15, where `Duration` does not): exact conversions,
 /// saturating arithmetic (a 429's absurd `N` cannot trap), and `Duration`'s spelling in logs.

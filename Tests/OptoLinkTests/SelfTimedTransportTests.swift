@@ -1,8 +1,7 @@
 import Foundation
+import OptoLink
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLink
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -15,7 +14,7 @@ import Testing
 struct SelfTimedTransportTests {
     /// Answers 200 and notes the task it ran in and the context it was given.
     final class TaskNoting: OptoLinkTransport, Sendable {
-        let seen = LockedBox<[(task: Int?, timeout: OptoLinkDuration)]>([])
+        let seen = TestLock<[(task: Int?, timeout: OptoLinkDuration)]>([])
 
         func send(_ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext) async throws
             -> OptoLinkHTTPResponse

@@ -1,10 +1,9 @@
 import Dispatch
 import Foundation
+import OptoLink
 import OptoLinkTestSupport
 import Synchronization
 import Testing
-
-@testable import OptoLink
 
 /// An instance's own tasks (its initialisation, public calls in tasks of their own, back-off
 /// sleeps) prefer the task executor the transport declares (``OptoLinkTransportCapabilities``):
@@ -30,7 +29,7 @@ struct TaskExecutorPreferenceTests {
 
     /// Notes, per attempt, whether it ran on the preferred executor's queue.
     struct WhereMiddleware: OptoLinkMiddleware {
-        let seen = LockedBox<[OptoLinkEndpoint: [Bool]]>([:])
+        let seen = TestLock<[OptoLinkEndpoint: [Bool]]>([:])
 
         func intercept(
             _ request: OptoLinkHTTPRequest, context: OptoLinkRequestContext,

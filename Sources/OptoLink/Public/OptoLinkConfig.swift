@@ -98,7 +98,8 @@ public struct OptoLinkConfig: Sendable {
     }
 
     /// The message the precondition would stop with for this key, or `nil` when it is valid.
-    static func validationProblem(apiKey: String) -> String? {
+    /// `package`, not `public`: this package's tests check the message without trapping.
+    package static func validationProblem(apiKey: String) -> String? {
         // A key that starts with a visible ASCII character is not blank (the usual case, decided
         // without `trimmingCharacters`, which every SDK instance's config would otherwise pay for).
         if let first = apiKey.utf8.first, first > 0x20, first < 0x7F { return nil }

@@ -11,7 +11,8 @@ import Foundation
 /// on the clock (``OptoLinkClock/startTimer(until:expire:)``) cancels it when the deadline passes.
 /// The system clock's timer is a dispatch timer source; a virtual test clock's fires when the test
 /// advances it, so virtual-time tests run this same code.
-enum OptoLinkAttemptDeadline {
+/// `package`, not `public`: this package's tests race attempts against it directly; apps never see it.
+package enum OptoLinkAttemptDeadline {
     /// Runs `operation` against a deadline of `timeout` from now on `clock`; whichever ends first
     /// wins and the other is cancelled.
     ///
@@ -21,7 +22,7 @@ enum OptoLinkAttemptDeadline {
     ///
     /// - Throws: `URLError(.timedOut)` when the deadline passed first; otherwise what `operation`
     ///   throws. Returns only once the attempt has ended, so an operation must honour cancellation.
-    static func race(
+    package static func race(
         _ timeout: OptoLinkDuration, on clock: any OptoLinkClock,
         _ operation: @escaping @Sendable () async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {

@@ -17,8 +17,11 @@ import Foundation
 /// public call runs (which hops off its caller's actor, as a nonisolated `async` function does),
 /// without a task switch of their own on entry. Older compilers (Swift 6.0, 6.1) lack the modifier and build them as plain
 /// `nonisolated` functions: the same behaviour, with a task switch on entry (`#if compiler(>=6.2)`).
-struct OptoLinkRetryLoop: Sendable {
-    typealias Send = @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
+/// `package`, not `public`: this package's tests build the middleware chain with
+/// ``chain(_:transport:capabilities:deadline:clock:)``; apps never see it.
+package struct OptoLinkRetryLoop: Sendable {
+    package typealias Send =
+        @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
 
     let send: Send
     let clock: any OptoLinkClock
@@ -54,7 +57,7 @@ struct OptoLinkRetryLoop: Sendable {
     /// cancelled), so middlewares see a lost race as `URLError(.timedOut)` thrown by `next`.
     /// A transport that declares ``OptoLinkTransportCapabilities/enforcesDeadline`` runs that
     /// deadline itself and is called directly (it throws the same `URLError(.timedOut)`).
-    static func chain(
+    package static func chain(
         _ middlewares: [any OptoLinkMiddleware], transport: any OptoLinkTransport,
         capabilities: OptoLinkTransportCapabilities, deadline: OptoLinkDuration?, clock: any OptoLinkClock
     ) -> Send {

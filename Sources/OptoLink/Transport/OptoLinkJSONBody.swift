@@ -10,9 +10,10 @@ import Foundation
 /// `JSONSerialization.data(withJSONObject:options: [.sortedKeys])` for those shapes (keys
 /// ordered case-insensitively, `/` escaped as `\/`, non-ASCII left as UTF-8); anything else
 /// returns `nil` so the caller falls back to `JSONSerialization`.
-enum OptoLinkJSONBody {
+/// `package`, not `public`: this package's tests compare it with `JSONSerialization`; apps never see it.
+package enum OptoLinkJSONBody {
     /// The UTF-8 JSON text of `object`, or `nil` when it is not a fast-path shape.
-    static func encode(_ object: [String: Any]) -> Data? {
+    package static func encode(_ object: [String: Any]) -> Data? {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         guard write(object, into: &out) else { return nil }
@@ -22,7 +23,7 @@ enum OptoLinkJSONBody {
     /// The body of `POST /sdk/events`, `{"deviceId":…,"eventName":…,"properties":{…}}`, written
     /// without building the `[String: Any]` object first (its keys are fixed and already in
     /// order): the same bytes as ``encode(_:)`` of that object, and `nil` exactly when it is `nil`.
-    static func encodeEvent(deviceId: String, eventName: String, properties: [String: String]) -> Data? {
+    package static func encodeEvent(deviceId: String, eventName: String, properties: [String: String]) -> Data? {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         out.append(contentsOf: #"{"deviceId":"#.utf8)

@@ -20,7 +20,7 @@ import Synchronization
 ///   (default 30 s: a DNS change reaches a long run within half a minute, at one
 ///   `getaddrinfo` per host per TTL); when that fails, the previous answer is kept until the
 ///   next try. Literals and `localhost` are never resolved again.
-final class AddressResolver: Sendable {
+package final class AddressResolver: Sendable {
     /// How long an address whose connect failed goes to the back of the list.
     static let failurePause: Duration = .seconds(10)
 
@@ -38,7 +38,7 @@ final class AddressResolver: Sendable {
     }
 
     /// Answers a host name with numeric addresses, in order (tests; `getaddrinfo` otherwise).
-    typealias LookUp = @Sendable (_ host: String) -> [String]
+    package typealias LookUp = @Sendable (_ host: String) -> [String]
 
     private let ttl: UInt64
     private let overrides: [String: [String]]
@@ -49,7 +49,7 @@ final class AddressResolver: Sendable {
     ///   - ttl: how long a name's answer is used before it is resolved again.
     ///   - overrides: host name → numeric addresses used instead of `getaddrinfo`, for good (tests).
     ///   - lookUp: answers names instead of `getaddrinfo`, again after each `ttl` (tests).
-    init(ttl: Duration, overrides: [String: [String]] = [:], lookUp: LookUp? = nil) {
+    package init(ttl: Duration, overrides: [String: [String]] = [:], lookUp: LookUp? = nil) {
         self.ttl = ttl.nanosecondsClamped
         self.overrides = overrides
         self.lookUp = lookUp
@@ -60,7 +60,7 @@ final class AddressResolver: Sendable {
     /// - Throws: ``HTTPClientError/cannotResolve(host:)`` when the name has no address;
     ///   ``HTTPClientError/invalidRequest(_:)`` when none is of `family` (a source address of
     ///   the other IP version).
-    func addresses(host: String, port: Int, family: Int32? = nil) throws(HTTPClientError) -> [ClientAddress] {
+    package func addresses(host: String, port: Int, family: Int32? = nil) throws(HTTPClientError) -> [ClientAddress] {
         let key = HostPort(host: host, port: port)
         let now = cepoll_monotonic_ns()
         let cached = entries.withLock { entries -> [ClientAddress]? in
@@ -167,17 +167,17 @@ final class AddressResolver: Sendable {
 
 /// Whether connections to one resolved address are being made: shared by every request's
 /// copy of the address, marked by the loop that connects.
-final class AddressHealth: Sendable {
+package final class AddressHealth: Sendable {
     /// Monotonic nanoseconds until which the address is tried last (0: answering).
     private let pausedUntil = Atomic<UInt64>(0)
 
     /// A connect to the address failed at `now`: it goes to the back of the list for ``AddressResolver/failurePause``.
-    func connectFailed(at now: UInt64) {
+    package func connectFailed(at now: UInt64) {
         pausedUntil.store(now &+ AddressResolver.failurePause.nanosecondsClamped, ordering: .relaxed)
     }
 
     /// A connect to the address succeeded: it takes its turn again.
-    func connected() {
+    package func connected() {
         if pausedUntil.load(ordering: .relaxed) != 0 { pausedUntil.store(0, ordering: .relaxed) }
     }
 

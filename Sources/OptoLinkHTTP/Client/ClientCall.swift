@@ -63,14 +63,20 @@ enum ClientCommand: Sendable {
 }
 
 /// A resolved socket address (``AddressResolver``); equal when the bytes are.
-struct ClientAddress: Sendable, Equatable {
+package struct ClientAddress: Sendable, Equatable {
     /// The `sockaddr_in` / `sockaddr_in6` bytes.
-    var bytes: [UInt8]
-    var family: Int32
+    package var bytes: [UInt8]
+    package var family: Int32
     /// Whether connects to it are failing, shared by every copy.
-    var health = AddressHealth()
+    package var health = AddressHealth()
 
-    static func == (lhs: ClientAddress, rhs: ClientAddress) -> Bool {
+    /// The address held in `bytes`, a `sockaddr` of `family` (`AF_INET` or `AF_INET6`).
+    package init(bytes: [UInt8], family: Int32) {
+        self.bytes = bytes
+        self.family = family
+    }
+
+    package static func == (lhs: ClientAddress, rhs: ClientAddress) -> Bool {
         lhs.family == rhs.family && lhs.bytes == rhs.bytes
     }
 }

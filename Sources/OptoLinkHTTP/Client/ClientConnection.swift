@@ -9,9 +9,9 @@ import CEpoll
 /// One outgoing TCP connection, owned by exactly one client loop, and the one place its socket
 /// is read, written, connected and probed. The pool's decisions about it live in
 /// ``ClientPoolStateMachine``; this type holds only its bytes and its socket.
-final class ClientConnection {
+package final class ClientConnection {
     /// What a non-blocking `connect` reached.
-    enum ConnectStart {
+    package enum ConnectStart {
         /// Connected at once.
         case connected
         /// In progress: writable means done (or failed, see ``finishConnect()``).
@@ -21,7 +21,7 @@ final class ClientConnection {
     }
 
     /// What one read brought.
-    enum ReadResult {
+    package enum ReadResult {
         /// This many bytes, now at the start of the buffer given.
         case bytes(Int)
         /// Nothing more for now.
@@ -32,26 +32,26 @@ final class ClientConnection {
         case failed
     }
 
-    let fd: Int32
-    let id: ClientConnectionID
+    package let fd: Int32
+    package let id: ClientConnectionID
     /// `connect` in progress: the first writable (or failed) readiness completes it.
     var connecting = true
     /// The health of the address it connects to, told of each connect's outcome (``AddressResolver``).
     var addressHealth: AddressHealth?
-    var parser: HTTPResponseParser
-    var output: [UInt8] = []
+    package var parser: HTTPResponseParser
+    package var output: [UInt8] = []
     var outputOffset = 0
     /// The body held back until `100 Continue` arrives (or the wait for it ends).
     var heldBody: [UInt8]?
     /// The request on this connection, if any.
-    var callId: UInt64?
+    package var callId: UInt64?
     /// The interest currently registered with the poller.
-    var interest: IOEvents = []
+    package var interest: IOEvents = []
     /// Requests completed on this connection.
-    var served = 0
-    var closed = false
+    package var served = 0
+    package var closed = false
     /// The TLS layer of an `https` connection; `nil` for plain HTTP.
-    var tls: TLSSession?
+    package var tls: TLSSession?
     /// Connected, TLS handshake in progress (``tls`` is set): its events go to the handshake.
     var handshaking = false
     /// The host and port whose TLS session this connection resumes and leaves for the next one.
@@ -62,7 +62,7 @@ final class ClientConnection {
 
     /// A new non-blocking stream socket for `family`, or ``HTTPClientError/cannotConnect(errno:)``
     /// when none can be made (`EMFILE` when out of descriptors, …).
-    static func open(
+    package static func open(
         family: Int32, portable: Bool, id: ClientConnectionID, limits: HTTPResponseParser.Limits
     ) -> Result<ClientConnection, HTTPClientError> {
         let fd = cepoll_stream_socket(family, portable ? 1 : 0)
@@ -79,7 +79,7 @@ final class ClientConnection {
     var hasPendingOutput: Bool { outputOffset < output.count }
 
     /// Starts connecting to `address`.
-    func beginConnect(to address: ClientAddress) -> ConnectStart {
+    package func beginConnect(to address: ClientAddress) -> ConnectStart {
         let rc = address.bytes.withUnsafeBytes { raw in
             connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
         }
@@ -89,7 +89,7 @@ final class ClientConnection {
     }
 
     /// The outcome of a `connect` in progress, once the socket is writable: `0` or its `errno`.
-    func finishConnect() -> Int32 {
+    package func finishConnect() -> Int32 {
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = cepoll_errno() }
@@ -103,7 +103,7 @@ final class ClientConnection {
     }
 
     /// Reads what arrived into `buffer`: through TLS when the connection has it, from the socket otherwise.
-    func receive(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         if let tls {
             switch tls.read(into: buffer) {
             case .bytes(let n): return .bytes(n)
@@ -124,7 +124,7 @@ final class ClientConnection {
 
     /// Writes as much pending output as the socket takes, through TLS when the connection has
     /// it; `false` when the peer is gone.
-    func flush() -> Bool {
+    package func flush() -> Bool {
         if let tls { return tls.flush(&output, &outputOffset) != .failed }
         return SocketWrite.flush(fd, &output, &outputOffset).0 != .failed
     }
@@ -132,7 +132,7 @@ final class ClientConnection {
     /// Whether a parked connection can still carry a request: nothing readable on it. The
     /// server may have closed it (end of input), reset it, or sent bytes nobody asked for; each
     /// means a request written now would be lost. One `recv` that peeks and never blocks.
-    func isReusable() -> Bool {
+    package func isReusable() -> Bool {
         var byte: UInt8 = 0
         while true {
             let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))

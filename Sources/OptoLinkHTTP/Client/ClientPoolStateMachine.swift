@@ -12,8 +12,8 @@
 ///   request the loop found unsent on a stale connection (``staleConnection(_:)``) moves on.
 /// - A refused connect tries the host's next address on a fresh connection in the same slot.
 /// - Freeing a slot (a close for any reason) lets the first waiting request open a connection.
-struct ClientPoolStateMachine {
-    typealias RequestID = UInt64
+package struct ClientPoolStateMachine {
+    package typealias RequestID = UInt64
 
     private enum Phase: Equatable {
         /// `connect` in progress for this request (`nil` once the request ended) with this address.
@@ -71,9 +71,9 @@ struct ClientPoolStateMachine {
     }
 
     /// How long a connection may stay idle before it is closed, in nanoseconds.
-    let idleTimeout: UInt64
+    package let idleTimeout: UInt64
     /// The connection limit of a shared pool (a partition's pool holds one connection).
-    let poolLimit: Int
+    package let poolLimit: Int
     private var pools: [Pool?] = []
     private var freePools: [Int] = []
     private var poolIndex: [ClientPoolKey: Int] = [:]
@@ -82,19 +82,19 @@ struct ClientPoolStateMachine {
     private var freeSlots: [Int] = []
     private var generation: UInt64 = 0
 
-    init(poolLimit: Int, idleTimeout: UInt64) {
+    package init(poolLimit: Int, idleTimeout: UInt64) {
         self.poolLimit = poolLimit
         self.idleTimeout = idleTimeout
     }
 
     /// Requests submitted and not yet ended.
-    var pendingRequestCount: Int { requests.count }
+    package var pendingRequestCount: Int { requests.count }
 
     /// Open connections of every pool.
-    var openConnectionCount: Int { pools.reduce(0) { $0 + ($1?.open ?? 0) } }
+    package var openConnectionCount: Int { pools.reduce(0) { $0 + ($1?.open ?? 0) } }
 
     /// The pool a connection belongs to (`nil` for an unknown or closed one).
-    func key(of connection: ClientConnectionID) -> ClientPoolKey? {
+    package func key(of connection: ClientConnectionID) -> ClientPoolKey? {
         guard let state = self.connection(connection) else { return nil }
         return pools[state.pool]?.key
     }
@@ -102,14 +102,14 @@ struct ClientPoolStateMachine {
     // MARK: - Events
 
     /// A request is submitted; `addressCount` is how many addresses its host has.
-    mutating func submit(_ request: RequestID, key: ClientPoolKey, addressCount: Int) -> ClientPoolActions {
+    package mutating func submit(_ request: RequestID, key: ClientPoolKey, addressCount: Int) -> ClientPoolActions {
         let pool = poolFor(key)
         requests[request] = Request(pool: pool, connection: nil, addressCount: max(1, addressCount))
         return ClientPoolActions(next: dispatch(request, pool: pool))
     }
 
     /// A connection's `connect` completed.
-    mutating func connected(_ id: ClientConnectionID, now: UInt64) -> ClientPoolActions {
+    package mutating func connected(_ id: ClientConnectionID, now: UInt64) -> ClientPoolActions {
         guard let slot = slot(of: id), case .connecting(let request, _) = connections[slot]?.phase else { return .none }
         if let request {
             connections[slot]?.phase = .busy(request)
@@ -121,7 +121,7 @@ struct ClientPoolStateMachine {
     /// A connection's `connect` failed with `error`: its request tries the next address on a new
     /// connection in the same slot (unless `mayTryNextAddress` is `false`: no socket could be
     /// made at all), or fails when none is left.
-    mutating func connectFailed(
+    package mutating func connectFailed(
         _ id: ClientConnectionID, error: HTTPClientError, mayTryNextAddress: Bool = true
     ) -> ClientPoolActions {
         guard let slot = slot(of: id), let state = connections[slot],
@@ -140,7 +140,8 @@ struct ClientPoolStateMachine {
 
     /// The response on a connection is complete (and delivered). `reusable`: the connection may
     /// carry another request.
-    mutating func responseReceived(on id: ClientConnectionID, reusable: Bool, now: UInt64) -> ClientPoolActions {
+    package mutating func responseReceived(on id: ClientConnectionID, reusable: Bool, now: UInt64) -> ClientPoolActions
+    {
         guard let slot = slot(of: id), case .busy(let request) = connections[slot]?.phase else { return .none }
         requests[request] = nil
         return reusable ? ClientPoolActions(next: release(slot, now: now)) : closing(slot)
@@ -148,7 +149,7 @@ struct ClientPoolStateMachine {
 
     /// A connection ended on its own: reset, closed by the peer, broken framing, a failed write,
     /// or bytes nobody asked for. A request on it fails with `error`.
-    mutating func connectionLost(_ id: ClientConnectionID, error: HTTPClientError) -> ClientPoolActions {
+    package mutating func connectionLost(_ id: ClientConnectionID, error: HTTPClientError) -> ClientPoolActions {
         guard let slot = slot(of: id), let state = connections[slot] else { return .none }
         var actions = closing(slot)
         switch state.phase {
@@ -163,7 +164,7 @@ struct ClientPoolStateMachine {
     /// The loop found a parked connection closed (or holding unsolicited bytes) before writing
     /// the request the machine assigned to it: the connection closes and the request, never
     /// sent, goes to another connection.
-    mutating func staleConnection(_ id: ClientConnectionID) -> ClientPoolActions {
+    package mutating func staleConnection(_ id: ClientConnectionID) -> ClientPoolActions {
         guard let slot = slot(of: id), let state = connections[slot], case .busy(let request) = state.phase else {
             return .none
         }
@@ -176,7 +177,7 @@ struct ClientPoolStateMachine {
 
     /// A request's deadline passed or it was cancelled: it fails with `error`, and the connection
     /// carrying it (if any) closes at once.
-    mutating func requestEnded(_ request: RequestID, error: HTTPClientError) -> ClientPoolActions {
+    package mutating func requestEnded(_ request: RequestID, error: HTTPClientError) -> ClientPoolActions {
         guard let entry = requests.removeValue(forKey: request) else { return .none }
         var actions = ClientPoolActions()
         if let id = entry.connection, let slot = slot(of: id) { actions = closing(slot) }
@@ -185,7 +186,7 @@ struct ClientPoolStateMachine {
     }
 
     /// A connection's idle timer fired at `now`.
-    mutating func idleTimerFired(_ id: ClientConnectionID, now: UInt64) -> ClientPoolActions {
+    package mutating func idleTimerFired(_ id: ClientConnectionID, now: UInt64) -> ClientPoolActions {
         guard let slot = slot(of: id), let state = connections[slot] else { return .none }
         connections[slot]?.idleTimerArmed = false
         guard case .idle(let since) = state.phase else { return .none }
@@ -196,7 +197,7 @@ struct ClientPoolStateMachine {
     }
 
     /// The client shuts down: every pending request fails, every connection closes.
-    mutating func shutdown() -> (fail: [RequestID], close: [ClientConnectionID]) {
+    package mutating func shutdown() -> (fail: [RequestID], close: [ClientConnectionID]) {
         let failed = Array(requests.keys)
         let closed = connections.compactMap { $0?.id }
         requests.removeAll()
@@ -324,20 +325,20 @@ struct ClientPoolStateMachine {
 
 /// What the loop does after one event of ``ClientPoolStateMachine``, in this order: fail a
 /// request, close a connection, then the next step.
-struct ClientPoolActions: Equatable {
+package struct ClientPoolActions: Equatable {
     /// A request that ends, and its error.
-    struct Failure: Equatable {
-        var request: ClientPoolStateMachine.RequestID
-        var error: HTTPClientError
+    package struct Failure: Equatable {
+        package var request: ClientPoolStateMachine.RequestID
+        package var error: HTTPClientError
 
-        init(_ request: ClientPoolStateMachine.RequestID, _ error: HTTPClientError) {
+        package init(_ request: ClientPoolStateMachine.RequestID, _ error: HTTPClientError) {
             self.request = request
             self.error = error
         }
     }
 
     /// The step that moves work forward.
-    enum Next: Equatable {
+    package enum Next: Equatable {
         case none
         /// Open a connection for `request` to `key`'s host, at its `addressIndex`th address.
         case connect(ClientConnectionID, key: ClientPoolKey, addressIndex: Int, for: ClientPoolStateMachine.RequestID)
@@ -350,35 +351,51 @@ struct ClientPoolActions: Equatable {
         case scheduleIdleTimer(ClientConnectionID, at: UInt64)
     }
 
-    var fail: Failure?
-    var close: ClientConnectionID?
-    var next: Next = .none
+    package var fail: Failure?
+    package var close: ClientConnectionID?
+    package var next: Next = .none
 
-    static var none: ClientPoolActions { ClientPoolActions() }
+    package static var none: ClientPoolActions { ClientPoolActions() }
+
+    /// Actions holding `fail`, `close` and `next`.
+    package init(fail: Failure? = nil, close: ClientConnectionID? = nil, next: Next = .none) {
+        self.fail = fail
+        self.close = close
+        self.next = next
+    }
 }
 
 /// A connection of one client loop: its slot in the loop's tables plus a generation that tells a
 /// reused slot from the connection that held it before.
-struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
-    let rawValue: UInt64
+package struct ClientConnectionID: Hashable, Sendable, CustomStringConvertible {
+    package let rawValue: UInt64
 
-    init(slot: Int, generation: UInt64) { rawValue = (generation << 32) | UInt64(UInt32(slot)) }
+    package init(slot: Int, generation: UInt64) { rawValue = (generation << 32) | UInt64(UInt32(slot)) }
 
-    init(rawValue: UInt64) { self.rawValue = rawValue }
+    package init(rawValue: UInt64) { self.rawValue = rawValue }
 
-    var slot: Int { Int(rawValue & 0xFFFF_FFFF) }
+    package var slot: Int { Int(rawValue & 0xFFFF_FFFF) }
 
-    var description: String { "c\(slot)/\(rawValue >> 32)" }
+    package var description: String { "c\(slot)/\(rawValue >> 32)" }
 }
 
 /// Which pool a request belongs to: one per host, port and source address, and per partition
 /// in the per-partition mode.
-struct ClientPoolKey: Hashable, Sendable {
-    var host: String
-    var port: Int
-    var partition: String?
+package struct ClientPoolKey: Hashable, Sendable {
+    package var host: String
+    package var port: Int
+    package var partition: String?
     /// The local address its connections bind to (``HTTPClientRequest/sourceAddress``).
-    var source: String? = nil
+    package var source: String? = nil
     /// `https`: connections of this pool speak TLS.
-    var usesTLS = false
+    package var usesTLS = false
+
+    /// The pool of `host`:`port` in `partition`, bound to `source`, over TLS when `usesTLS`.
+    package init(host: String, port: Int, partition: String?, source: String? = nil, usesTLS: Bool = false) {
+        self.host = host
+        self.port = port
+        self.partition = partition
+        self.source = source
+        self.usesTLS = usesTLS
+    }
 }

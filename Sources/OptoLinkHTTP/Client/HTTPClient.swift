@@ -24,9 +24,9 @@ import Synchronization
 /// one that stops answering skipped, the name resolved again after
 /// ``Configuration/resolutionTTL`` (``AddressResolver``). A request with a
 /// ``HTTPClientRequest/sourceAddress`` leaves from that local address, on connections of its own.
-public final class HTTPClient: Sendable {
+package final class HTTPClient: Sendable {
     /// How connections are shared between requests.
-    public enum PoolMode: String, Sendable, Equatable, CaseIterable {
+    package enum PoolMode: String, Sendable, Equatable, CaseIterable {
         /// One bounded pool per host and port, shared by every request
         /// (``Configuration/maxConnectionsPerHost`` connections at most).
         case shared
@@ -36,32 +36,32 @@ public final class HTTPClient: Sendable {
     }
 
     /// Pools, limits and timeouts of one client.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// How connections are shared.
-        public var poolMode: PoolMode
+        package var poolMode: PoolMode
         /// Most open connections per host and port in the shared mode, across all loops (≥ 1).
-        public var maxConnectionsPerHost: Int
+        package var maxConnectionsPerHost: Int
         /// Loop threads (≥ 1); each owns its own connections.
-        public var loopCount: Int
+        package var loopCount: Int
         /// An idle keep-alive connection is closed after this long (keep it below the server's idle timeout).
-        public var idleTimeout: Duration
+        package var idleTimeout: Duration
         /// With `Expect: 100-continue`, how long to wait for `100 Continue` before sending the body anyway.
-        public var continueTimeout: Duration
+        package var continueTimeout: Duration
         /// Response size limits.
-        public var responseLimits: HTTPResponseParser.Limits
+        package var responseLimits: HTTPResponseParser.Limits
         /// The readiness backend; `nil`: the platform default or `OPTOLINK_EVENT_LOOP`.
-        public var eventLoopBackend: EventLoopBackend?
+        package var eventLoopBackend: EventLoopBackend?
         /// How long a host name's addresses are used before `getaddrinfo` is asked again (see
         /// ``HTTPClient`` on addresses); IP literals are never resolved again.
-        public var resolutionTTL: Duration = .seconds(30)
+        var resolutionTTL: Duration = .seconds(30)
         /// Host name → the numeric addresses it resolves to, in order, instead of the system
         /// resolver (tests: a name with an address where nothing listens, then one where a server does).
-        var addressOverrides: [String: [String]] = [:]
+        package var addressOverrides: [String: [String]] = [:]
         /// How `https` connections verify the server (system trust store by default).
-        public var tls: TLSConfiguration
+        package var tls: TLSConfiguration
 
         /// Defaults: shared pool of 64 connections per host, 1 loop, 30 s idle, 1 s continue wait.
-        public init(
+        package init(
             poolMode: PoolMode = .shared, maxConnectionsPerHost: Int = 64, loopCount: Int = 1,
             idleTimeout: Duration = .seconds(30), continueTimeout: Duration = .seconds(1),
             responseLimits: HTTPResponseParser.Limits = .init(), eventLoopBackend: EventLoopBackend? = nil,
@@ -79,9 +79,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// The configuration the client runs with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The readiness backend its loops run on.
-    public let eventLoopBackend: EventLoopBackend
+    package let eventLoopBackend: EventLoopBackend
     private let loops: [ClientLoopShared]
     private let threads: Mutex<[LoopThread.Handle]>
     private let nextId = Atomic<UInt64>(0)
@@ -93,7 +93,7 @@ public final class HTTPClient: Sendable {
     ///
     /// - Throws: ``HTTPServerError/invalidConfiguration(_:)`` for a count below 1, a shared pool
     ///   with fewer connections than loops, or a backend this platform lacks; ``HTTPServerError/systemCall(_:errno:)`` when a descriptor or thread cannot be made.
-    public init(configuration: Configuration = .init()) throws {
+    package init(configuration: Configuration = .init()) throws {
         guard configuration.loopCount >= 1 else { throw HTTPServerError.invalidConfiguration("loopCount < 1") }
         guard configuration.maxConnectionsPerHost >= 1 else {
             throw HTTPServerError.invalidConfiguration("maxConnectionsPerHost < 1")
@@ -197,7 +197,7 @@ public final class HTTPClient: Sendable {
     /// It runs on its caller's executor (`nonisolated(nonsending)`) until it waits for the
     /// response: the request is handed to a loop thread either way, and not hopping first saves a
     /// task switch per request.
-    nonisolated(nonsending) public func execute(
+    nonisolated(nonsending) package func execute(
         _ request: HTTPClientRequest, timeout: Duration,
         cancellation: ((@escaping @Sendable () -> Void) -> Void)? = nil
     ) async throws(HTTPClientError) -> HTTPClientResponse {
@@ -234,13 +234,13 @@ public final class HTTPClient: Sendable {
     }
 
     /// The TLS handshakes completed so far, full and resumed (a resumed one skips the certificate exchange).
-    public var tlsHandshakes: TLSHandshakeCounts {
+    package var tlsHandshakes: TLSHandshakeCounts {
         TLSHandshakeCounts(
             full: tls.fullHandshakes.load(ordering: .relaxed), resumed: tls.resumedHandshakes.load(ordering: .relaxed))
     }
 
     /// Fails pending requests with ``HTTPClientError/shutDown``, closes every socket and joins the loops.
-    public func shutdown() async {
+    package func shutdown() async {
         let threads = self.threads.withLock { held in
             defer { held = [] }
             return held
@@ -258,11 +258,11 @@ public final class HTTPClient: Sendable {
     /// `group.addTask(executorPreference:)`) runs on that loop's thread between its readiness
     /// turns, and its requests go to that loop, so a request and the response that resumes the
     /// task stay on one thread. In the per-device mode, pick with ``taskExecutor(forPartition:)``.
-    public var taskExecutors: [any TaskExecutor] { loops }
+    package var taskExecutors: [any TaskExecutor] { loops }
 
     /// The executor of the loop that carries `partition`'s connection in the per-device mode
     /// (in the shared mode: the loop the partition's hash picks, a stable spread).
-    public func taskExecutor(forPartition partition: String) -> any TaskExecutor {
+    package func taskExecutor(forPartition partition: String) -> any TaskExecutor {
         loops[Self.loopIndex(partition: partition, count: loops.count)]
     }
 
@@ -275,7 +275,7 @@ public final class HTTPClient: Sendable {
     /// Loop `index`'s share of ``Configuration/maxConnectionsPerHost``: the shares add up to it
     /// exactly (the first `N mod loops` loops take one more); at least 1, which only the
     /// per-device mode's shared fallback can need (the shared mode checks `N >= loops`).
-    static func poolLimit(loop index: Int, of configuration: Configuration) -> Int {
+    package static func poolLimit(loop index: Int, of configuration: Configuration) -> Int {
         let limit = configuration.maxConnectionsPerHost
         let extra = index < limit % configuration.loopCount ? 1 : 0
         return max(1, limit / configuration.loopCount + extra)

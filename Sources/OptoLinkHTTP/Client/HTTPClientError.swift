@@ -6,7 +6,7 @@
 
 /// Why ``HTTPClient`` returned no response. The client never retries: each error is final for
 /// its request, and the caller (the SDK's retry loop) decides what happens next.
-public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host answered the connect with a reset: nothing listens on the port (`ECONNREFUSED`).
     case connectionRefused
     /// The connection could not be made for another reason: `errno` of `socket`/`connect`
@@ -34,7 +34,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidRequest(String)
 
     /// A short, value-free label usable as a metric or report key.
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .connectionRefused: "connection_refused"
         case .cannotConnect: "cannot_connect"
@@ -51,7 +51,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// A sentence naming the cause.
-    public var description: String {
+    package var description: String {
         switch self {
         case .connectionRefused: "connection refused"
         case .cannotConnect(let code): "cannot connect: \(String(cString: strerror(code))) (errno \(code))"

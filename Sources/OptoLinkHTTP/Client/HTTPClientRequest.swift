@@ -1,33 +1,33 @@
 /// One request for ``HTTPClient``: where it goes, what it says, and which pool carries it.
-public struct HTTPClientRequest: Sendable, Equatable {
+package struct HTTPClientRequest: Sendable, Equatable {
     /// `GET`, `POST`, …
-    public var method: String
+    package var method: String
     /// The host as written in the URL: an IP literal (IPv6 without brackets), `localhost`, or a
     /// name (resolved once per client and cached).
-    public var host: String
+    package var host: String
     /// The TCP port, 1...65535.
-    public var port: Int
+    package var port: Int
     /// The origin-form target: path and query, e.g. `/sdk/events` or `/acme/x/data?deviceId=d`.
-    public var target: String
+    package var target: String
     /// Header fields to send. `Host`, `Content-Length` and `Transfer-Encoding` are written by the
     /// client. `Expect: 100-continue` makes it send the body only after `100 Continue` (or after
     /// ``HTTPClient/Configuration/continueTimeout``).
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body bytes (sent with `Content-Length`).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// In ``HTTPClient/PoolMode/perPartition`` mode, the key of the one connection this request
     /// uses (e.g. a virtual device id); ignored in the shared mode.
-    public var partition: String?
+    package var partition: String?
     /// The local IP address (numeric, no brackets) its connection binds to before connecting,
     /// so the server sees it as the peer (``HTTPSourceAddress``); `nil`: the kernel picks. Only
     /// connections from the same source address are shared, and only the host's addresses of
     /// the same IP version are tried.
-    public var sourceAddress: String?
+    package var sourceAddress: String?
     /// `https`: sent over TLS (``HTTPClient/Configuration/tls``), on connections of its own pool.
-    public var usesTLS: Bool
+    package var usesTLS: Bool
 
     /// A request; `target` must start with `/`.
-    public init(
+    package init(
         method: String, host: String, port: Int, target: String, headers: HTTPHeaders = [:], body: [UInt8] = [],
         partition: String? = nil, sourceAddress: String? = nil, usesTLS: Bool = false
     ) {

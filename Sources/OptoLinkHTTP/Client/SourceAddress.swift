@@ -14,9 +14,9 @@ import CEpoll
 /// only `::1` is. The port is left to the kernel, chosen at `connect` time
 /// (`IP_BIND_ADDRESS_NO_PORT` on Linux), so many connections from one address to different
 /// servers do not each hold an ephemeral port from `bind` on.
-public enum HTTPSourceAddress {
+package enum HTTPSourceAddress {
     /// `AF_INET` or `AF_INET6` for a numeric IPv4 or IPv6 address (no brackets), `nil` for anything else.
-    public static func family(of address: String) -> Int32? {
+    package static func family(of address: String) -> Int32? {
         var storage = sockaddr_storage()
         guard (try? ListeningSocket.fill(&storage, host: address, port: 0)) != nil, address != "localhost" else {
             return nil
@@ -29,7 +29,7 @@ public enum HTTPSourceAddress {
     ///
     /// - Returns: `nil`, or the reason in words with the `errno` text (`EADDRNOTAVAIL`: the
     ///   address is not on any interface here).
-    public static func bindProblem(_ address: String) -> String? {
+    package static func bindProblem(_ address: String) -> String? {
         guard let family = family(of: address) else { return "not a numeric IPv4 or IPv6 address" }
         let fd = cepoll_stream_socket(family, 1)
         guard fd >= 0 else { return "socket: \(String(cString: strerror(cepoll_errno())))" }

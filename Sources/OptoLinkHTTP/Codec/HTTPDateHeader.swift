@@ -7,12 +7,12 @@
 /// A `Date: <IMF-fixdate>\r\n` header line, reformatted at most once per wall-clock second.
 ///
 /// One per event loop (not shared, so no locking); each response copies the cached bytes.
-struct HTTPDateHeader {
+package struct HTTPDateHeader {
     private(set) var bytes: [UInt8] = []
     private var second: time_t = -1
 
     /// The header line for the current second (RFC 9110 §5.6.7, e.g. `Date: Sun, 06 Nov 1994 08:49:37 GMT`).
-    mutating func current() -> [UInt8] {
+    package mutating func current() -> [UInt8] {
         let now = time(nil)
         if now != second {
             second = now
@@ -21,7 +21,7 @@ struct HTTPDateHeader {
         return bytes
     }
 
-    static func format(_ seconds: time_t) -> [UInt8] {
+    package static func format(_ seconds: time_t) -> [UInt8] {
         var t = seconds
         var tm = tm()
         gmtime_r(&t, &tm)

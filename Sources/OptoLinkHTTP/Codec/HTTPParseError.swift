@@ -2,7 +2,7 @@
 ///
 /// Every case closes the connection after its response: once framing is in doubt the rest of
 /// the byte stream cannot be trusted.
-public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request line is not `METHOD SP target SP HTTP/x.y` with a token method → 400.
     case malformedRequestLine
     /// A header line has no colon, an empty or non-token name, whitespace before the colon,
@@ -38,7 +38,7 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     case invalidHost
 
     /// The status code the server answers with.
-    public var status: Int {
+    package var status: Int {
         switch self {
         case .malformedRequestLine, .malformedHeader, .invalidContentLength, .invalidTransferEncoding,
             .malformedChunkedBody, .missingHost, .multipleHosts, .invalidHost:
@@ -52,7 +52,7 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// A short, value-free label usable as a metric or report key.
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .malformedRequestLine: "malformed_request_line"
         case .malformedHeader: "malformed_header"
@@ -71,5 +71,5 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// `HTTP 431 (headers_too_large)` and the like.
-    public var description: String { "HTTP \(status) (\(shortDescription))" }
+    package var description: String { "HTTP \(status) (\(shortDescription))" }
 }

@@ -18,21 +18,21 @@
 /// `Transfer-Encoding` together with `Content-Length`, `Transfer-Encoding` in HTTP/1.0,
 /// `chunked` twice or not the final coding, a malformed chunk size or terminator, differing
 /// duplicate `Content-Length`s, whitespace before a colon, folded lines, bare CR or LF.
-public struct HTTPRequestParser: Sendable {
+package struct HTTPRequestParser: Sendable {
     /// Size limits and framing rules applied while parsing.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Largest request line plus header section, in bytes, including the final empty line (431 above).
-        public var maxHeaderBytes: Int
+        package var maxHeaderBytes: Int
         /// Largest body, in bytes: a `Content-Length` above it, or chunks adding up past it (413).
-        public var maxBodyBytes: Int
+        package var maxBodyBytes: Int
         /// When `false` (the default), a request with neither `Content-Length` nor `Transfer-Encoding`
         /// has an empty body, as RFC 9112 §6.3 reads, whatever its method. When `true`, such a `POST`,
         /// `PUT` or `PATCH` is refused with 411 (a policy RFC 9110 §15.5.12 allows, e.g. for a server
         /// that wants every client to state its length); the emulator never turns it on.
-        public var requireContentLength: Bool
+        package var requireContentLength: Bool
 
         /// Defaults: 16 KiB of head, 1 MiB of body, a body-less POST/PUT/PATCH accepted as empty.
-        public init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1 << 20, requireContentLength: Bool = false) {
+        package init(maxHeaderBytes: Int = 16 * 1024, maxBodyBytes: Int = 1 << 20, requireContentLength: Bool = false) {
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
             self.requireContentLength = requireContentLength
@@ -40,7 +40,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     /// One parse result: a whole request, or the error that ends the connection.
-    public enum Output: Sendable, Equatable {
+    package enum Output: Sendable, Equatable {
         /// A complete request. `keepAlive` applies the HTTP/1.0 and 1.1 persistence rules and `Connection`.
         case request(HTTPRequest, keepAlive: Bool)
         /// The request cannot be parsed; answer `error.status` and close.
@@ -51,40 +51,40 @@ public struct HTTPRequestParser: Sendable {
     private typealias Head = Framer.Head
 
     /// The limits this parser enforces.
-    public let limits: Limits
+    package let limits: Limits
     private var framer: Framer
 
     /// A parser with empty buffers.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
         framer = HTTPMessageFramer(maxHeaderBytes: limits.maxHeaderBytes, maxBodyBytes: limits.maxBodyBytes)
     }
 
     /// Bytes received but not yet returned as part of a request.
-    public var bufferedByteCount: Int { framer.bufferedByteCount }
+    var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no partial request is buffered (the connection is between requests).
-    public var isIdle: Bool { framer.isIdle }
+    package var isIdle: Bool { framer.isIdle }
 
     /// `true` when the request in progress sent `Expect: 100-continue` and its body has not fully
     /// arrived: the server should send `100 Continue` (then call ``continueSent()``) so the client
     /// does not wait for its own timeout before sending the body (RFC 9110 §10.1.1).
-    public var isAwaitingContinue: Bool {
+    package var isAwaitingContinue: Bool {
         framer.pendingHead?.expectsContinue == true && framer.awaitsBodyBytes
     }
 
     /// Records that `100 Continue` was sent for the request in progress.
-    public mutating func continueSent() {
+    package mutating func continueSent() {
         framer.continueSent()
     }
 
     /// Appends received bytes; call ``next()`` until it returns `nil` to take out what is complete.
-    public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         framer.append(bytes)
     }
 
     /// The next complete request or the parse failure, or `nil` when more bytes are needed.
-    public mutating func next() -> Output? {
+    package mutating func next() -> Output? {
         if let failure = framer.failure { return .failure(failure) }
         if framer.isReadingBody { return nextBody() }
         framer.skipEmptyLines()

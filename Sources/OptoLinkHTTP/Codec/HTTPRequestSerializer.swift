@@ -5,14 +5,14 @@
 /// body, and on `POST`/`PUT`/`PATCH` even when empty). CR or LF inside a name or value (header
 /// injection) becomes a space. The body itself is appended by the caller, at once or after
 /// `100 Continue`.
-public enum HTTPRequestSerializer {
+package enum HTTPRequestSerializer {
     /// Appends `METHOD target HTTP/1.1`, `Host`, the fields and the framing header, then the empty line.
     ///
     /// - Parameters:
     ///   - target: the origin-form target, e.g. `/sdk/events?x=1` (must start with `/`).
     ///   - host: the `Host` value, e.g. `127.0.0.1:8080`.
     ///   - bodyLength: the body size in bytes that will follow.
-    public static func serializeHead(
+    package static func serializeHead(
         method: String, target: String, host: String, headers: HTTPHeaders, bodyLength: Int,
         into buffer: inout [UInt8]
     ) {
@@ -24,7 +24,7 @@ public enum HTTPRequestSerializer {
     /// Like ``serializeHead(method:target:host:headers:bodyLength:into:)``, with the `Host` value
     /// written from `host` and `port` (`host:port`, the port left out when it is 80; an IPv6
     /// literal in brackets) straight into `buffer`, without a string per request.
-    public static func serializeHead(
+    package static func serializeHead(
         method: String, target: String, host: String, port: Int, headers: HTTPHeaders, bodyLength: Int,
         into buffer: inout [UInt8]
     ) {

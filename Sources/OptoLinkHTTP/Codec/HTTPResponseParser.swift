@@ -1,22 +1,22 @@
 /// A received HTTP/1.1 response with its whole body.
-public struct HTTPClientResponse: Sendable, Equatable {
+package struct HTTPClientResponse: Sendable, Equatable {
     /// The status code, 100...999.
-    public var status: Int
+    package var status: Int
     /// `"HTTP/1.1"` or `"HTTP/1.0"`.
-    public var version: String
+    package var version: String
     /// The header fields as received (framing fields included).
-    public var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body bytes, de-chunked when the response was chunked.
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// Trailer fields of a chunked body, in order; empty otherwise.
-    public var trailers: HTTPHeaders
+    package var trailers: HTTPHeaders
     /// Nanoseconds the TLS handshake of this response's connection took, when the connection was
     /// opened for this request (its first response over `https`); `nil` over plain HTTP and on a
     /// reused connection. The client sets it; the parser never does.
-    public var tlsHandshakeNanoseconds: UInt64?
+    package var tlsHandshakeNanoseconds: UInt64?
 
     /// A response as the parser builds it.
-    public init(
+    package init(
         status: Int, version: String = "HTTP/1.1", headers: HTTPHeaders = [:], body: [UInt8] = [],
         trailers: HTTPHeaders = [:]
     ) {
@@ -29,7 +29,7 @@ public struct HTTPClientResponse: Sendable, Equatable {
 }
 
 /// Why a response could not be parsed. Each ends the connection: framing can no longer be trusted.
-public enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The status line is not `HTTP/1.x SP 3DIGIT [SP reason]`.
     case malformedStatusLine
     /// A header field line breaks RFC 9112 §5 (see ``HTTPRequestParser`` for the same rules).
@@ -50,7 +50,7 @@ public enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConv
     case unsolicited
 
     /// A short, value-free label usable as a metric or report key.
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .malformedStatusLine: "malformed_status_line"
         case .malformedHeader: "malformed_header"
@@ -65,7 +65,7 @@ public enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConv
     }
 
     /// `bad response (truncated)` and the like.
-    public var description: String { "bad response (\(shortDescription))" }
+    package var description: String { "bad response (\(shortDescription))" }
 }
 
 /// An incremental HTTP/1.1 response parser, the client side of the codec: feed bytes in any
@@ -76,23 +76,23 @@ public enum HTTPResponseParseError: Error, Sendable, Equatable, CustomStringConv
 /// (and then the connection is not reused); `Content-Length`; otherwise the body runs until
 /// the server closes (``finish()``). The caller states, before each response, whether its
 /// request was a `HEAD` (``expectResponse(toHEAD:)``). After a failure the parser stays failed.
-public struct HTTPResponseParser: Sendable {
+package struct HTTPResponseParser: Sendable {
     /// Size limits, in bytes.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Largest status line plus header section (and, separately, trailer section).
-        public var maxHeaderBytes: Int
+        package var maxHeaderBytes: Int
         /// Largest body.
-        public var maxBodyBytes: Int
+        package var maxBodyBytes: Int
 
         /// Defaults: 64 KiB of head, 16 MiB of body.
-        public init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 16 << 20) {
+        package init(maxHeaderBytes: Int = 64 * 1024, maxBodyBytes: Int = 16 << 20) {
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
         }
     }
 
     /// One parse result.
-    public enum Output: Sendable, Equatable {
+    package enum Output: Sendable, Equatable {
         /// An interim response (`100 Continue`, `103 Early Hints`, …); the final one follows.
         case informational(status: Int, headers: HTTPHeaders)
         /// The final response. `keepAlive`: the connection may carry another request.
@@ -104,36 +104,36 @@ public struct HTTPResponseParser: Sendable {
     private typealias Framer = HTTPMessageFramer<HTTPClientResponse, HTTPResponseParseError>
 
     /// The limits this parser enforces.
-    public let limits: Limits
+    package let limits: Limits
     private var framer: Framer
     private var headRequest = false
     private var awaiting = false
 
     /// A parser with empty buffers, expecting no response until ``expectResponse(toHEAD:)``.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
         framer = HTTPMessageFramer(maxHeaderBytes: limits.maxHeaderBytes, maxBodyBytes: limits.maxBodyBytes)
     }
 
     /// Bytes received and not yet returned.
-    public var bufferedByteCount: Int { framer.bufferedByteCount }
+    var bufferedByteCount: Int { framer.bufferedByteCount }
 
     /// `true` when no byte of a response is buffered (between responses).
-    public var isIdle: Bool { framer.isIdle }
+    package var isIdle: Bool { framer.isIdle }
 
     /// Arms the parser for the response to the request just sent; `toHEAD` means it has no body.
-    public mutating func expectResponse(toHEAD: Bool) {
+    package mutating func expectResponse(toHEAD: Bool) {
         headRequest = toHEAD
         awaiting = true
     }
 
     /// Appends received bytes; call ``next()`` until it returns `nil`.
-    public mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func append<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         framer.append(bytes)
     }
 
     /// The next interim or final response, a failure, or `nil` when more bytes are needed.
-    public mutating func next() -> Output? {
+    package mutating func next() -> Output? {
         if let failure = framer.failure { return .failure(failure) }
         if framer.isReadingBody { return nextBody() }
         guard framer.bufferedByteCount > 0 else { return nil }
@@ -163,7 +163,7 @@ public struct HTTPResponseParser: Sendable {
 
     /// The connection reached end of input: completes a body that runs until close, or reports
     /// ``HTTPResponseParseError/truncated`` when a response was in progress; `nil` when idle.
-    public mutating func finish() -> Output? {
+    package mutating func finish() -> Output? {
         if let failure = framer.failure { return .failure(failure) }
         if let (head, body) = framer.finishAtClose() {
             var response = head.message

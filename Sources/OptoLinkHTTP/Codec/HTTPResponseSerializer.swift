@@ -3,9 +3,9 @@
 /// The serializer owns the framing headers: any `Content-Length`, `Transfer-Encoding` or
 /// `Connection` the handler set is dropped and replaced by the real ones. CR or LF inside a
 /// header name or value (response splitting) is replaced by a space.
-public enum HTTPResponseSerializer {
+package enum HTTPResponseSerializer {
     /// How the connection continues after this response.
-    public enum Persistence: Sendable, Equatable {
+    package enum Persistence: Sendable, Equatable {
         /// HTTP/1.1 keep-alive (no `Connection` header needed).
         case keepAlive
         /// HTTP/1.0 keep-alive: the client asked for it, so `Connection: keep-alive` is sent.
@@ -19,7 +19,7 @@ public enum HTTPResponseSerializer {
     /// - Parameters:
     ///   - omitBody: `true` for a `HEAD` request: `Content-Length` still states the body size, no body follows.
     ///   - dateHeader: a preformatted `Date: …\r\n` line (bytes), or empty to send none.
-    public static func serialize(
+    package static func serialize(
         _ response: HTTPResponse, persistence: Persistence, omitBody: Bool = false,
         dateHeader: [UInt8] = [], into buffer: inout [UInt8]
     ) {

@@ -14,7 +14,7 @@ import CEpoll
 /// ``HTTPServer/Configuration/eventLoopBackend`` overrides both. The portable backend also uses
 /// the portable twins of the Linux-only calls (`accept` + `fcntl` for `accept4`, a pipe for the
 /// `eventfd` wake-up). See `docs/LINUX.md`, "Event loop backends".
-public enum EventLoopBackend: String, Sendable, Equatable, CaseIterable {
+package enum EventLoopBackend: String, Sendable, Equatable, CaseIterable {
     /// `epoll` (Linux only): one kernel wait returns only the ready sockets; cost per wait does not
     /// grow with the number of idle connections. The fast path.
     case epoll
@@ -23,10 +23,10 @@ public enum EventLoopBackend: String, Sendable, Equatable, CaseIterable {
     case poll
 
     /// The environment variable that overrides the platform default (`epoll` or `poll`).
-    public static let environmentVariable = "OPTOLINK_EVENT_LOOP"
+    static let environmentVariable = "OPTOLINK_EVENT_LOOP"
 
     /// ``epoll`` on Linux, ``poll`` elsewhere; decided when the package is compiled.
-    public static var platformDefault: EventLoopBackend {
+    package static var platformDefault: EventLoopBackend {
         #if os(Linux)
             .epoll
         #else
@@ -35,7 +35,7 @@ public enum EventLoopBackend: String, Sendable, Equatable, CaseIterable {
     }
 
     /// Whether this build can run the backend (``poll`` always; ``epoll`` only on Linux).
-    public var isAvailable: Bool {
+    package var isAvailable: Bool {
         switch self {
         case .poll: true
         case .epoll: Self.platformDefault == .epoll
@@ -48,7 +48,7 @@ public enum EventLoopBackend: String, Sendable, Equatable, CaseIterable {
     /// - Parameter environment: the process environment by default; a dictionary in tests.
     /// - Throws: ``HTTPServerError/invalidConfiguration(_:)`` naming the variable and its value when
     ///   the value is neither `epoll` nor `poll`, or names a backend this platform lacks.
-    public static func resolve(environment: [String: String]? = nil) throws(HTTPServerError) -> EventLoopBackend {
+    package static func resolve(environment: [String: String]? = nil) throws(HTTPServerError) -> EventLoopBackend {
         let value: String?
         if let environment {
             value = environment[environmentVariable]

@@ -7,7 +7,7 @@ import CEpoll
 #endif
 
 /// Creating, binding and describing TCP sockets (IPv4 and IPv6).
-enum ListeningSocket {
+package enum ListeningSocket {
     /// Fails with EADDRINUSE when anything listens on `host:port` already, whatever its options.
     ///
     /// Loops share a port through `SO_REUSEPORT`, which would just as well let a second server
@@ -28,7 +28,7 @@ enum ListeningSocket {
     ///
     /// - Throws: ``HTTPServerError/invalidHost(_:)`` for an unparsable host,
     ///   ``HTTPServerError/systemCall(_:errno:)`` when socket/bind/listen fails (e.g. EADDRINUSE).
-    static func open(
+    package static func open(
         host: String, port: Int, reusePort: Bool, backlog: Int, portable: Bool, listening: Bool = true
     ) throws -> (fd: Int32, port: Int) {
         var storage = sockaddr_storage()
@@ -63,7 +63,7 @@ enum ListeningSocket {
     }
 
     /// Writes `host:port` into `storage`; returns the address length.
-    static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws -> socklen_t {
+    package static func fill(_ storage: inout sockaddr_storage, host: String, port: Int) throws -> socklen_t {
         let literal = host == "localhost" ? "127.0.0.1" : host
         let bracketless =
             literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
@@ -92,7 +92,7 @@ enum ListeningSocket {
     }
 
     /// The textual IP and port of an IPv4 or IPv6 socket address.
-    static func describe(_ storage: sockaddr_storage) -> (address: String, port: Int) {
+    package static func describe(_ storage: sockaddr_storage) -> (address: String, port: Int) {
         var copy = storage
         return withUnsafePointer(to: &copy) { raw -> (String, Int) in
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)

@@ -37,7 +37,7 @@ package enum LoopThread {
     }
 
     /// Lets the thread release its resources on exit; nobody will join it.
-    static func detach(_ thread: Handle) {
+    package static func detach(_ thread: Handle) {
         _ = cepoll_thread_detach(thread)
     }
 

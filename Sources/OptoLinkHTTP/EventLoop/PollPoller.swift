@@ -11,8 +11,8 @@ import CEpoll
 /// the socket waits for (readable, else writable) and the following read or write tells the loop
 /// what happened; `POLLERR`/`POLLNVAL` mean ``IOEvents/failed``. A descriptor with no interest is
 /// stored negated, which `poll` skips, so a sticky hang-up cannot make the loop spin.
-final class PollPoller: ReadinessPoller {
-    static let usesPortableCalls = true
+package final class PollPoller: ReadinessPoller {
+    package static let usesPortableCalls = true
     /// At most this many ready entries per wait; the scan resumes where it stopped next time.
     private static let capacity = 256
 
@@ -27,9 +27,9 @@ final class PollPoller: ReadinessPoller {
     private var readyEvents = [IOEvents](repeating: [], count: capacity)
     private var readyTokens = [UInt64](repeating: 0, count: capacity)
 
-    init() {}
+    package init() {}
 
-    var descriptor: Int32? { nil }
+    package var descriptor: Int32? { nil }
 
     private static func pollMask(_ interest: IOEvents) -> Int16 {
         (interest.contains(.readable) ? CEPOLL_POLLIN : 0) | (interest.contains(.writable) ? CEPOLL_POLLOUT : 0)
@@ -41,7 +41,7 @@ final class PollPoller: ReadinessPoller {
         return slot >= 0 ? Int(slot) : nil
     }
 
-    func register(_ fd: Int32, interest: IOEvents, token: UInt64) -> Bool {
+    package func register(_ fd: Int32, interest: IOEvents, token: UInt64) -> Bool {
         guard fd >= 0 else { return false }
         if slot(of: fd) != nil {
             update(fd, interest: interest, token: token)
@@ -58,7 +58,7 @@ final class PollPoller: ReadinessPoller {
         return true
     }
 
-    func update(_ fd: Int32, interest: IOEvents, token: UInt64) {
+    package func update(_ fd: Int32, interest: IOEvents, token: UInt64) {
         guard let slot = slot(of: fd) else { return }
         entries[slot].fd = interest.isEmpty ? ~fd : fd
         entries[slot].events = Self.pollMask(interest)
@@ -66,7 +66,7 @@ final class PollPoller: ReadinessPoller {
         interests[slot] = interest
     }
 
-    func deregister(_ fd: Int32) {
+    package func deregister(_ fd: Int32) {
         guard let slot = slot(of: fd) else { return }
         let last = entries.count - 1
         if slot != last {
@@ -83,9 +83,9 @@ final class PollPoller: ReadinessPoller {
         slotOf[Int(fd)] = -1
     }
 
-    func willClose(_ fd: Int32) { deregister(fd) }
+    package func willClose(_ fd: Int32) { deregister(fd) }
 
-    func wait(timeoutMilliseconds: Int32) -> Int {
+    package func wait(timeoutMilliseconds: Int32) -> Int {
         let count = entries.count
         let ready = entries.withUnsafeMutableBufferPointer {
             cepoll_poll($0.baseAddress, UInt32(count), timeoutMilliseconds)
@@ -122,7 +122,7 @@ final class PollPoller: ReadinessPoller {
         return events
     }
 
-    func ready(at index: Int) -> (events: IOEvents, token: UInt64) {
+    package func ready(at index: Int) -> (events: IOEvents, token: UInt64) {
         (readyEvents[index], readyTokens[index])
     }
 }

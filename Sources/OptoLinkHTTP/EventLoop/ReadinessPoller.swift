@@ -1,12 +1,13 @@
 import CEpoll
 
 /// What a connection waits for, or what a poller found, independent of any backend's bit values.
-struct IOEvents: OptionSet, Sendable {
-    let rawValue: UInt8
-    static let readable = IOEvents(rawValue: 1)
-    static let writable = IOEvents(rawValue: 2)
+package struct IOEvents: OptionSet, Sendable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
+    package static let readable = IOEvents(rawValue: 1)
+    package static let writable = IOEvents(rawValue: 2)
     /// An error or hang-up the loop should treat as "drop this socket now".
-    static let failed = IOEvents(rawValue: 4)
+    package static let failed = IOEvents(rawValue: 4)
 }
 
 /// A readiness-notification mechanism one loop (``ServerLoop`` or ``ClientLoop``) drives from its own thread.
@@ -15,7 +16,7 @@ struct IOEvents: OptionSet, Sendable {
 /// handed back with each readiness event. Implementations: ``EpollPoller`` (Linux) and
 /// ``PollPoller`` (portable). The loop is generic over this protocol, so each backend's calls are
 /// specialised and direct, not dynamic dispatch.
-protocol ReadinessPoller: AnyObject {
+package protocol ReadinessPoller: AnyObject {
     /// Whether accept/socket/wake-up use the portable twins of the Linux-only calls.
     static var usesPortableCalls: Bool { get }
     /// The poller's own descriptor (an epoll set), which the loop releases last; nil if none.
@@ -35,14 +36,14 @@ protocol ReadinessPoller: AnyObject {
 }
 
 /// A loop's wake-up channel: an eventfd (both ends the same descriptor) or a pipe.
-struct Waker: Sendable {
+package struct Waker: Sendable {
     var readFD: Int32
     var writeFD: Int32
 
     /// Opens the channel the backend's call family uses.
     ///
     /// - Throws: ``HTTPServerError/systemCall(_:errno:)`` (`eventfd` or `pipe`) when it fails.
-    static func open(portable: Bool) throws(HTTPServerError) -> Waker {
+    package static func open(portable: Bool) throws(HTTPServerError) -> Waker {
         var readFD: Int32 = -1
         var writeFD: Int32 = -1
         guard cepoll_wake_open(portable ? 1 : 0, &readFD, &writeFD) == 0 else {
@@ -51,9 +52,9 @@ struct Waker: Sendable {
         return Waker(readFD: readFD, writeFD: writeFD)
     }
 
-    func signal() { cepoll_wake_signal(writeFD) }
-    func drain() { cepoll_wake_drain(readFD) }
+    package func signal() { cepoll_wake_signal(writeFD) }
+    package func drain() { cepoll_wake_drain(readFD) }
 
     /// Each distinct descriptor once (an eventfd is one, a pipe two).
-    var descriptors: [Int32] { readFD == writeFD ? [readFD] : [readFD, writeFD] }
+    package var descriptors: [Int32] { readFD == writeFD ? [readFD] : [readFD, writeFD] }
 }

@@ -7,8 +7,8 @@ import CEpoll
 #endif
 
 /// Writing a connection's pending output, for the server's and the client's loops alike.
-enum SocketWrite {
-    enum Outcome {
+package enum SocketWrite {
+    package enum Outcome {
         /// Everything was written; the buffer is emptied (and shrunk when it had grown past 64 KiB).
         case done
         /// The socket's send buffer is full: wait until it is writable.

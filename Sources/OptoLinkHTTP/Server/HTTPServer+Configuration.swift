@@ -1,30 +1,30 @@
 extension HTTPServer {
     /// Where the server listens, how many event loops it runs, and its limits and timeouts.
-    public struct Configuration: Sendable, Equatable {
+    package struct Configuration: Sendable, Equatable {
         /// The address to bind: an IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`, `::`)
         /// or `localhost` (meaning 127.0.0.1). Names are not resolved.
-        public var host: String
+        package var host: String
         /// The TCP port; 0 asks the kernel for a free one (read it back from ``HTTPServer/port``).
-        public var port: Int
+        package var port: Int
         /// Event-loop threads (≥ 1), each with its own poller and its own `SO_REUSEPORT` listener;
         /// the kernel spreads new connections across them. Default 2: on a 2-core machine, with wrk
         /// beside it, 2 loops match 1 when the machine is quiet and do better under background
         /// load; an idle loop costs nothing.
-        public var loopCount: Int
+        package var loopCount: Int
         /// Request size limits and framing rules.
-        public var limits: HTTPRequestParser.Limits
+        package var limits: HTTPRequestParser.Limits
         /// Idle, slow-client and shutdown bounds.
-        public var timeouts: Timeouts
+        package var timeouts: Timeouts
         /// Open connections across all loops; a connection accepted beyond this is closed at once.
-        public var maxConnections: Int
+        package var maxConnections: Int
         /// `listen(2)` backlog (the kernel caps it at `net.core.somaxconn`).
-        public var backlog: Int
+        package var backlog: Int
         /// The readiness backend; nil (the default) means `OPTOLINK_EVENT_LOOP` if set, else the
         /// platform's (see ``EventLoopBackend``). ``HTTPServer/start()`` refuses one the platform lacks.
-        public var eventLoopBackend: EventLoopBackend?
+        package var eventLoopBackend: EventLoopBackend?
 
         /// A loopback server on an ephemeral port with default limits and timeouts.
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 0, loopCount: Int = 2,
             limits: HTTPRequestParser.Limits = .init(), timeouts: Timeouts = .init(),
             maxConnections: Int = 16_384, backlog: Int = 4096, eventLoopBackend: EventLoopBackend? = nil
@@ -41,21 +41,21 @@ extension HTTPServer {
     }
 
     /// Connection time bounds, as `Duration`s (resolution: milliseconds on the event loop).
-    public struct Timeouts: Sendable, Equatable {
+    package struct Timeouts: Sendable, Equatable {
         /// A keep-alive connection with no request in progress is closed after this long (default 60 s).
-        public var idle: Duration
+        package var idle: Duration
         /// A request must arrive completely within this long after its first byte, and a pending
         /// response must make write progress within it; otherwise 408 (or, for writes, a close). Default 30 s.
-        public var request: Duration
+        package var request: Duration
         /// After ``HTTPServer/shutdown()`` starts, in-flight and delayed responses get this long before
         /// their connections are closed regardless (default 5 s).
-        public var shutdownGrace: Duration
+        package var shutdownGrace: Duration
         /// How long a closing connection keeps reading (and discarding) after its last response, so
         /// the client sees the response rather than a reset (default 2 s).
-        public var lingeringClose: Duration
+        package var lingeringClose: Duration
 
         /// The defaults above; each argument overrides one.
-        public init(
+        package init(
             idle: Duration = .seconds(60), request: Duration = .seconds(30),
             shutdownGrace: Duration = .seconds(5), lingeringClose: Duration = .seconds(2)
         ) {

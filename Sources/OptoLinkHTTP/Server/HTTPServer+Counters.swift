@@ -8,37 +8,37 @@ import Synchronization
 
 extension HTTPServer {
     /// A snapshot of what the server has done since ``HTTPServer/start()``, summed over its loops.
-    public struct Counters: Sendable, Equatable, Codable {
+    package struct Counters: Sendable, Equatable, Codable {
         /// Connections accepted (including those closed at once for exceeding `maxConnections`).
-        public var connectionsAccepted: Int
+        package var connectionsAccepted: Int
         /// Connections open right now.
-        public var connectionsOpen: Int
+        package var connectionsOpen: Int
         /// Connections closed right after accept because `maxConnections` were open and none could be
         /// reclaimed (every one of the accepting loop had a complete request in hand, a response being
         /// written, or was closing).
-        public var connectionsRejected: Int
+        package var connectionsRejected: Int
         /// Idle connections closed to make room for a new client at `maxConnections`.
-        public var connectionsReclaimed: Int
+        package var connectionsReclaimed: Int
         /// Connections still receiving a request (partial head, stalled body) answered 408 and closed to
         /// make room for a new client at `maxConnections`, when no idle one was left (docs/LINUX.md §2).
         /// Their 408s are also in ``badRequestsByStatus``, not in ``requestTimeouts``.
-        public var connectionsReclaimedMidRequest: Int
+        package var connectionsReclaimedMidRequest: Int
         /// Requests parsed completely and passed to the handler.
-        public var requests: Int
+        package var requests: Int
         /// Requests answered by the server itself with an error status (400, 408, 411, 413, 431, 501, 505), by status.
-        public var badRequestsByStatus: [Int: Int]
+        package var badRequestsByStatus: [Int: Int]
         /// Keep-alive connections closed for being idle.
-        public var idleTimeouts: Int
+        package var idleTimeouts: Int
         /// Connections ended for a request that arrived too slowly (408), a response the client did not
         /// read, or no byte at all within the request timeout after accept (closed without an answer).
-        public var requestTimeouts: Int
+        package var requestTimeouts: Int
         /// Connections aborted with a TCP reset because the handler returned ``HTTPHandlerResult/reset``.
-        public var resets: Int
+        package var resets: Int
         /// Connections closed with no response because the handler returned ``HTTPHandlerResult/close``.
-        public var closedWithoutResponse: Int
+        package var closedWithoutResponse: Int
 
         /// Every count set to zero.
-        public init() {
+        package init() {
             connectionsAccepted = 0
             connectionsOpen = 0
             connectionsRejected = 0
@@ -53,7 +53,7 @@ extension HTTPServer {
         }
 
         /// All bad requests, whatever their status.
-        public var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
+        package var badRequests: Int { badRequestsByStatus.values.reduce(0, +) }
 
         private enum CodingKeys: String, CodingKey {
             case connectionsAccepted, connectionsOpen, connectionsRejected, connectionsReclaimed
@@ -63,7 +63,7 @@ extension HTTPServer {
         }
 
         /// Decodes the shape ``encode(to:)`` writes.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             connectionsAccepted = try container.decode(Int.self, forKey: .connectionsAccepted)
             connectionsOpen = try container.decode(Int.self, forKey: .connectionsOpen)
@@ -89,7 +89,7 @@ extension HTTPServer {
         }
 
         /// A JSON object; `badRequestsByStatus` is keyed by the status as a string (`{"400": 2}`).
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(connectionsAccepted, forKey: .connectionsAccepted)
             try container.encode(connectionsOpen, forKey: .connectionsOpen)

@@ -17,9 +17,9 @@ import Synchronization
 /// all three around a body. The handler runs synchronously on a loop thread; it must not block.
 /// Hostile input is answered by the server itself (see ``HTTPParseError``) and closes only that
 /// connection. Not thread-per-connection: each loop serves thousands of sockets.
-public final class HTTPServer: Sendable {
+package final class HTTPServer: Sendable {
     /// The configuration the server was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let handler: HTTPHandler
     private let errorRenderer: HTTPErrorRenderer
     private let state = Mutex<State>(State())
@@ -40,7 +40,7 @@ public final class HTTPServer: Sendable {
     ///
     /// - Parameter errorRenderer: builds the body of the errors the server answers by itself
     ///   (400, 408, 411, 413, 431, 501, 505); `text/plain` by default.
-    public init(
+    package init(
         configuration: Configuration = .init(), errorRenderer: @escaping HTTPErrorRenderer = plainTextErrorRenderer,
         handler: @escaping HTTPHandler
     ) {
@@ -62,19 +62,19 @@ public final class HTTPServer: Sendable {
     }
 
     /// The bound TCP port (the kernel's pick when the configuration said 0); 0 before ``start()``.
-    public var port: Int { state.withLock { $0.port } }
+    package var port: Int { state.withLock { $0.port } }
 
     /// The readiness backend the loops run on; nil before ``start()``.
-    public var eventLoopBackend: EventLoopBackend? { state.withLock { $0.backend } }
+    package var eventLoopBackend: EventLoopBackend? { state.withLock { $0.backend } }
 
     /// A snapshot of the connection, request and error counters (zero before ``start()``).
-    public func counters() -> Counters {
+    package func counters() -> Counters {
         state.withLock { $0.shared }?.counters() ?? Counters()
     }
 
     /// Descriptors the server holds now (3 per loop while running: listener + epoll set + eventfd, or
     /// listener + wake-up pipe; plus one per connection); 0 after shutdown.
-    func descriptorsHeld() -> Int {
+    package func descriptorsHeld() -> Int {
         state.withLock { $0.shared }?.descriptorsHeld.load(ordering: .relaxed) ?? 0
     }
 
@@ -84,7 +84,7 @@ public final class HTTPServer: Sendable {
     ///   (also for an `OPTOLINK_EVENT_LOOP` value or backend this platform cannot run),
     ///   ``HTTPServerError/systemCall(_:errno:)`` (e.g. `bind` with EADDRINUSE), or
     ///   ``HTTPServerError/alreadyStarted`` on a second call.
-    public func start() throws {
+    package func start() throws {
         try state.withLock { (state: inout State) throws(HTTPServerError) in
             guard state.phase == .created else { throw .alreadyStarted }
             let configuration = configuration
@@ -201,7 +201,7 @@ public final class HTTPServer: Sendable {
     /// (their responses carry `Connection: close`), lets delayed responses finish, and closes
     /// whatever remains after ``Timeouts/shutdownGrace``. Safe to call more than once, concurrently,
     /// or before ``start()``.
-    public func shutdown() async {
+    package func shutdown() async {
         let stopping = state.withLock { state -> Task<Void, Never>? in
             switch state.phase {
             case .created:
@@ -242,7 +242,7 @@ public final class HTTPServer: Sendable {
 /// Runs `body` with a started server and shuts it down afterwards, whether `body` returns or throws.
 ///
 /// - Throws: what ``HTTPServer/start()`` throws (then `body` does not run), or what `body` throws.
-public func withHTTPServer<T>(
+package func withHTTPServer<T>(
     _ configuration: HTTPServer.Configuration = .init(),
     handler: @escaping HTTPHandler,
     isolation: isolated (any Actor)? = #isolation,

@@ -5,7 +5,7 @@
 #endif
 
 /// Why ``HTTPServer/start()`` could not bring the server up.
-public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `host` is not an IPv4/IPv6 literal or `localhost`.
     case invalidHost(String)
     /// `port` is outside 0...65535, `loopCount` < 1, or `maxConnections` < 1.
@@ -16,7 +16,7 @@ public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible
     case alreadyStarted
 
     /// A short, value-free label usable as a metric or report key.
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .invalidHost: "invalid_host"
         case .invalidConfiguration: "invalid_configuration"
@@ -26,7 +26,7 @@ public enum HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// A sentence naming the cause, with `strerror` text for system calls.
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidHost(let host): "invalid host \"\(host)\" (expected an IP literal or localhost)"
         case .invalidConfiguration(let why): "invalid server configuration: \(why)"

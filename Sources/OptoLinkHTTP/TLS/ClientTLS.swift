@@ -23,13 +23,13 @@ final class ClientTLS: Sendable {
 }
 
 /// How many TLS handshakes an ``HTTPClient`` has completed, full and resumed.
-public struct TLSHandshakeCounts: Sendable, Equatable {
+package struct TLSHandshakeCounts: Sendable, Equatable {
     /// Handshakes with a certificate exchange.
-    public var full: Int
+    package var full: Int
     /// Handshakes that resumed an earlier session of the same host and port.
-    public var resumed: Int
+    package var resumed: Int
 
-    public init(full: Int, resumed: Int) {
+    package init(full: Int, resumed: Int) {
         self.full = full
         self.resumed = resumed
     }

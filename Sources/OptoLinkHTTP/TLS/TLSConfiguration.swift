@@ -5,14 +5,14 @@
 /// (OpenSSL's default paths, so `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured as every OpenSSL
 /// program honours them) and against the host: a name is matched against the certificate's DNS
 /// names, an IP literal against its IP addresses.
-public struct TLSConfiguration: Sendable, Equatable {
+package struct TLSConfiguration: Sendable, Equatable {
     /// Verify the server's certificate and host (`false`: accept any certificate, e.g. `--insecure`).
-    public var verifiesPeer: Bool
+    package var verifiesPeer: Bool
     /// A PEM file of extra trusted CA certificates, added to the system trust store (e.g. `--cacert`).
-    public var additionalTrustFile: String?
+    package var additionalTrustFile: String?
 
     /// Verification on, system trust store only.
-    public init(verifiesPeer: Bool = true, additionalTrustFile: String? = nil) {
+    package init(verifiesPeer: Bool = true, additionalTrustFile: String? = nil) {
         self.verifiesPeer = verifiesPeer
         self.additionalTrustFile = additionalTrustFile
     }

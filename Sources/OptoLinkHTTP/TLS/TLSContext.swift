@@ -4,18 +4,18 @@
 /// `@unchecked Sendable` is sound: `ctx` is configured completely in `init` and never changed
 /// after, and OpenSSL allows `SSL_new` on one fully set-up `SSL_CTX` from any number of threads
 /// at once; the other stored properties are `let`s of Sendable values.
-final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
 
     let lib: LibSSL
     let ctx: OpaquePointer
     /// Whether the server's certificate and host are checked.
-    let verifiesPeer: Bool
+    package let verifiesPeer: Bool
 
     /// A client context for `configuration`.
     ///
     /// - Throws: ``TLSFailure`` of kind `configuration` when OpenSSL is missing or the trust file
     ///   does not load (the reason names the file and OpenSSL's complaint).
-    convenience init(client configuration: TLSConfiguration) throws(TLSFailure) {
+    package convenience init(client configuration: TLSConfiguration) throws(TLSFailure) {
         let lib = try LibSSL.shared.get()
         try self.init(lib: lib, method: lib.tlsClientMethod(), verifiesPeer: configuration.verifiesPeer)
         if configuration.verifiesPeer {
@@ -39,7 +39,7 @@ final class TLSContext: @unchecked Sendable {
 
     /// A server context presenting `certificateChain` (PEM, leaf first) with `privateKey` (PEM),
     /// for the tests' TLS server.
-    convenience init(serverCertificateChain chain: String, privateKey key: String) throws(TLSFailure) {
+    package convenience init(serverCertificateChain chain: String, privateKey key: String) throws(TLSFailure) {
         let lib = try LibSSL.shared.get()
         try self.init(lib: lib, method: lib.tlsServerMethod(), verifiesPeer: false)
         guard lib.ctxUseCertificateChainFile(ctx, chain) == 1,

@@ -1,8 +1,8 @@
 /// Why a TLS connection could not be set up: the kind (a short label for reports) and OpenSSL's
 /// own reason text.
-public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, coarse enough to name the fix.
-    public enum Kind: String, Sendable, Equatable, CaseIterable {
+    package enum Kind: String, Sendable, Equatable, CaseIterable {
         /// The server's certificate chain does not lead to a trusted root (a private or unknown CA,
         /// a self-signed certificate): trust its CA, or skip verification.
         case unknownCA = "unknown_ca"
@@ -17,11 +17,11 @@ public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case configuration
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// OpenSSL's reason, e.g. `unable to get local issuer certificate`.
-    public var reason: String
+    package var reason: String
 
-    public init(_ kind: Kind, _ reason: String) {
+    package init(_ kind: Kind, _ reason: String) {
         self.kind = kind
         self.reason = reason
     }
@@ -40,7 +40,7 @@ public struct TLSFailure: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         let label = String(kind.rawValue.map { $0 == "_" ? " " : $0 })
         return "TLS \(label): \(reason)"
     }

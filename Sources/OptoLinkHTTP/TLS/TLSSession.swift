@@ -10,8 +10,8 @@
 /// again on each event it asked for, until it reports `.done`; after that ``read(into:)`` and
 /// ``write(_:)`` stand in for `read(2)` and `send(2)`, with OpenSSL's "want read / want write"
 /// turned into "would block". Owned by one loop thread.
-final class TLSSession {
-    enum Step: Equatable {
+package final class TLSSession {
+    package enum Step: Equatable {
         case done
         /// Call again when the socket is readable.
         case wantRead
@@ -20,14 +20,14 @@ final class TLSSession {
         case failed(TLSFailure)
     }
 
-    enum ReadResult {
+    package enum ReadResult {
         case bytes(Int)
         case endOfInput
         case wouldBlock
         case failed
     }
 
-    enum WriteResult {
+    package enum WriteResult {
         case wrote(Int)
         case wouldBlock
         case failed
@@ -42,7 +42,7 @@ final class TLSSession {
     ///
     /// The host is verified as an IP address when it is an IP literal, as a DNS name otherwise
     /// (then also sent as SNI).
-    init(context: TLSContext, fd: Int32, host: String, resuming session: OpaquePointer?) throws(TLSFailure) {
+    package init(context: TLSContext, fd: Int32, host: String, resuming session: OpaquePointer?) throws(TLSFailure) {
         let lib = context.lib
         guard let ssl = lib.sslNew(context.ctx) else {
             throw TLSFailure(.configuration, "SSL_new failed: \(lib.drainErrors())")
@@ -68,7 +68,7 @@ final class TLSSession {
     }
 
     /// A server session on an accepted socket (the tests' TLS server).
-    init(serverContext context: TLSContext, fd: Int32) throws(TLSFailure) {
+    package init(serverContext context: TLSContext, fd: Int32) throws(TLSFailure) {
         let lib = context.lib
         guard let ssl = lib.sslNew(context.ctx), lib.sslSetFD(ssl, fd) == 1 else {
             throw TLSFailure(.configuration, "SSL_new failed: \(lib.drainErrors())")
@@ -81,10 +81,10 @@ final class TLSSession {
     deinit { free() }
 
     /// Advances the client handshake as far as the socket allows.
-    func handshake() -> Step { step(lib.sslConnect(ssl)) }
+    package func handshake() -> Step { step(lib.sslConnect(ssl)) }
 
     /// Advances the server handshake (blocking socket: runs it to the end).
-    func accept() -> Step { step(lib.sslAccept(ssl)) }
+    package func accept() -> Step { step(lib.sslAccept(ssl)) }
 
     private func step(_ rc: Int32) -> Step {
         if rc == 1 { return .done }
@@ -112,7 +112,7 @@ final class TLSSession {
     }
 
     /// Decrypted bytes into `buffer`.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         let n = lib.sslRead(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if n > 0 { return .bytes(Int(n)) }
         switch lib.sslGetError(ssl, n) {
@@ -129,7 +129,7 @@ final class TLSSession {
     }
 
     /// Encrypts and sends up to `bytes.count` bytes.
-    func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> WriteResult {
         guard !bytes.isEmpty else { return .wrote(0) }
         let n = lib.sslWrite(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
         if n > 0 { return .wrote(Int(n)) }
@@ -142,7 +142,7 @@ final class TLSSession {
     }
 
     /// Writes `output[offset...]` as ``SocketWrite/flush(_:_:_:)`` does for a plain socket.
-    func flush(_ output: inout [UInt8], _ offset: inout Int) -> SocketWrite.Outcome {
+    package func flush(_ output: inout [UInt8], _ offset: inout Int) -> SocketWrite.Outcome {
         while offset < output.count {
             let result = output.withUnsafeBytes { bytes in write(UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
             switch result {
@@ -156,10 +156,10 @@ final class TLSSession {
     }
 
     /// Whether the handshake resumed an earlier session (no certificate exchange).
-    var resumed: Bool { lib.sslSessionReused(ssl) == 1 }
+    package var resumed: Bool { lib.sslSessionReused(ssl) == 1 }
 
     /// The negotiated protocol, e.g. `TLSv1.3`.
-    var version: String { lib.sslGetVersion(ssl).map { String(cString: $0) } ?? "" }
+    package var version: String { lib.sslGetVersion(ssl).map { String(cString: $0) } ?? "" }
 
     /// The protocol the server picked by ALPN, `nil` when it picked none.
     var alpn: String? {
@@ -182,7 +182,7 @@ final class TLSSession {
     /// Frees the `SSL` (the socket stays the caller's to close). The session is marked as shut
     /// down first: OpenSSL would otherwise mark it not resumable, and a clean close of a
     /// kept-alive connection is no reason to forget it (a fatal alert has already done so).
-    func free() {
+    package func free() {
         guard !freed else { return }
         freed = true
         lib.sslSetShutdown(ssl, LibSSL.sentShutdown)

@@ -6,7 +6,7 @@ import Synchronization
 /// Bounded: a device idle for more than `idleSeconds` is forgotten (swept at most once per
 /// `idleSeconds / 4` of clock time, on a sighting), so a long run's registry holds the devices
 /// of about one idle window, not every install the run ever made.
-final class DeviceRegistry: Sendable {
+package final class DeviceRegistry: Sendable {
     struct Device: Sendable {
         var firstSeenAt: Double
         var lastSeenAt: Double
@@ -38,7 +38,7 @@ final class DeviceRegistry: Sendable {
     }
 
     /// Whether `deviceId` was seen within the idle window before `now` (`nil`: ignore idleness).
-    func isKnown(_ deviceId: String, now: Double? = nil) -> Bool {
+    package func isKnown(_ deviceId: String, now: Double? = nil) -> Bool {
         state.withLock { state in
             guard let device = state.devices[deviceId] else { return false }
             guard let now else { return true }
@@ -68,7 +68,7 @@ final class DeviceRegistry: Sendable {
 
     var count: Int { state.withLock { $0.devices.count } }
     /// Devices forgotten so far for being idle.
-    var evicted: Int { state.withLock { $0.evicted } }
+    package var evicted: Int { state.withLock { $0.evicted } }
     func reset() { state.withLock { $0 = State() } }
 
     private func sweepIfDue(_ state: inout State, now: Double) {

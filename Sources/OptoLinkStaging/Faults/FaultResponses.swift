@@ -1,9 +1,9 @@
 import OptoLinkHTTP
 
 /// The bodies a fault answers with.
-enum FaultResponses {
+package enum FaultResponses {
     /// nginx's 502 page (157 bytes), as a reverse proxy in front of the backend sends it.
-    static let nginx502: [UInt8] = Array(
+    package static let nginx502: [UInt8] = Array(
         ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
             + "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n")
             .utf8)

@@ -25,7 +25,7 @@ extension StagingBackend {
     }
 
     /// The latency fault's delay: 15 s by default, clamped to 0…1 h (a NaN or huge value never traps).
-    static func latency(_ seconds: Double?) -> Duration {
+    package static func latency(_ seconds: Double?) -> Duration {
         let value = seconds ?? 15
         guard value.isFinite, value > 0 else { return .zero }
         return .milliseconds(Int64(min(value, 3600) * 1000))

@@ -7,7 +7,7 @@ import Synchronization
 /// instead (one ``StagingLedgerEntry`` object per line) and only a sparse index of byte offsets
 /// stays in memory (one offset per ``indexStride`` entries), so a day-long run does not grow
 /// the emulator: pages are read back from the file.
-final class StagingLedger: Sendable {
+package final class StagingLedger: Sendable {
     /// Entries per offset kept in the sparse index of a file-backed ledger.
     static let indexStride = 1024
     /// Buffered bytes that trigger a write to the file.
@@ -46,9 +46,12 @@ final class StagingLedger: Sendable {
         return encoder
     }()
 
+    /// An empty ledger held in memory until ``streamToFile(_:)`` names a file.
+    package init() {}
+
     /// Appends one write and returns its sequence number.
     @discardableResult
-    func append(
+    package func append(
         arrivedAt: Double, endpoint: StagingEndpoint, deviceId: String, apiKey: String, eventName: String? = nil,
         externalId: String? = nil, properties: [String: String]? = nil, faultAfterCommit: String? = nil
     ) -> Int {
@@ -70,14 +73,14 @@ final class StagingLedger: Sendable {
     }
 
     /// Calls `body` with every entry from now on, right after it is stored (outside the lock).
-    func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) {
+    package func observe(_ body: @escaping @Sendable (StagingLedgerEntry) -> Void) {
         observer.withLock { $0 = Observer(body: body) }
     }
 
     /// Sends the ledger to a JSON-lines file at `url` from now on (created or truncated); entries
     /// already held are written first and dropped from memory.
     /// - Throws: when the file cannot be created.
-    func streamToFile(_ url: URL) throws {
+    package func streamToFile(_ url: URL) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
         }

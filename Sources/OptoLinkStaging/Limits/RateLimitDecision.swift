@@ -1,5 +1,5 @@
 /// What the limiter says about one hit.
-enum RateLimitDecision: Sendable, Equatable {
+package enum RateLimitDecision: Sendable, Equatable {
     case allowed
     /// Rejected; the window frees in `retryAfterSeconds` whole seconds (≥ 1, rounded up).
     case limited(retryAfterSeconds: Int)

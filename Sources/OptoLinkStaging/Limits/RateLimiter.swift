@@ -6,7 +6,7 @@ import Synchronization
 /// Bounded: a key idle for two windows (no hit since two windows after its last window opened,
 /// and for the sliding log every logged hit out of the window) is evicted; its totals stay in one "evicted keys" row per
 /// bucket class, so the counters still add up. Sweeps run at most once per shortest window.
-final class RateLimiter: Sendable {
+package final class RateLimiter: Sendable {
     private struct BucketKey: Hashable {
         var bucket: StagingBucketClass
         var key: String
@@ -43,21 +43,21 @@ final class RateLimiter: Sendable {
     static let idleWindows = 2.0
 
     /// The key of the counters row that sums a bucket class's evicted keys.
-    static let evictedKey = "(evicted keys)"
+    package static let evictedKey = "(evicted keys)"
 
-    static let maxWindows = 256
+    package static let maxWindows = 256
     /// Windows of evicted keys kept per bucket class for the counters (24 bytes each, up to twice
     /// as many between trims). Their totals are kept whole; the windows are only shown. Each
     /// (key, window) pair with a hit retires one: per client IP with `data`'s 1 s window that is
     /// one per `/data` call, so a larger cap grew a long run's emulator for hours (65,536 took
     /// about 1.5 h of a 24 journeys/s soak to reach, adding 1.5–3 MiB per hour until then).
-    static let maxRetiredWindows = 4_096
+    package static let maxRetiredWindows = 4_096
     private let state: Mutex<State>
 
-    init(limits: StagingLimits) { state = Mutex(State(limits: limits)) }
+    package init(limits: StagingLimits) { state = Mutex(State(limits: limits)) }
 
     /// Counts one hit on `bucket`/`key` at `now` (epoch seconds) and decides.
-    func hit(_ bucket: StagingBucketClass, key: String, now: Double) -> RateLimitDecision {
+    package func hit(_ bucket: StagingBucketClass, key: String, now: Double) -> RateLimitDecision {
         state.withLock { state in
             guard state.limits.enabled else { return .allowed }
             defer { Self.sweepIfDue(&state, now: now) }
@@ -116,11 +116,11 @@ final class RateLimiter: Sendable {
     }
 
     /// Keys currently held (evicted ones not counted).
-    var keyCount: Int { state.withLock { $0.buckets.count } }
+    package var keyCount: Int { state.withLock { $0.buckets.count } }
 
     /// Windows held for evicted keys, all bucket classes together (at most twice
     /// ``maxRetiredWindows`` per class).
-    var retiredWindowCount: Int { state.withLock { $0.retired.values.reduce(0) { $0 + $1.windows.count } } }
+    package var retiredWindowCount: Int { state.withLock { $0.retired.values.reduce(0) { $0 + $1.windows.count } } }
 
     /// Evicts every key idle past its window at `now` (epoch seconds).
     func sweep(now: Double) { state.withLock { Self.sweep(&$0, now: now) } }
@@ -154,7 +154,7 @@ final class RateLimiter: Sendable {
     /// Per-bucket counters, sorted by bucket class then key; `mask` renders a key for output.
     /// Evicted keys of a class appear as one row with key ``evictedKey``: their totals and
     /// their latest windows (not in time order across keys).
-    func snapshot(mask: (StagingBucketClass, String) -> String) -> [StagingBucketCounters] {
+    package func snapshot(mask: (StagingBucketClass, String) -> String) -> [StagingBucketCounters] {
         let copy = state.withLock { state in (state.limits, state.buckets, state.retired) }
         let live = copy.1.map { id, b in
             let rule = copy.0.rule(for: id.bucket)
@@ -174,7 +174,7 @@ final class RateLimiter: Sendable {
     }
 
     /// Whole seconds until `remaining` elapses, rounded up, never below 1.
-    static func wholeSeconds(_ remaining: Double) -> Int {
+    package static func wholeSeconds(_ remaining: Double) -> Int {
         guard remaining.isFinite else { return remaining > 0 ? 1_000_000_000 : 1 }
         return max(1, Int(min(remaining, 1e9).rounded(.up)))
     }

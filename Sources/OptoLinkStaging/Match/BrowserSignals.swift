@@ -1,14 +1,14 @@
 /// What a click's browser reveals: platform and major.minor OS from the User-Agent,
 /// language from Accept-Language (docs/CONTRACT.md §4, "Clicks").
-struct BrowserSignals: Sendable, Equatable {
+package struct BrowserSignals: Sendable, Equatable {
     /// `iOS`, `Android` or `Other`.
-    var platform: String
+    package var platform: String
     /// Major.minor, e.g. `18.1`; empty when unknown.
-    var osVersion: String
+    package var osVersion: String
     /// `iPhone`, `iPad` or empty.
-    var deviceModel: String
+    package var deviceModel: String
     /// The first Accept-Language tag, e.g. `en-US`; empty when absent.
-    var language: String
+    package var language: String
 
     init(platform: String, osVersion: String, deviceModel: String, language: String) {
         self.platform = platform
@@ -18,7 +18,7 @@ struct BrowserSignals: Sendable, Equatable {
     }
 
     /// Parses a User-Agent and an Accept-Language header.
-    init(userAgent: String?, acceptLanguage: String?) {
+    package init(userAgent: String?, acceptLanguage: String?) {
         let ua = userAgent ?? ""
         language = Self.firstLanguage(acceptLanguage)
         if let model = ["iPhone", "iPad", "iPod"].first(where: { ua.contains("(\($0);") }) {

@@ -73,7 +73,7 @@ enum Route: Sendable, Equatable {
 }
 
 /// Percent-decoding for path segments and query values (`+` is a space in queries).
-enum PercentDecoding {
+package enum PercentDecoding {
     static func decode<S: StringProtocol>(_ text: S, plusIsSpace: Bool = false) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
@@ -94,7 +94,7 @@ enum PercentDecoding {
     }
 
     /// The decoded value of `name` in a query string, or `nil`.
-    static func queryValue(_ query: String?, _ name: String) -> String? {
+    package static func queryValue(_ query: String?, _ name: String) -> String? {
         guard let query else { return nil }
         let bytes = query.utf8
         var pairStart = bytes.startIndex

@@ -28,7 +28,7 @@ extension StagingBackend {
     /// repeated or invalid `Host`; 408, 413, 431, 501, 505; 411 only for a server that requires
     /// `Content-Length`, which the emulator's does not): the request could not be parsed, so
     /// `path` is empty and no `requestId` is echoed.
-    public func protocolErrorResponse(_ context: HTTPServerErrorContext) -> HTTPResponse {
+    package func protocolErrorResponse(_ context: HTTPServerErrorContext) -> HTTPResponse {
         errorEnvelope(
             context.status, Self.protocolErrorMessage(context), now: clock.now(), path: "", requestId: nil,
             details: nil)

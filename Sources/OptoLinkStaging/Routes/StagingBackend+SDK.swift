@@ -47,7 +47,7 @@ extension StagingBackend {
     }
 
     /// The token of `Bearer <token>`; `nil` when the header is absent or not of that form.
-    static func bearerToken(_ header: String?) -> String? {
+    package static func bearerToken(_ header: String?) -> String? {
         guard let header else { return nil }
         let bytes = header.utf8
         let scheme = "bearer".utf8

@@ -19,7 +19,7 @@ public final class StagingBackend: Sendable {
     let fixtures: FixtureIndex
     let limiter: RateLimiter
     let clicks: ClickStore
-    let devices: DeviceRegistry
+    package let devices: DeviceRegistry
     let ledgerStore: StagingLedger
     let faults: FaultInjector
     let endpointCounters = EndpointCounters()
@@ -47,7 +47,7 @@ public final class StagingBackend: Sendable {
     /// Answers one request. Never blocks: latency faults come back as
     /// ``HTTPHandlerResult/respondAfter(_:delay:)``; a request inside an outage window comes
     /// back as ``HTTPHandlerResult/close`` (refuse) or ``HTTPHandlerResult/reset``.
-    public func handle(_ request: HTTPRequest, _ connection: HTTPConnectionInfo) -> HTTPHandlerResult {
+    package func handle(_ request: HTTPRequest, _ connection: HTTPConnectionInfo) -> HTTPHandlerResult {
         let route = Route(method: request.method, path: request.path)
         let context = RequestContext(
             request: request, ip: clientIP(request, connection), now: clock.now(), endpoint: route.endpoint)

@@ -5,13 +5,21 @@ import OptoLinkHTTP
 /// ``HTTPServer`` (docs/CONTRACT.md §4). The one-call entry point for `optolink-soak serve` and for tests.
 ///
 /// Lifecycle: `init` (no I/O) → ``start()`` (binds; then ``port``, ``baseURL``) → ``stop()``.
-/// ``withStagingServer(_:clock:http:isolation:_:)`` does all three around a body.
+/// ``withStagingServer(_:clock:isolation:_:)`` does all three around a body.
 public final class StagingServer: Sendable {
     /// The configuration the emulator runs with (its `port` may be 0; read ``port``).
     public let configuration: StagingConfiguration
     /// The routes and state; callable directly (no sockets) for in-process checks.
     public let backend: StagingBackend
     private let http: HTTPServer
+
+    /// An emulator over `configuration`, reading time from `clock`, with the default HTTP server
+    /// settings; `adminToken` locks `/__admin/*` behind `Authorization: Bearer <token>`.
+    public convenience init(
+        configuration: StagingConfiguration = .init(), clock: StagingClock = .system, adminToken: String? = nil
+    ) {
+        self.init(configuration: configuration, clock: clock, http: HTTPServer.Configuration(), adminToken: adminToken)
+    }
 
     /// An emulator over `configuration`, reading time from `clock`.
     ///
@@ -20,9 +28,9 @@ public final class StagingServer: Sendable {
     ///     `port` are replaced by the configuration's.
     ///   - adminToken: the token `/__admin/*` requests must carry as `Authorization: Bearer
     ///     <token>` (401 without it); `nil` leaves the admin routes open.
-    public init(
-        configuration: StagingConfiguration = .init(), clock: StagingClock = .system,
-        http httpConfiguration: HTTPServer.Configuration = .init(), adminToken: String? = nil
+    package init(
+        configuration: StagingConfiguration, clock: StagingClock,
+        http httpConfiguration: HTTPServer.Configuration, adminToken: String? = nil
     ) {
         self.configuration = configuration
         let backend = StagingBackend(configuration: configuration, clock: clock, adminToken: adminToken)
@@ -148,7 +156,7 @@ public final class StagingServer: Sendable {
     }
 
     /// Connection-level counters of the HTTP server (bad requests, resets, timeouts).
-    public func httpCounters() -> HTTPServer.Counters { http.counters() }
+    package func httpCounters() -> HTTPServer.Counters { http.counters() }
 
     /// Replaces the fault rules while running (also `PUT /__admin/faults`); outage windows count from now.
     public func setFaults(_ faults: StagingFaults) { backend.setFaults(faults) }
@@ -167,7 +175,20 @@ public final class StagingServer: Sendable {
 public func withStagingServer<T>(
     _ configuration: StagingConfiguration = .init(),
     clock: StagingClock = .system,
-    http: HTTPServer.Configuration = .init(),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (StagingServer) async throws -> T
+) async throws -> T {
+    try await withStagingServer(
+        configuration, clock: clock, http: HTTPServer.Configuration(), isolation: isolation, body)
+}
+
+/// Runs `body` with a started emulator whose HTTP server uses `http`, and stops it afterwards.
+///
+/// - Throws: what ``StagingServer/start()`` throws (then `body` does not run), or what `body` throws.
+package func withStagingServer<T>(
+    _ configuration: StagingConfiguration,
+    clock: StagingClock,
+    http: HTTPServer.Configuration,
     isolation: isolated (any Actor)? = #isolation,
     _ body: (StagingServer) async throws -> T
 ) async throws -> T {

@@ -1,7 +1,7 @@
 /// Formats epoch seconds as ISO-8601 UTC with milliseconds (`2026-09-20T05:30:58.091Z`)
 /// without a `DateFormatter` (the error envelope's `timestamp`, session times).
-enum ISO8601 {
-    static func string(fromEpochSeconds seconds: Double) -> String {
+package enum ISO8601 {
+    package static func string(fromEpochSeconds seconds: Double) -> String {
         let totalMillis = Int64((seconds * 1000).rounded(.down))
         var days = totalMillis / 86_400_000
         var millisOfDay = totalMillis % 86_400_000

@@ -2,58 +2,58 @@
 ///
 /// Callers write keys and values in order; the writer inserts commas. Output is compact
 /// UTF-8, the same shape `JSON.stringify` produces.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
     private var needsComma: [Bool] = []
 
-    init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
 
-    mutating func beginObject() {
+    package mutating func beginObject() {
         separate()
         bytes.append(UInt8(ascii: "{"))
         needsComma.append(false)
     }
 
-    mutating func endObject() {
+    package mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma.removeLast()
     }
 
-    mutating func beginArray() {
+    package mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
         needsComma.append(false)
     }
 
-    mutating func endArray() {
+    package mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma.removeLast()
     }
 
     /// Writes `"name":`; the next value call supplies the value.
-    mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         separate()
         Self.appendString(name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         if !needsComma.isEmpty { needsComma[needsComma.count - 1] = false }
     }
 
-    mutating func string(_ value: String) {
+    package mutating func string(_ value: String) {
         separate()
         Self.appendString(value, to: &bytes)
     }
 
-    mutating func int(_ value: Int) {
+    package mutating func int(_ value: Int) {
         separate()
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         separate()
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    mutating func null() {
+    package mutating func null() {
         separate()
         bytes.append(contentsOf: "null".utf8)
     }
@@ -67,7 +67,7 @@ struct JSONWriter {
         endObject()
     }
 
-    mutating func field(_ name: String, _ value: String) {
+    package mutating func field(_ name: String, _ value: String) {
         key(name)
         string(value)
     }

@@ -1,6 +1,6 @@
 /// A parsed request body: the emulator's own JSON reader for the hot path (no `JSONSerialization`,
 /// no `Any` casts; unrelated to the soak profile's `JSONValue`). RFC 8259, UTF-8 only, nesting at most ``RequestBodyJSON/maxDepth`` deep.
-enum RequestBodyJSON: Sendable, Equatable {
+package enum RequestBodyJSON: Sendable, Equatable {
     case string(String)
     case number(Double)
     case bool(Bool)
@@ -12,7 +12,7 @@ enum RequestBodyJSON: Sendable, Equatable {
     static let maxDepth = 64
 
     /// Parses one JSON document (surrounding whitespace allowed); `nil` when it is not valid JSON.
-    static func parse(_ bytes: [UInt8]) -> RequestBodyJSON? {
+    package static func parse(_ bytes: [UInt8]) -> RequestBodyJSON? {
         bytes.withUnsafeBufferPointer { buffer in
             var parser = RequestBodyJSONParser(buffer)
             guard let value = parser.value(depth: 0) else { return nil }

@@ -1,8 +1,7 @@
 import CEpoll
+import OptoLinkHTTP
 import Synchronization
 import Testing
-
-@testable import OptoLinkHTTP
 
 #if canImport(Glibc)
     import Glibc

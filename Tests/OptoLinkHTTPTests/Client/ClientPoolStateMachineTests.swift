@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 /// The pool's decisions, fed events and checked action by action: no socket, no clock, no sleep.
 struct ClientPoolStateMachineTests {

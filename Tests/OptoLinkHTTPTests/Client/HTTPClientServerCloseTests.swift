@@ -1,7 +1,6 @@
+import OptoLinkHTTP
 import Synchronization
 import Testing
-
-@testable import OptoLinkHTTP
 
 #if canImport(Glibc)
     import Glibc

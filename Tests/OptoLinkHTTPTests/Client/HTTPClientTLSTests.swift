@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 /// The native client's TLS against a real TLS server on 127.0.0.1 (OpenSSL's server side through
 /// the same binding), with the committed test certificates of `Tests/Fixtures/tls`.

@@ -1,9 +1,8 @@
 import CEpoll
+import OptoLinkHTTP
+import SoakSupport
 import Synchronization
 import Testing
-
-@testable import OptoLinkHTTP
-@testable import SoakSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -481,60 +480,5 @@ struct HTTPClientTests {
             #expect(!outcome.0.hasPrefix("optolink-cli"))
             #expect(outcome.1 == .shutDown)
         }
-    }
-}
-
-/// The in-place change of a dictionary value the client and the recorder use on their hot paths.
-@Suite struct DictionaryModifyValueTests {
-    @Test func aPresentValueChangesInPlaceAndAnAbsentKeyInsertsNothing() {
-        var counts = ["a": 1, "b": 2]
-        #expect(
-            counts.modifyValue(forKey: "a") { value in
-                value += 10
-                return value * 2
-            } == 22)
-        #expect(counts == ["a": 11, "b": 2])
-        #expect(counts.modifyValue(forKey: "z") { $0 += 1 } == nil)
-        #expect(counts == ["a": 11, "b": 2])
-        var empty: [Int: [Int]] = [:]
-        #expect(empty.modifyValue(forKey: 1) { $0.append(1) } == nil)
-        #expect(empty.isEmpty)
-    }
-
-    /// Changing a value of a dictionary that shares its storage leaves the other copy as it was.
-    @Test func aSharedDictionaryIsCopiedBeforeTheChange() {
-        var mine = [1: "x"]
-        let theirs = mine
-        mine.modifyValue(forKey: 1) { $0 += "y" }
-        #expect(mine == [1: "xy"])
-        #expect(theirs == [1: "x"])
-    }
-}
-
-/// The `Host` field the client writes from a request's host and port.
-@Suite struct RequestHostFieldTests {
-    static func head(host: String, port: Int) -> String {
-        var bytes: [UInt8] = []
-        HTTPRequestSerializer.serializeHead(
-            method: "GET", target: "/x", host: host, port: port, headers: ["Host": "ignored"], bodyLength: 0,
-            into: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    @Test(arguments: [
-        ("127.0.0.1", 80, "127.0.0.1"), ("127.0.0.1", 8080, "127.0.0.1:8080"), ("::1", 80, "[::1]"),
-        ("::1", 65535, "[::1]:65535"), ("[::1]", 81, "[::1]:81"), ("localhost", 1, "localhost:1"),
-        ("evil\r\nX-Injected 1", 80, "evil  X-Injected 1"),
-    ])
-    func hostAndPortMakeTheHostField(host: String, port: Int, field: String) {
-        #expect(Self.head(host: host, port: port) == "GET /x HTTP/1.1\r\nHost: \(field)\r\n\r\n")
-    }
-
-    /// The string form writes its value as given, sanitised the same way.
-    @Test func theStringFormWritesTheValueAsGiven() {
-        var bytes: [UInt8] = []
-        HTTPRequestSerializer.serializeHead(
-            method: "POST", target: "", host: "h:1\n", headers: [:], bodyLength: 0, into: &bytes)
-        #expect(String(decoding: bytes, as: UTF8.self) == "POST / HTTP/1.1\r\nHost: h:1 \r\nContent-Length: 0\r\n\r\n")
     }
 }

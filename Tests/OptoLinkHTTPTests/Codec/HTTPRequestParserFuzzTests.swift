@@ -1,7 +1,6 @@
+import OptoLinkHTTP
+import SoakSupport
 import Testing
-
-@testable import OptoLinkHTTP
-@testable import SoakSupport
 
 /// Seeded random inputs: the parser must answer every byte stream with requests or one failure,
 /// never trap, and must not depend on how a valid stream is cut into reads.

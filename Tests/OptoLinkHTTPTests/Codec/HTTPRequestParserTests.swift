@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 @Suite(.timeLimit(.minutes(1)))
 struct HTTPRequestParserTests {

@@ -1,7 +1,6 @@
+import OptoLinkHTTP
+import SoakSupport
 import Testing
-
-@testable import OptoLinkHTTP
-@testable import SoakSupport
 
 /// The client side of the codec: responses in every framing, cut at every byte and at seeded random places.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 @Suite struct HTTPResponseSerializerTests {
     private func text(

@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 /// Request framing the server settles before its handler runs: `Host` (RFC 9112 §3.2) and a
 /// request with no body framing at all (RFC 9112 §6.3), over real loopback sockets.

@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 #if canImport(Glibc)
     import Glibc

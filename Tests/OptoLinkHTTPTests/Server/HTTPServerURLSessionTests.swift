@@ -1,7 +1,6 @@
 import Foundation
+import OptoLinkHTTP
 import Testing
-
-@testable import OptoLinkHTTP
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,4 +1,4 @@
-@testable import OptoLinkHTTP
+import OptoLinkHTTP
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,5 @@
+import OptoLinkHTTP
 import Synchronization
-
-@testable import OptoLinkHTTP
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,4 @@
-@testable import OptoLinkHTTP
+import OptoLinkHTTP
 
 /// Runs `body` with a client on `backend` and shuts the client down on every path.
 func withClient<T>(

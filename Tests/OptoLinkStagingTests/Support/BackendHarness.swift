@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Synchronization
-
-@testable import OptoLinkStaging
 
 /// A virtual wall clock for the emulator (epoch seconds), advanced by hand.
 final class VirtualTime: Sendable {

@@ -1,10 +1,9 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import OptoLinkStaging
 import OptoLinkTestSupport
 import Synchronization
-
-@testable import OptoLinkStaging
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

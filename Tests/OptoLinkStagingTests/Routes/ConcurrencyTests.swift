@@ -1,9 +1,8 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// The backend's state stays exact under concurrent callers (limiter, ledger, clicks).
 @Suite(.timeLimit(.minutes(1))) struct ConcurrencyTests {

@@ -1,9 +1,8 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// Malformed and oversized requests are answered and the emulator keeps serving others.
 @Suite(.timeLimit(.minutes(1))) struct HostileInputIntegrationTests {
@@ -125,7 +124,7 @@ import Testing
         let http = HTTPServer.Configuration(
             loopCount: 1, timeouts: .init(request: .seconds(30), shutdownGrace: .milliseconds(300)),
             maxConnections: 4)
-        try await withStagingServer(http: http) { server in
+        try await withStagingServer(.init(), clock: .system, http: http) { server in
             let head = "POST /sdk/events HTTP/1.1\r\nHost: x\r\n"
             let stalled = try (0..<3).map { _ in try HeldSocket(port: server.port) }
             for socket in stalled { try socket.send(head) }

@@ -1,9 +1,8 @@
 import Foundation
 import OptoLink
+import OptoLinkStaging
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLinkStaging
 
 /// Each fault mode as the SDK observes it (docs/CONTRACT.md §2 retry matrix against §4 faults).
 @Suite(.timeLimit(.minutes(1))) struct SDKFaultIntegrationTests {

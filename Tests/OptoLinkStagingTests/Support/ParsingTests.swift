@@ -1,7 +1,6 @@
 import Foundation
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// The hand-written request-body parser and header/query helpers on the hot path.
 @Suite struct ParsingTests {

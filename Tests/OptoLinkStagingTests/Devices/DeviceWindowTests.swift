@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// The device registry's idle window (issue 12): every reinstall brings a new SDK `deviceId` and
 /// the old one never comes back, so the registry must forget a device once it has been idle for
@@ -40,15 +39,15 @@ import Testing
         #expect(try h.session("device-bound").status == 200)
         let bind = ["deviceId": "device-bound", "externalId": "user-42"]
         #expect(try h.sdk("/sdk/identity", bind).status == 200)
-        #expect(h.backend.devices.count == 3)
+        #expect(h.backend.retained().devices == 3)
         // Kept before the window ends, whatever registered them.
         h.time.advance(299)
         #expect(try h.session("device-sweeper-1").status == 200)
-        #expect(h.backend.devices.count == 4)
+        #expect(h.backend.retained().devices == 4)
         // Past it, the next due sweep forgets all three.
         h.time.advance(76)
         #expect(try h.session("device-sweeper-2").status == 200)
-        #expect(h.backend.devices.count == 2)
+        #expect(h.backend.retained().devices == 2)
         #expect(!h.backend.devices.isKnown("device-by-match"))
         #expect(!h.backend.devices.isKnown("device-by-data"))
         // The binding went with the device: a new session and the same identity is not a rebind.
@@ -86,7 +85,7 @@ import Testing
                 #expect(try h.session("install-\(install)").status == 200)
                 h.time.advance(2)
             }
-            counts.append(h.backend.devices.count)
+            counts.append(h.backend.retained().devices)
         }
         // 60 installs per window: at most a window plus one sweep period (30 s = 15 installs) of them.
         #expect(counts.allSatisfy { $0 <= 60 + 15 + 1 }, "\(counts)")

@@ -1,9 +1,8 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import SoakSupport
 import Testing
-
-@testable import OptoLinkStaging
 
 /// The admin door: with an admin token, `/__admin/*` answers only `Authorization: Bearer <token>`.
 @Suite struct AdminTokenTests {

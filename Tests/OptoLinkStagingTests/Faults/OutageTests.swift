@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §4 "Fault injection", outage windows: every request to some endpoints, or to
 /// every route but the admin ones, is refused or reset from second A to second B.

@@ -1,7 +1,6 @@
 import Foundation
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 @Suite struct ConfigurationTests {
     @Test func emptyObjectGivesTheDefaults() throws {

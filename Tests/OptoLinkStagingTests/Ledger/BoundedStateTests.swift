@@ -1,9 +1,8 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Synchronization
 import Testing
-
-@testable import OptoLinkStaging
 
 /// The emulator's state stays bounded in a long run (issue 12): clicks expire at their TTL,
 /// idle devices and limiter keys are evicted, the ledger streams to a JSON-lines file and pages
@@ -26,15 +25,15 @@ import Testing
     func clicksExpireAtTheirTTL() throws {
         let h = BackendHarness(Self.config(clickTTL: 60))
         for _ in 0..<10 { _ = try h.click() }
-        #expect(h.backend.clicks.count == 10)
+        #expect(h.backend.retained().clicks == 10)
         h.time.advance(61)
         // The next click sweeps (at least once per TTL/4 of clock time): the 10 expired ones go.
         _ = try h.click()
-        #expect(h.backend.clicks.count == 1)
+        #expect(h.backend.retained().clicks == 1)
         // Clicks younger than the TTL stay.
         h.time.advance(30)
         _ = try h.click()
-        #expect(h.backend.clicks.count == 2)
+        #expect(h.backend.retained().clicks == 2)
     }
 
     @Test("a click TTL of 300 s: after 20 TTLs of steady clicking the store holds one TTL's worth, not twenty")
@@ -46,7 +45,7 @@ import Testing
                 _ = try h.click()
                 h.time.advance(10)
             }
-            counts.append(h.backend.clicks.count)
+            counts.append(h.backend.retained().clicks)
         }
         // 30 clicks per 300 s: never more than a TTL (plus one sweep period, 75 s) of them.
         #expect(counts.allSatisfy { $0 <= 31 + 8 }, "\(counts)")
@@ -57,17 +56,17 @@ import Testing
     func idleDevicesAreEvicted() throws {
         let h = BackendHarness(Self.config(deviceIdle: 600))
         for index in 0..<50 { #expect(try h.session("device-\(index)").status == 200) }
-        #expect(h.backend.devices.count == 50)
+        #expect(h.backend.retained().devices == 50)
         for _ in 0..<4 {
             h.time.advance(200)
             #expect(try h.session("device-keep").status == 200)
         }
         // 800 s later the 50 idle ones are gone; the one seen every 200 s stays.
-        #expect(h.backend.devices.count == 1)
+        #expect(h.backend.retained().devices == 1)
         #expect(h.backend.devices.evicted == 50)
         #expect(try h.session("device-7").status == 200)
         #expect(try h.event("device-7").status == 200)
-        #expect(h.backend.devices.count == 2)
+        #expect(h.backend.retained().devices == 2)
     }
 
     @Test("a deviceIdleSeconds that is not positive is a configuration problem naming the field")
@@ -93,7 +92,7 @@ import Testing
                     _ = try h.match(iosMatchBody(), headers: ["X-Forwarded-For": "198.51.\(round).\(ip)"])
                 }
             }
-            held.append(h.backend.limiter.keyCount)
+            held.append(h.backend.retained().limiterKeys)
             h.time.advance(10)
         }
         // Keys of at most the last three rounds are held, however long the run.
@@ -118,7 +117,7 @@ import Testing
         }
         let row = try #require(h.backend.counters().buckets.first { $0.key.contains("203.0.113") })
         #expect(row.windows.count == 6)
-        #expect(h.backend.limiter.keyCount == 1)
+        #expect(h.backend.retained().limiterKeys == 1)
     }
 
     @Test("the ledger streams to JSON lines: the file holds every entry, none stay in memory, pages read back")

@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §1 "Rate limits": buckets, the exact 429 message and N, in virtual time.
 @Suite struct RateLimitTests {

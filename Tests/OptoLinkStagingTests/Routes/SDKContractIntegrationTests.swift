@@ -1,9 +1,8 @@
 import Foundation
 import OptoLink
+import OptoLinkStaging
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLinkStaging
 
 /// Every endpoint and error row through the SDK's real URLSession transport over real sockets.
 @Suite(.timeLimit(.minutes(1))) struct SDKContractIntegrationTests {

@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §5 (AASA by Host) and the admin routes.
 @Suite struct AASAAndAdminTests {

@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §4 "Fault injection": before/after commit, HTML 502, empty 5xx, latency, reset.
 @Suite struct FaultInjectionTests {

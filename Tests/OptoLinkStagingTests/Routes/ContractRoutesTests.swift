@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §1: success bodies, validation rows, auth rows and the error envelope.
 @Suite struct ContractRoutesTests {

@@ -1,9 +1,8 @@
 import Foundation
 import OptoLink
+import OptoLinkStaging
 import OptoLinkTestSupport
 import Testing
-
-@testable import OptoLinkStaging
 
 /// Rate limits enforced by the emulator and obeyed by the SDK, over real sockets.
 @Suite(.timeLimit(.minutes(1))) struct SDKLimitsIntegrationTests {

@@ -1,8 +1,7 @@
 import Foundation
 import OptoLinkHTTP
+import OptoLinkStaging
 import Testing
-
-@testable import OptoLinkStaging
 
 /// docs/CONTRACT.md §4 "Clicks" and the ladder: clipboard → exact → scored → IP fuzzy → miss.
 @Suite struct MatchLadderTests {
