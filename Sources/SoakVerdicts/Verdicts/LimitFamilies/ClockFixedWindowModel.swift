@@ -4,8 +4,9 @@
 struct ClockFixedWindowModel: LimiterModel {
     let limit: Int
     let windowSeconds: Double
-    private var index: Double?
-    private var count = 0
+    /// Hits per window index, the latest few only: a hit just before an edge may be replayed
+    /// after one just past it (their arrival intervals overlap), and still counts in its own.
+    private var counts: [Double: Int] = [:]
 
     init(limit: Int, windowSeconds: Double) {
         self.limit = limit
@@ -14,7 +15,7 @@ struct ClockFixedWindowModel: LimiterModel {
 
     private func window(of time: Double) -> Double { (time / windowSeconds).rounded(.down) }
 
-    func admits(at time: Double) -> Bool { window(of: time) != index || count < limit }
+    func admits(at time: Double) -> Bool { counts[window(of: time), default: 0] < limit }
 
     func secondsUntilAdmitted(at time: Double) -> Double {
         guard !admits(at: time) else { return 0 }
@@ -23,12 +24,7 @@ struct ClockFixedWindowModel: LimiterModel {
 
     mutating func record(at time: Double, admitted: Bool) {
         let current = window(of: time)
-        // A hit replayed slightly out of order into an earlier window no longer changes the count.
-        if let index, current < index { return }
-        if current != index {
-            index = current
-            count = 0
-        }
-        count += 1
+        counts[current, default: 0] += 1
+        if counts.count > 4 { counts = counts.filter { $0.key >= current - 2 } }
     }
 }

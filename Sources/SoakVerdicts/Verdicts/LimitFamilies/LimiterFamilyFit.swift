@@ -4,13 +4,15 @@
 /// In this order:
 /// - A family **fits** when it explains every pass and 429 with the declared limit
 ///   (``fitting``; several in an ambiguous run: every family fits a bucket whose limit was never
-///   reached). The declared family is named when it fits, or misses fewer than ``evidence`` hits.
+///   reached). The declared family is named when it fits.
 /// - Otherwise a family that fits (the fewest wrong `N`s first, ties in
-///   ``LimiterFamily/allCases`` order): a correct limiter of another family.
+///   ``LimiterFamily/allCases`` order) over at least twice ``evidence`` 429s, or over fewer when
+///   the declared family misses at least ``evidence`` hits: a correct limiter of another family.
 /// - Otherwise the declared family when it misses at most one hit in twenty with the declared
 ///   limit or one near it (a few breaches, or edges its own replay resolves); ``fittedLimit``
 ///   names the limit it explains every answer with, if any.
-/// - Otherwise a family that explains every answer, `N`s included, with another limit (the
+/// - Otherwise a family that explains every answer, `N`s included and with no pair of hits
+///   swapped (``LimiterFamilyScore/swapped``), with another limit (the
 ///   nearest to the declared one first, then the declared family), alone among the families at
 ///   that limit and over at least twice ``evidence`` 429s: ``fittedLimit`` says which,
 ///   and the bucket is judged against that family at the declared limit, so a too-lenient or
@@ -53,17 +55,25 @@ package struct LimiterFamilyFit: Sendable, Codable, Equatable {
         }
         let exact = atLimit.filter { $0.mismatches == 0 }
         let declaredScore = atLimit.first { $0.family == declared }
-        let elsewhere = all.filter { $0.limit != limit && $0.mismatches == 0 && $0.wrongN == 0 && $0.judged > 0 }
+        let elsewhere = all.filter {
+            $0.limit != limit && $0.mismatches + $0.swapped + $0.wrongN == 0 && $0.judged > 0
+        }
         func nearest(_ scores: [LimiterFamilyScore]) -> LimiterFamilyScore? {
             scores.min {
                 (abs($0.limit - limit), $0.family == declared ? 0 : 1, order($0.family))
                     < (abs($1.limit - limit), $1.family == declared ? 0 : 1, order($1.family))
             }
         }
-        if fitting.contains(declared) || (declaredScore?.mismatches ?? 0) < Self.evidence {
+        let declaredMisses = declaredScore?.mismatches ?? 0
+        if fitting.contains(declared) {
+            family = declared
+        } else if let best = exact.filter({ $0.rejected >= 2 * Self.evidence }).min(by: { rank($0) < rank($1) }) {
+            family = best.family
+        } else if declaredMisses < Self.evidence {
             family = declared
         } else if let best = exact.min(by: { rank($0) < rank($1) }) {
             family = best.family
+
         } else if all.contains(where: { $0.family == declared && $0.judged > 0 && share($0) }) {
             family = declared
             fittedLimit = nearest(elsewhere.filter { $0.family == declared })?.limit

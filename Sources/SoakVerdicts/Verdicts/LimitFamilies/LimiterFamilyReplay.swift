@@ -15,6 +15,10 @@ package struct LimiterFamilyReplay: Sendable {
     let tolerance: Double
     let maxExamples: Int
     private var models: [String: (fewest: any LimiterModel, most: any LimiterModel)] = [:]
+    /// Per key, the latest mismatches not yet paired with an opposite one (at most a few).
+    private var unpaired:
+        [String: [(kind: LimitFinding, earliest: Double, latest: Double, device: String, at: Double)]] =
+            [:]
     package private(set) var score: LimiterFamilyScore
     /// The first findings, at most `maxExamples`.
     package private(set) var examples: [LimitOracleVerdict.Finding] = []
@@ -63,7 +67,7 @@ package struct LimiterFamilyReplay: Sendable {
             if !model.admits(at: time) {
                 if model.admits(at: high) {
                     time = Self.boundary(low: time, high: high) { model.admits(at: $0) }.passing
-                } else {
+                } else if !pairs(.tooLenient, hit) {
                     score.tooLenient += 1
                     finding(.tooLenient, hit, "passed where a \(family.title) of \(limit) rejects")
                 }
@@ -77,8 +81,10 @@ package struct LimiterFamilyReplay: Sendable {
                     time = Self.boundary(low: low, high: time) { model.admits(at: $0) }.failing
                 } else {
                     agrees = false
-                    score.tooStrict += 1
-                    finding(.tooStrict, hit, "429 where a \(family.title) of \(limit) passes")
+                    if !pairs(.tooStrict, hit) {
+                        score.tooStrict += 1
+                        finding(.tooStrict, hit, "429 where a \(family.title) of \(limit) passes")
+                    }
                 }
             }
             if agrees, let n = hit.retryAfterSeconds {
@@ -100,6 +106,27 @@ package struct LimiterFamilyReplay: Sendable {
         }
         fewest.record(at: time, admitted: hit.admitted)
         most.record(at: time, admitted: hit.admitted)
+    }
+
+    /// Whether the mismatch `kind` of `hit` pairs with an opposite one of the same key whose
+    /// interval overlaps: the two were answered in the other order than replayed, so the earlier
+    /// one's count is taken back. Otherwise it is kept for a later hit to pair with.
+    private mutating func pairs(_ kind: LimitFinding, _ hit: LimiterObservation) -> Bool {
+        var open = unpaired[hit.key, default: []]
+        defer { unpaired[hit.key] = open }
+        let opposite: LimitFinding = kind == .tooLenient ? .tooStrict : .tooLenient
+        if let index = open.firstIndex(where: {
+            $0.kind == opposite && $0.earliest - tolerance <= hit.latest && hit.earliest - tolerance <= $0.latest
+        }) {
+            let paired = open.remove(at: index)
+            if opposite == .tooLenient { score.tooLenient -= 1 } else { score.tooStrict -= 1 }
+            examples.removeAll { $0.kind == opposite && $0.device == paired.device && $0.at == paired.at }
+            score.swapped += 1
+            return true
+        }
+        open.append((kind, hit.earliest, hit.latest, hit.device, hit.runSeconds))
+        if open.count > 8 { open.removeFirst() }
+        return false
     }
 
     /// Where `passes` turns true in `low…high`, given it is false at `low`, true at `high`, and

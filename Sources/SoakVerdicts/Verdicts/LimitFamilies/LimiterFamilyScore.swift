@@ -20,6 +20,11 @@ package struct LimiterFamilyScore: Sendable, Codable, Equatable {
         self.limit = limit
     }
 
+    /// Pairs of a pass and a 429 the family would have answered the other way round, whose
+    /// arrival intervals overlap: the server may have seen them in the other order, so neither
+    /// counts as a mismatch.
+    package var swapped = 0
+
     /// Hits the family would have answered otherwise.
     package var mismatches: Int { tooLenient + tooStrict }
 }

@@ -4,9 +4,8 @@
 struct SlidingWindowCounterModel: LimiterModel {
     let limit: Int
     let windowSeconds: Double
-    private var index: Double?
-    private var current = 0
-    private var previous = 0
+    /// Passes per window index, the latest few only (see ``ClockFixedWindowModel``).
+    private var passes: [Double: Int] = [:]
 
     init(limit: Int, windowSeconds: Double) {
         self.limit = limit
@@ -15,16 +14,11 @@ struct SlidingWindowCounterModel: LimiterModel {
 
     private func window(of time: Double) -> Double { (time / windowSeconds).rounded(.down) }
 
-    /// Passes in the previous and the current window as seen at `time`, and the fraction of the
-    /// current window gone.
+    /// Passes in the previous and the current window of `time`, and the fraction of the current
+    /// window gone.
     private func counts(at time: Double) -> (previous: Double, current: Double, fraction: Double) {
         let k = window(of: time)
-        let fraction = time / windowSeconds - k
-        switch index {
-        case k: return (Double(previous), Double(current), fraction)
-        case k - 1: return (Double(current), 0, fraction)
-        default: return (0, 0, fraction)
-        }
+        return (Double(passes[k - 1, default: 0]), Double(passes[k, default: 0]), time / windowSeconds - k)
     }
 
     func admits(at time: Double) -> Bool {
@@ -49,15 +43,7 @@ struct SlidingWindowCounterModel: LimiterModel {
     mutating func record(at time: Double, admitted: Bool) {
         guard admitted else { return }
         let k = window(of: time)
-        if let index, k < index { return }
-        if index == k - 1 {
-            previous = current
-            current = 0
-        } else if index != k {
-            previous = 0
-            current = 0
-        }
-        index = k
-        current += 1
+        passes[k, default: 0] += 1
+        if passes.count > 4 { passes = passes.filter { $0.key >= k - 2 } }
     }
 }
