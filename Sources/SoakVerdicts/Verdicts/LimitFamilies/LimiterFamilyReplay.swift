@@ -71,6 +71,10 @@ package struct LimiterFamilyReplay: Sendable {
                     score.tooLenient += 1
                     finding(.tooLenient, hit, "passed where a \(family.title) of \(limit) rejects")
                 }
+            } else {
+                // A pass the family agrees with may still have taken the room an earlier-replayed
+                // 429 found free: when their intervals overlap, the server may have seen it first.
+                _ = pairs(.tooLenient, hit, record: false)
             }
         } else {
             score.rejected += 1
@@ -111,7 +115,8 @@ package struct LimiterFamilyReplay: Sendable {
     /// Whether the mismatch `kind` of `hit` pairs with an opposite one of the same key whose
     /// interval overlaps: the two were answered in the other order than replayed, so the earlier
     /// one's count is taken back. Otherwise it is kept for a later hit to pair with.
-    private mutating func pairs(_ kind: LimitFinding, _ hit: LimiterObservation) -> Bool {
+    /// `record`: whether an unpaired `hit` is kept (a pass the family agrees with only excuses).
+    private mutating func pairs(_ kind: LimitFinding, _ hit: LimiterObservation, record: Bool = true) -> Bool {
         var open = unpaired[hit.key, default: []]
         defer { unpaired[hit.key] = open }
         let opposite: LimitFinding = kind == .tooLenient ? .tooStrict : .tooLenient
@@ -124,6 +129,7 @@ package struct LimiterFamilyReplay: Sendable {
             score.swapped += 1
             return true
         }
+        guard record else { return false }
         open.append((kind, hit.earliest, hit.latest, hit.device, hit.runSeconds))
         if open.count > 8 { open.removeFirst() }
         return false
