@@ -153,15 +153,17 @@ extension SummaryText {
             let lenient = buckets.filter { !$0.value.reachedLimit && $0.value.tooLenient > 0 }
             let details = buckets.map { name, b in
                 "\(name) \(b.declared): "
-                    + (b.enforcedExactly
-                        ? "exact (\(b.accepted) passed, \(b.rejected) rejected in \(b.windows) windows)"
-                        : b.reachedLimit || b.tooLenient > 0
-                            ? [
-                                ("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
-                                ("wrong message", b.wrongMessage),
-                            ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
-                                .joined(separator: ", ")
-                            : "never reached (no 429)")
+                    + (b.keyMismatchHeadline
+                        ?? (b.enforcedExactly
+                            ? "exact (\(b.accepted) passed, \(b.rejected) rejected in \(b.windows) windows)"
+                            : b.reachedLimit || b.tooLenient > 0
+                                ? [
+                                    ("too lenient", b.tooLenient), ("too strict", b.tooStrict), ("wrong N", b.wrongN),
+                                    ("wrong message", b.wrongMessage),
+                                ].filter { $0.1 > 0 }.map { "\($0.1) \($0.0)" }
+                                    .joined(separator: ", ")
+                                : "never reached (no 429)"))
+                    + b.familyHeadline(declaredFamily: LimiterFamily(limits.algorithm))
             }.joined(separator: "; ")
             let verdict =
                 !wrong.isEmpty || !lenient.isEmpty

@@ -59,8 +59,23 @@ package struct LimitOracleVerdict: Verdict {
         package var priorUse = 0
         /// At least one 429 was seen, so the limit was actually exercised.
         package var reachedLimit: Bool { rejected > 0 }
-        /// The limit was exercised and every judged hit matched the declaration.
-        package var enforcedExactly: Bool { reachedLimit && tooLenient + tooStrict + wrongMessage + wrongN == 0 }
+        /// The limiter family that explains the server's answers (``LimiterFamilyFit``), `nil`
+        /// when none does; the counts above are judged against it.
+        package var family: LimiterFamily?
+        /// The limit the family explains every answer with, when not the declared one (the
+        /// server is then too lenient or too strict by that much).
+        package var familyLimit: Int?
+        /// Every family with no mismatch (several when the run cannot tell them apart).
+        package var familiesFitting: [LimiterFamily] = []
+        /// Each family's fit, in ``LimiterFamily/allCases`` order.
+        package var familyScores: [LimiterFamilyScore] = []
+        /// The server keys the bucket otherwise than declared; the counts above are then judged
+        /// under the key that fits.
+        package var keyMismatch: LimitKeyMismatch?
+        /// The limit was exercised and every judged hit matched the declaration, on the declared key.
+        package var enforcedExactly: Bool {
+            reachedLimit && tooLenient + tooStrict + wrongMessage + wrongN == 0 && keyMismatch == nil
+        }
         /// The first findings, at most the profile's offender count.
         package var examples: [Finding] = []
 
@@ -72,6 +87,7 @@ package struct LimitOracleVerdict: Verdict {
         private enum CodingKeys: String, CodingKey {
             case declared, endpoints, keys, windows, accepted, rejected, uncertain, tooLenient, tooStrict
             case wrongMessage, wrongN, ambiguous, priorUse, reachedLimit, enforcedExactly, examples
+            case family, familyLimit, familiesFitting, familyScores, keyMismatch
         }
 
         package init(from decoder: any Decoder) throws {
@@ -91,6 +107,12 @@ package struct LimitOracleVerdict: Verdict {
             // Summaries written before prior use was told apart have no such field.
             priorUse = try c.decodeIfPresent(Int.self, forKey: .priorUse) ?? 0
             examples = try c.decode([Finding].self, forKey: .examples)
+            // Summaries written before the oracle fitted families have none of these.
+            family = try c.decodeIfPresent(LimiterFamily.self, forKey: .family)
+            familyLimit = try c.decodeIfPresent(Int.self, forKey: .familyLimit)
+            familiesFitting = try c.decodeIfPresent([LimiterFamily].self, forKey: .familiesFitting) ?? []
+            familyScores = try c.decodeIfPresent([LimiterFamilyScore].self, forKey: .familyScores) ?? []
+            keyMismatch = try c.decodeIfPresent(LimitKeyMismatch.self, forKey: .keyMismatch)
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -111,6 +133,11 @@ package struct LimitOracleVerdict: Verdict {
             try c.encode(reachedLimit, forKey: .reachedLimit)
             try c.encode(enforcedExactly, forKey: .enforcedExactly)
             try c.encode(examples, forKey: .examples)
+            try c.encodeIfPresent(family, forKey: .family)
+            try c.encodeIfPresent(familyLimit, forKey: .familyLimit)
+            try c.encode(familiesFitting, forKey: .familiesFitting)
+            try c.encode(familyScores, forKey: .familyScores)
+            try c.encodeIfPresent(keyMismatch, forKey: .keyMismatch)
         }
     }
 
@@ -141,21 +168,21 @@ package struct LimitOracleVerdict: Verdict {
 
     package static let key = "limits"
 
-    static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous", "prior_use"]
+    static let totalsSuffixes = LimitFinding.allCases.map(\.rawValue) + ["ambiguous", "prior_use", "key_mismatch"]
 
     package static var metricPatterns: [MetricPattern] {
         [
-            MetricPattern("limits", .oneOf(totalsSuffixes + ["declaration_errors"])),
+            MetricPattern("limits", .oneOf(totalsSuffixes + ["declaration_errors", "family_undeclared"])),
             MetricPattern(
                 "limits", .anyName,
-                .oneOf(["accepted", "rejected", "uncertain", "windows", "exact"] + totalsSuffixes)),
+                .oneOf(["accepted", "rejected", "uncertain", "windows", "exact", "family_declared"] + totalsSuffixes)),
         ]
     }
 
     package static func makePass(_ context: VerdictContext) -> Pass {
         Pass(
             configuration: context.configuration, horizonSeconds: context.horizonSeconds,
-            bucketsStartEmpty: context.bucketsStartEmpty)
+            bucketsStartEmpty: context.bucketsStartEmpty, runStartEpoch: context.runStartEpoch)
     }
 
     package var notExercised: [String: String] {
@@ -192,6 +219,8 @@ package struct LimitOracleVerdict: Verdict {
         var buckets: [(name: String, declared: DeclaredLimit, endpoints: [OptoLinkEndpoint])] = []
         var errors: [String] = []
         var replays: [LimitReplay] = []
+        /// Per bucket: the fit of its answers to each limiter family.
+        var families: [LimitFamilyCollector] = []
         /// Bucket index → bucket key → what is still open.
         var keys: [[String: KeyState]] = []
         /// The latest attempt end seen (run seconds) and when the replays last ran.
@@ -199,8 +228,11 @@ package struct LimitOracleVerdict: Verdict {
         var lastReplay = -Double.infinity
 
         /// `bucketsStartEmpty`: see ``VerdictContext/bucketsStartEmpty``.
-        init(configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity, bucketsStartEmpty: Bool = false)
-        {
+        /// `runStartEpoch`: the run's start, seconds since the Unix epoch (clock-aligned families).
+        init(
+            configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity, bucketsStartEmpty: Bool = false,
+            runStartEpoch: Double = 0
+        ) {
             self.configuration = configuration
             horizon = horizonSeconds
             for (name, declared) in configuration.limits.sorted(by: { $0.key < $1.key }) {
@@ -213,6 +245,10 @@ package struct LimitOracleVerdict: Verdict {
                         maxExamples: max(0, configuration.worstOffenderCount), bucketsStartEmpty: bucketsStartEmpty)
                     replay.bucket = Bucket(declared: declared, endpoints: endpoints)
                     replays.append(replay)
+                    families.append(
+                        LimitFamilyCollector(
+                            declared: declared, tolerance: replay.tolerance, maxExamples: replay.maxExamples,
+                            runStartEpoch: runStartEpoch))
                 } catch {
                     errors.append(String(describing: error))
                 }
@@ -229,6 +265,7 @@ package struct LimitOracleVerdict: Verdict {
                 let key = bucket.declared.scope == .ip ? (attempt.clientIP ?? "socket-peer") : "api-key"
                 let hit = LimitReplay.Hit(attempt)
                 replays[index].tally([hit])
+                families[index].add(attempt, key: key)
                 inPlace(&keys[index][key, default: KeyState()]) { state in
                     // Hits come by end; keep them sorted by start (a late one is rare and near the end).
                     var position = state.hits.count
@@ -251,6 +288,7 @@ package struct LimitOracleVerdict: Verdict {
         /// Replays every key as far as `watermark` allows and drops the hits no longer needed.
         private mutating func replay(watermark: Double) {
             for index in buckets.indices {
+                families[index].replay(watermark: watermark)
                 let ttl = buckets[index].declared.windowSeconds
                 let tolerance = replays[index].tolerance
                 for key in keys[index].keys.sorted() {
@@ -288,6 +326,11 @@ package struct LimitOracleVerdict: Verdict {
             for (index, bucket) in buckets.enumerated() {
                 var finished = replays[index].finishedBucket()
                 finished.keys = keys[index].count
+                let declaredFamily = LimiterFamily(configuration.algorithm)
+                let (fit, keyMismatch) = families[index].finish(declaredFamily: declaredFamily)
+                finished.judge(fit, keyMismatch: keyMismatch, declaredFamily: declaredFamily) {
+                    families[index].examples(of: $0)
+                }
                 result[bucket.name] = finished
             }
             return LimitOracleVerdict(algorithm: configuration.algorithm, buckets: result, errors: errors)
@@ -308,11 +351,18 @@ package struct LimitOracleVerdict: Verdict {
                 totals[metric, default: 0] += value
             }
             metrics["limits.\(name).exact"] = bucket.enforcedExactly ? 1 : 0
+            metrics["limits.\(name).key_mismatch"] = bucket.keyMismatch == nil ? 0 : 1
+            totals["key_mismatch", default: 0] += bucket.keyMismatch == nil ? 0 : 1
+            let declared = LimiterFamily(algorithm)
+            let asDeclared = bucket.family == declared || bucket.familiesFitting.contains(declared)
+            metrics["limits.\(name).family_declared"] = asDeclared ? 1 : 0
+            totals["family_undeclared", default: 0] += asDeclared ? 0 : 1
         }
         guard !buckets.isEmpty else { return }
         for metric in Self.totalsSuffixes {
             metrics["limits.\(metric)"] = Double(totals[metric] ?? 0)
         }
         metrics["limits.declaration_errors"] = Double(errors.count)
+        metrics["limits.family_undeclared"] = Double(totals["family_undeclared"] ?? 0)
     }
 }

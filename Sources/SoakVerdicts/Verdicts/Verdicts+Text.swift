@@ -65,6 +65,8 @@ extension LimitOracleVerdict {
                 let verdict: String
                 if b.enforcedExactly {
                     verdict = "exact"
+                } else if b.keyMismatch != nil && b.tooLenient + b.tooStrict + b.wrongN + b.wrongMessage == 0 {
+                    verdict = "key mismatch"
                 } else if !b.reachedLimit && b.tooLenient + b.tooStrict + b.wrongN + b.wrongMessage == 0 {
                     verdict = "not reached"
                 } else {
@@ -75,8 +77,10 @@ extension LimitOracleVerdict {
                 }
                 let judged = b.accepted + b.rejected - b.ambiguous - b.priorUse
                 let prior = b.priorUse > 0 ? ", \(b.priorUse) explained by use before the run" : ""
+                let family = b.familyText(declaredFamily: LimiterFamily(limits.algorithm))
                 return "  \(name) \(b.declared) — \(verdict) (\(b.windows) windows, \(b.accepted) passed, "
                     + "\(b.rejected) rejected; \(Swift.max(0, judged)) judged, \(b.ambiguous) ambiguous\(prior))"
+                    + (family.isEmpty ? "" : "\n    \(family)") + (b.keyMismatchText.map { "\n    \($0)" } ?? "")
             }
             lines.append("limits (\(limits.algorithm.rawValue)):")
             lines += parts + limits.errors.map { "  \($0)" }
