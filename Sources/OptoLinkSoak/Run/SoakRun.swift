@@ -512,6 +512,9 @@ public struct SoakRun: Sendable {
         if let baseline = options.baselineDirectory {
             var compare = CompareOptions(baselinePath: baseline, currentPath: directory.path)
             compare.outDirectory = directory.appendingPathComponent("compare").path
+            // The run's own report directory, just written: a comparison left there by an earlier
+            // run of the same `--out` (replaced with `run --force`) is replaced too.
+            compare.overwrite = true
             // A run whose own exit code already fails a gate (a signal, an abortOnFail stop) still gets
             // its comparison; one that passed but was cut at the grace deadline is refused (exit 2).
             compare.allowPartial = code != 0
@@ -519,6 +522,16 @@ public struct SoakRun: Sendable {
             if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
             // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
             if code < 100 { code = max(code, compared.exitCode) }
+            // summary.json's `result` and summary.txt's first line give the exit code, the comparison's included.
+            if let settled = summary.result, settled.afterComparison(exitCode: code) != settled {
+                summary.result = settled.afterComparison(exitCode: code)
+                do {
+                    try RunJudgement.writeReport(summary, profile: profile, attempts: attempts, to: directory)
+                } catch {
+                    log("error: cannot write summary to \(directory.path): \(error.localizedDescription)")
+                    return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+                }
+            }
         }
         if let path = options.junitPath, let error = RunJudgement.writeJUnit(junit, to: path, log: log) {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: error)
