@@ -34,7 +34,7 @@ package enum HTMLReport {
         var body = "<header><h1>\(e(title))</h1><p class=\"meta\">\(e(meta(summary)))</p>"
         body += "<p class=\"outcome \(passed ? "pass" : "fail")\" data-key=\"outcome\">"
         body += e(outcome)
-        body += "</p></header>"
+        body += "</p>" + firstScreen(summary) + "</header>"
         body += kpis([series])
         body += charts([series])
         body += "<section><h2>Thresholds</h2>\(thresholdTable(summary, run: "run"))</section>"
@@ -316,6 +316,24 @@ package enum HTMLReport {
             out += "</tr>"
         }
         return out + "</table>"
+    }
+
+    /// What the report opens with under the result: the two answers the tool exists for ("limits
+    /// enforced by the server", "clients waited as told", as summary.txt words them) and every
+    /// failed threshold, before any chart.
+    static func firstScreen(_ summary: SoakSummary) -> String {
+        var out = ""
+        let answers = SummaryText.headline(summary)
+        if !answers.isEmpty {
+            out += "<ul class=\"answers\" data-key=\"answers\">" + answers.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
+        }
+        let failed = summary.thresholds.filter { !$0.passed }
+        if !failed.isEmpty {
+            out += "<p><strong>What failed:</strong></p><ul class=\"failed\" data-key=\"failed\">"
+            out += failed.map { "<li><code>\(e($0.expression))</code>: \(e($0.message ?? "failed"))</li>" }.joined()
+            out += "</ul>"
+        }
+        return out
     }
 
     static func checksTable(_ c: SoakComparison) -> String {
