@@ -325,7 +325,8 @@ package enum HTMLReport {
         var out = ""
         let answers = SummaryText.headline(summary)
         if !answers.isEmpty {
-            out += "<ul class=\"answers\" data-key=\"answers\">" + answers.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
+            out +=
+                "<ul class=\"answers\" data-key=\"answers\">" + answers.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
         }
         let failed = summary.thresholds.filter { !$0.passed }
         if !failed.isEmpty {
