@@ -7,6 +7,7 @@
 # `latency` fault at rate 1): every regression there is a detection.
 # Writes Benchmarks/results/compare-false-alarms.json (overwritten each run).
 # Usage: Benchmarks/compare-false-alarms.sh [N (default 20, 2…40)] [DETECT (default N-1, 0…39)]
+# Each run is bounded (timeout 180 s; the profile lasts 8 s plus at most 20 s of grace).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20}
@@ -19,8 +20,14 @@ fi
 BIN=${SOAK_BIN:-.build/release/optolink-soak}
 if [[ -z ${SOAK_BIN:-} ]]; then swift build -c release --product optolink-soak >&2; fi
 CMP_BIN=${COMPARE_BIN:-$BIN}
-WORK=$(mktemp -d /tmp/compare-false-alarms.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+# WORK_DIR: keep the runs there (and reuse the runs already there: only the comparisons are redone).
+if [[ -n ${WORK_DIR:-} ]]; then
+    WORK=$WORK_DIR
+    mkdir -p "$WORK"
+else
+    WORK=$(mktemp -d /tmp/compare-false-alarms.XXXXXX)
+    trap 'rm -rf "$WORK"' EXIT
+fi
 OUT=Benchmarks/results/compare-false-alarms.json
 
 # The two slowed variants of the profile: the same workload plus a latency fault on one endpoint.
@@ -35,6 +42,10 @@ done
 # One run, bounded in time (the profile's 8 s plus its 20 s grace, and a margin).
 run() { # profile out
     local code=0
+    if [[ -f $2/summary.json ]]; then
+        jq '.result as $r | {"passed": 0, "failed": 1, "invalid": 2}[$r] // 2' "$2/summary.json"
+        return
+    fi
     timeout 180 "$BIN" run "$1" --out "$2" >"$2.log" 2>&1 || code=$?
     echo "$code"
 }

@@ -228,7 +228,7 @@ struct CompareRunTests {
 
         // The same shift while the soak process itself was slowed (start lag p99 ×5): inconclusive, not a regression…
         var busy = shifted
-        busy.summary.journeys.startLag.p99 = max(whole.summary.journeys.startLag.p99 * 5, 0.01)
+        busy.summary.journeys.startLag.p99 = max(whole.summary.journeys.startLag.p99 * 5, 0.03)
         let busier = SoakComparison.compare(baseline: whole, current: busy, rules: rules)
         #expect(busier.machineBusier && busier.inconclusive && !busier.regressed)
         #expect(

@@ -143,7 +143,7 @@ package enum SoakCommandLine {
         block's p50 and p95 is one observation; a latency shift significant over the quietest half
         of each run's blocks at p < 0.05 (Holm) that is also > 10 % and > 2 ms; any verdict count
         worse. A latency shift while the soak process itself was slowed (start lag p99 > 2× and
-        > +2 ms) or either run's load generator fell behind (start lag p99 > 50 ms, > 5 % late
+        > +10 ms) or either run's load generator fell behind (start lag p99 > 50 ms, > 5 % late
         starts, dropped arrivals) is inconclusive (exit 2): re-run both on a quiet machine.
 
         OPTIONS:

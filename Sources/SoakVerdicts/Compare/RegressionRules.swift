@@ -22,7 +22,7 @@ package struct RegressionRules: Sendable, Equatable, Codable {
     /// The machine counts as busier in the current run when the driver's own start lag p99 grew
     /// by this factor and by ``busierStartLagSeconds``: latency shifts are then inconclusive.
     package var busierStartLagFactor = 2.0
-    package var busierStartLagSeconds = 0.002
+    package var busierStartLagSeconds = 0.010
     /// Limits of a healthy load generator (either run over one: latency shifts are inconclusive).
     package var healthyStartLagP99Seconds = 0.05
     package var healthyLateStartRate = 0.05

@@ -23,12 +23,13 @@ extension SoakComparison {
         }
     }
 
-    /// The quietest ``RegressionRules/quietBlockFraction`` of a run's block quantiles (at least
-    /// ``RegressionRules/minBlocks``): the machine slows some seconds and never speeds one up, while a
-    /// slower backend or SDK slows every second, so the quiet seconds show a code change without the
-    /// stalls that make the busy ones differ from run to run.
+    /// The quietest ``RegressionRules/quietBlockFraction`` of a run's block quantiles, but never
+    /// fewer than twice ``RegressionRules/minBlocks`` (a short run keeps all its blocks, or the test
+    /// could not reach significance): the machine slows some seconds and never speeds one up, while
+    /// a slower backend or SDK slows every second, so the quiet seconds show a code change without
+    /// the stalls that make the busy ones differ from run to run.
     static func quiet(_ values: [Double], rules: RegressionRules) -> [Double] {
-        let kept = max(rules.minBlocks, Int((Double(values.count) * rules.quietBlockFraction).rounded(.up)))
+        let kept = max(2 * rules.minBlocks, Int((Double(values.count) * rules.quietBlockFraction).rounded(.up)))
         return Array(values.sorted().prefix(kept))
     }
 
