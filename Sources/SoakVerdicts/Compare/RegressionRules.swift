@@ -34,7 +34,8 @@ package struct RegressionRules: Sendable, Equatable, Codable {
         let block = "\(ThresholdResult.format(blockSeconds)) s"
         return [
             "latency (per endpoint, attempt and call latency): each \(block) block's p50 and p95 is one observation, "
-                + "and the quietest \(ThresholdResult.format(quietBlockFraction * 100))% of each run's blocks are "
+                + "and the quietest \(ThresholdResult.format(quietBlockFraction * 100))% of each run's blocks (at least "
+                + "\(2 * minBlocks)) are "
                 + "compared (a busy machine stalls some seconds, a slower backend slows all of them); "
                 + "flagged when the current run's blocks are slower by a one-sided Mann–Whitney U test over the blocks "
                 + "at p < \(ThresholdResult.format(alpha)) (Holm-corrected over all tests) and the shift "
