@@ -67,6 +67,15 @@ struct HTMLReportTests {
         let page = HTMLReport.run(stopped, attempts: nil)
         #expect(page.contains("<p class=\"outcome fail\" data-key=\"outcome\">result: interrupted (exit 130)"))
         #expect(!page.contains("every threshold passed"))
+        // The first screen lists what failed before any chart.
+        stopped.thresholds[0].passed = false
+        stopped.thresholds[0].message = "observed 0"
+        let failedPage = HTMLReport.run(stopped, attempts: nil)
+        let failedList = try #require(failedPage.range(of: "<ul class=\"failed\" data-key=\"failed\">"))
+        let firstChart = try #require(failedPage.range(of: "<svg class=\"chart\""))
+        #expect(failedList.lowerBound < firstChart.lowerBound)
+        #expect(failedPage.contains("<li><code>http.requests &gt; 0</code>: observed 0</li>"))
+        stopped.thresholds[0].passed = true
         stopped.result = nil  // a summary written before `result`: judged by its thresholds
         #expect(
             HTMLReport.run(stopped, attempts: nil).contains(

@@ -135,7 +135,7 @@ struct PartialRunReportTests {
         #expect(RunResult.judge(invalidReason: nil, signal: .interrupted, thresholds: failed) == .interrupted)
         #expect(RunResult.judge(invalidReason: nil, signal: .terminated, thresholds: passed) == .terminated)
         #expect(RunResult.judge(invalidReason: "ledger", signal: .terminated, thresholds: failed) == .invalid)
-        #expect(RunResult.allCases.map(\.exitCode) == [0, 1, 2, 130, 143])
+        #expect(RunResult.allCases.map(\.exitCode) == [0, 1, 2, 1, 2, 130, 143])
     }
 
     @Test("a summary without result (an older version) still reads: no result line, compare and report.html work")

@@ -84,6 +84,11 @@ struct ProfileDecodingTests {
                 #"expect.thresholds[0]: unknown metric "match.call_latncy.p95" (did you mean match.call_latency.p95?)"#
             ),
             (
+                #""name": "t","#,
+                #""name": "t", "expect": {"limits": {"events": "40/2s per key"}, "thresholds": ["limits.evnts.exact == 1"]},"#,
+                #"expect.thresholds[0]: unknown bucket "evnts" in limits.evnts.exact (did you mean limits.events.exact?): expect.limits declares events"#
+            ),
+            (
                 #""name": "t","#, #""name": "t", "expect": {"thresholds": ["backof.early == 0"]},"#,
                 #"expect.thresholds[0]: unknown metric "backof.early" (did you mean backoff.early?)"#
             ),

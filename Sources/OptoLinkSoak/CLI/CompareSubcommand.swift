@@ -20,19 +20,22 @@ package struct CompareSubcommand: SoakSubcommand {
         changed. Writes compare.md (for a pull request), compare.json and report.html.
 
         Regression: the current profile's expect.regression rules when it has them
-        ("match.call_latency.p95 < baseline * 1.10"), else the default rule (printed): a latency
-        shift significant at p < 0.01 that is also > 10 % and > 5 ms; any verdict count worse.
-        A latency shift while the soak process itself was slowed (start lag p99 > 2× and > +2 ms)
-        is inconclusive (exit 2): the machine was busier, re-run both on a quiet machine.
+        ("match.call_latency.p95 < baseline * 1.10"), else the default rule (printed): each 1 s
+        block's p50 and p95 is one observation; a latency shift significant over the quietest half
+        of each run's blocks at p < 0.05 (Holm) that is also > 10 % and > 2 ms; any verdict count
+        worse. A latency shift while the soak process itself was slowed (start lag p99 > 2× and
+        > +10 ms) or either run's load generator fell behind (start lag p99 > 50 ms, > 5 % late
+        starts, dropped arrivals) is inconclusive (exit 2): re-run both on a quiet machine.
 
         OPTIONS:
           --out DIR          where the files go (default CURRENT/compare/)
-          --force            compare even when the profiles differ (noted in the output)
+          --force            compare even when the profiles differ (noted in the output), and
+                             overwrite an existing comparison in the output directory
           --allow-partial    compare even when a run did not run its course (noted in the output)
           --junit FILE       also write one JUnit test case per check
-          --alpha P          default rule: significance level (default 0.01)
+          --alpha P          default rule: significance level (default 0.05)
           --min-shift PCT    default rule: relative latency change, e.g. 10% (default 10%)
-          --floor DURATION   default rule: absolute latency change, e.g. 5ms (default 5ms)
+          --floor DURATION   default rule: absolute latency change, e.g. 5ms (default 2ms)
           -h, --help         this help
 
         A run that did not run its course (stopped by SIGINT/SIGTERM, stopped early as

@@ -10,6 +10,8 @@ package struct CompareOptions: Sendable, Equatable {
     package var outDirectory: String?
     /// Compare even when the runs' profiles differ (noted in the output).
     package var force = false
+    /// Replace an existing comparison in the output directory (`--force` sets it too).
+    package var overwrite = false
     package var junitPath: String?
     /// Compare even when a run did not run its course (a stop signal, an early stop, missing
     /// shards, an invalid result): its counts are partial, so without this the answer is exit 2.
@@ -102,11 +104,15 @@ package enum CompareCommand {
             }
             notes += partial.map { $0.line + "; compared anyway (--allow-partial)" }
         }
-        let comparison = SoakComparison.compare(
-            baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
         let out = URL(
             fileURLWithPath: options.outDirectory ?? current.url.appendingPathComponent("compare").path,
             isDirectory: true)
+        if !options.overwrite && !options.force, let existing = existingComparison(in: out) {
+            log("error: \(existing) already exists; use --force to overwrite it, or --out DIR to write elsewhere")
+            return Result(exitCode: 2)
+        }
+        let comparison = SoakComparison.compare(
+            baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
         do {
             try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
             try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
@@ -123,8 +129,7 @@ package enum CompareCommand {
         }
         for line in comparison.consoleLines { log(line) }
         log("compare: \(out.appendingPathComponent("compare.md").path)")
-        let code: Int32 = comparison.regressed ? 1 : comparison.inconclusive ? 2 : 0
-        return Result(exitCode: code, comparison: comparison, outDirectory: out)
+        return Result(exitCode: comparison.exitCode, comparison: comparison, outDirectory: out)
     }
 
     /// Why a run did not run its course, or `nil` when it did: a stop signal, an early stop
@@ -155,6 +160,12 @@ package enum CompareCommand {
             reasons.append("its result is invalid, see its notes")
         }
         return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
+    }
+
+    /// The first comparison file already in `directory`, or `nil`.
+    static func existingComparison(in directory: URL) -> String? {
+        ["compare.json", "compare.md", "report.html"].lazy.map { directory.appendingPathComponent($0).path }
+            .first { FileManager.default.fileExists(atPath: $0) }
     }
 
     private static func short(_ hash: String?) -> String {

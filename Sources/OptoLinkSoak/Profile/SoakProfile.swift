@@ -131,6 +131,20 @@ extension SoakProfile: Codable {
                         ],
                         debugDescription: problem)))
         }
+        // A `limits.<bucket>.*` threshold must name a bucket expect.limits declares: the names fit
+        // the metric scheme whatever the bucket, so only the profile can tell a typo (both modes).
+        let declared = Set(expect.limits.keys)
+        for (index, threshold) in expect.thresholds.enumerated() {
+            guard let problem = Thresholds.bucketProblem(in: threshold.expression, declared: declared) else { continue }
+            try c.reportOrThrow(
+                DecodingError.dataCorrupted(
+                    .init(
+                        codingPath: decoder.codingPath + [
+                            CodingKeys.expect, AnyCodingKey(stringValue: "thresholds"),
+                            AnyCodingKey(intValue: index),
+                        ],
+                        debugDescription: problem)))
+        }
     }
 }
 

@@ -60,8 +60,9 @@ struct ReportAssembly {
         let invalidReason = invalidReason ?? RunJudgement.incompleteReason(ioProblems, shards: fromShards)
         let result = RunJudgement.settle(&summary, invalidReason: invalidReason, signal: signal)
         let contents = ReportContents(
-            summary: summary, profile: profile.redactingSecrets(), earlySlackSeconds: profile.expect.backoffEarlySlackSeconds,
-            attempts: attempts, shardManifest: shardManifest)
+            summary: summary, profile: profile.redactingSecrets(),
+            earlySlackSeconds: profile.expect.backoffEarlySlackSeconds, attempts: attempts,
+            shardManifest: shardManifest)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try ReportFiles.write(contents, to: directory)
@@ -81,6 +82,9 @@ struct ReportAssembly {
         if let baselineDirectory {
             var compare = CompareOptions(baselinePath: baselineDirectory, currentPath: directory.path)
             compare.outDirectory = directory.appendingPathComponent("compare").path
+            // The run's own report directory, just written: a comparison left there by an earlier
+            // run of the same `--out` (replaced with `run --force`) is replaced too.
+            compare.overwrite = true
             // A run whose own exit code already fails a gate (a signal, an abortOnFail stop) still gets
             // its comparison; one that passed but was cut at the grace deadline is refused (exit 2).
             compare.allowPartial = code != 0
@@ -88,6 +92,18 @@ struct ReportAssembly {
             if let comparison = compared.comparison { junit.suites += JUnitReport.compare(comparison).suites }
             // Interrupted runs keep their own code; otherwise the worse of the run's and the comparison's.
             if code < 100 { code = max(code, compared.exitCode) }
+            // summary.json's `result` and summary.txt's first line give the exit code, the comparison's included.
+            if let settled = summary.result, settled.afterComparison(exitCode: code) != settled {
+                summary.result = settled.afterComparison(exitCode: code)
+                var rejudged = contents
+                rejudged.summary = summary
+                do {
+                    try ReportFiles.write(rejudged, to: directory)
+                } catch {
+                    log("error: cannot write the report to \(directory.path): \(error.localizedDescription)")
+                    return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: "\(error)")
+                }
+            }
         }
         if let junitPath, let error = RunJudgement.writeJUnit(junit, to: junitPath, log: log) {
             return SoakRunResult(exitCode: 2, directory: directory, summary: summary, error: error)

@@ -34,7 +34,7 @@ package enum HTMLReport {
         var body = "<header><h1>\(e(title))</h1><p class=\"meta\">\(e(meta(summary)))</p>"
         body += "<p class=\"outcome \(passed ? "pass" : "fail")\" data-key=\"outcome\">"
         body += e(outcome)
-        body += "</p></header>"
+        body += "</p>" + firstScreen(summary) + "</header>"
         body += kpis([series])
         body += charts([series])
         body += "<section><h2>Thresholds</h2>\(thresholdTable(summary, run: "run"))</section>"
@@ -62,10 +62,9 @@ package enum HTMLReport {
         body += "<p class=\"meta\">baseline: \(e(meta(baseline)))<br>current: \(e(meta(current)))</p>"
         body +=
             "<p class=\"outcome \(comparison.regressed || comparison.inconclusive ? "fail" : "pass")\" data-key=\"outcome\">"
-        body +=
-            comparison.regressed
-            ? "regression" : comparison.inconclusive ? "inconclusive: the machine was busier" : "no regression"
-        body += "</p></header>"
+        body += e(comparison.resultLine)
+        body += "</p>" + comparison.inconclusiveReasons.map { "<p class=\"note\">\(e($0))</p>" }.joined()
+        body += "</header>"
         if comparison.forced || !comparison.notes.isEmpty {
             body += "<section><ul class=\"notes\">" + comparison.notes.map { "<li>\(e($0))</li>" }.joined()
             body += "</ul></section>"
@@ -76,7 +75,7 @@ package enum HTMLReport {
         body += "<section><h2>Endpoints: baseline → current</h2>\(comparisonTable(comparison))</section>"
         if !comparison.journeys.isEmpty {
             body += "<section><h2>Journeys: baseline → current</h2><table><tr><th>journey</th><th>started</th>"
-            body += "<th>unfinished</th><th>p50</th><th>p95</th><th>p99</th><th>Mann–Whitney</th></tr>"
+            body += "<th>unfinished</th><th>p50</th><th>p95</th><th>p99</th><th>judged</th></tr>"
             for j in comparison.journeys {
                 let d = j.duration
                 body += "<tr class=\"\(d.regressed ? "fail" : "")\"><td>\(e(j.name))</td>"
@@ -84,8 +83,7 @@ package enum HTMLReport {
                     "<td>\(e(SoakComparison.count(j.started)))</td><td>\(e(SoakComparison.count(j.unfinished)))</td>"
                 body += "<td>\(e(SoakComparison.latency(d.p50)))</td><td>\(e(SoakComparison.latency(d.p95)))</td>"
                 body += "<td>\(e(SoakComparison.latency(d.p99)))</td>"
-                body +=
-                    "<td title=\"\(e(d.reason))\">\(e(d.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+                body += "<td>\(e(d.reason))</td></tr>"
             }
             body += "</table></section>"
         }
@@ -320,6 +318,25 @@ package enum HTMLReport {
         return out + "</table>"
     }
 
+    /// What the report opens with under the result: the two answers the tool exists for ("limits
+    /// enforced by the server", "clients waited as told", as summary.txt words them) and every
+    /// failed threshold, before any chart.
+    static func firstScreen(_ summary: SoakSummary) -> String {
+        var out = ""
+        let answers = SummaryText.headline(summary)
+        if !answers.isEmpty {
+            out +=
+                "<ul class=\"answers\" data-key=\"answers\">" + answers.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
+        }
+        let failed = summary.thresholds.filter { !$0.passed }
+        if !failed.isEmpty {
+            out += "<p><strong>What failed:</strong></p><ul class=\"failed\" data-key=\"failed\">"
+            out += failed.map { "<li><code>\(e($0.expression))</code>: \(e($0.message ?? "failed"))</li>" }.joined()
+            out += "</ul>"
+        }
+        return out
+    }
+
     static func checksTable(_ c: SoakComparison) -> String {
         var out = "<table><tr><th>check</th><th>baseline</th><th>current</th><th>result</th><th>why</th></tr>"
         for check in c.checks {
@@ -338,7 +355,7 @@ package enum HTMLReport {
 
     static func comparisonTable(_ c: SoakComparison) -> String {
         var out = "<table><tr><th>endpoint</th><th>attempts</th><th>429 rate</th><th>failed rate</th><th>latency</th>"
-        out += "<th>p50</th><th>p95</th><th>p99</th><th>Mann–Whitney</th></tr>"
+        out += "<th>p50 of blocks</th><th>p95 of blocks</th><th>all requests p99</th><th>block test</th></tr>"
         for ep in c.endpoints {
             for (i, l) in ep.latency.enumerated() {
                 out += "<tr class=\"\(l.regressed ? "fail" : "")\">"
@@ -348,10 +365,13 @@ package enum HTMLReport {
                     out += "<td\(span)>\(e(SoakComparison.percent(ep.rate429)))</td>"
                     out += "<td\(span)>\(e(SoakComparison.percent(ep.failedRate)))</td>"
                 }
-                out += "<td>\(e(l.kind))</td><td>\(e(SoakComparison.latency(l.p50)))</td>"
-                out += "<td>\(e(SoakComparison.latency(l.p95)))</td><td>\(e(SoakComparison.latency(l.p99)))</td>"
-                out +=
-                    "<td title=\"\(e(l.reason))\">\(e(l.test.map { String(format: "p = %.2g", $0.pGreater) } ?? "n/a"))</td></tr>"
+                out += "<td>\(e(l.kind))</td>"
+                for (name, _) in SoakComparison.blockQuantiles {
+                    let block = l.blocks.first { $0.quantile == name }
+                    let text = block.map { SoakComparison.latency(.init($0.baseline, $0.current)) } ?? "n/a"
+                    out += "<td>\(e(text))</td>"
+                }
+                out += "<td>\(e(SoakComparison.latency(l.p99)))</td><td>\(e(l.reason))</td></tr>"
             }
         }
         return out + "</table>"

@@ -130,6 +130,11 @@ extension SummaryText {
                     : s.notes.contains { $0.hasPrefix("report I/O failed") }
                         ? "a report file is incomplete" : "the first note says why"
             why = "the run cannot be judged: \(cause)"
+        case .regression:
+            why = "every threshold passed, but the comparison with the baseline found a regression (compare/)"
+        case .inconclusive:
+            why =
+                "every threshold passed, but the comparison with the baseline could not decide (compare/ or the log says why)"
         case .interrupted: why = "SIGINT stopped the run; its counts are partial"
         case .terminated: why = "SIGTERM stopped the run; its counts are partial"
         }

@@ -1,42 +1,6 @@
 import Foundation
 import SoakRecords
 
-/// `compare`'s settings for the default rule (used when the current run's profile has no
-/// `expect.regression` section).
-package struct RegressionRules: Sendable, Equatable, Codable {
-    /// Significance level of the one-sided Mann–Whitney U test (a slowdown), default 0.01.
-    package var alpha = 0.01
-    /// A latency shift must also exceed this fraction of the baseline's value (default 0.10).
-    package var minRelative = 0.10
-    /// … and this many seconds (default 0.005), so sub-millisecond jitter is never a regression.
-    package var minAbsoluteSeconds = 0.005
-    /// Fewer samples than this in either run: the latency test is not run (normal approximation).
-    package var minSamples = 20
-    /// The machine counts as busier in the current run when the driver's own start lag p99 grew
-    /// by this factor and by ``busierStartLagSeconds``: latency shifts are then inconclusive.
-    package var busierStartLagFactor = 2.0
-    package var busierStartLagSeconds = 0.002
-
-    package init() {}
-
-    /// The rule in words, as `compare` prints it.
-    package var description: [String] {
-        [
-            "latency (per endpoint, attempt and call latency; per journey, its duration): flagged when the current run is slower by a "
-                + "one-sided Mann–Whitney U test at p < \(ThresholdResult.format(alpha)) (Holm-corrected over all "
-                + "endpoints), and p50, p95 or p99 grew by "
-                + "more than \(ThresholdResult.format(minRelative * 100))% and by more than "
-                + "\(ThresholdResult.format(minAbsoluteSeconds * 1000))ms",
-            "machine: when the soak process itself was slowed in the current run (its start lag p99 grew more than "
-                + "\(ThresholdResult.format(busierStartLagFactor))× and by more than "
-                + "\(ThresholdResult.format(busierStartLagSeconds * 1000))ms), a flagged latency shift is inconclusive "
-                + "(exit 2), not a regression",
-            "verdicts: flagged when a count gets worse (early back-offs, retry violations, duplicated, lost, "
-                + "too lenient, too strict, wrong N, wrong message) or an attribution correct rate drops",
-        ]
-    }
-}
-
 /// The result of `optolink-soak compare BASELINE CURRENT`: per-endpoint and per-verdict deltas,
 /// the latency tests and the regression checks; written as `compare.json` and `compare.md`.
 package struct SoakComparison: Sendable, Codable {
@@ -74,8 +38,15 @@ package struct SoakComparison: Sendable, Codable {
         package var p50: Delta
         package var p95: Delta
         package var p99: Delta
-        /// `nil` when either run had fewer than ``RegressionRules/minSamples`` values.
+        /// Mann–Whitney U over every request of both runs: reported, not deciding (requests of one
+        /// run share the machine's state, so on hundreds of them any wobble is "significant").
+        /// `nil` when either run had fewer than 20 values.
         package var test: MannWhitneyU?
+        /// The deciding statistic: each block's p50 and p95 compared over blocks (see ``BlockShift``);
+        /// empty when a run has too few blocks or no per-request rows.
+        package var blocks: [BlockShift] = []
+        /// The block quantile the reason cites (the flagged one, else the largest shift), when tested.
+        package var cited: BlockShift?
         /// Flagged by the default rule.
         package var regressed: Bool
         /// Why (or why not) in words.
@@ -135,9 +106,17 @@ package struct SoakComparison: Sendable, Codable {
     package var startLagP99: Delta
     /// The machine was clearly busier in the current run (see ``RegressionRules/busierStartLagFactor``).
     package var machineBusier: Bool
-    /// A latency shift was flagged while the machine was busier: the comparison cannot tell the
-    /// code from the machine (exit code 2 unless something else regressed).
+    /// Both runs' load generator health.
+    package var baselineHealth: GeneratorHealth?
+    package var currentHealth: GeneratorHealth?
+    /// A latency shift was flagged while the machine was busier or a generator unhealthy: the
+    /// comparison cannot tell the code from the machine (exit code 2 unless something else regressed).
     package var inconclusive: Bool
+    /// Why the comparison is inconclusive, in words; empty otherwise.
+    package var inconclusiveReasons: [String] = []
+
+    /// The process's exit code for this comparison: 1 regression, 2 inconclusive, 0 otherwise.
+    package var exitCode: Int32 { regressed ? 1 : inconclusive ? 2 : 0 }
 
     /// The verdict metrics compared, with which direction is better.
     static let verdictMetrics: [(String, String)] = [
@@ -151,136 +130,173 @@ package struct SoakComparison: Sendable, Codable {
         baseline b: SoakReportDirectory, current c: SoakReportDirectory, rules: RegressionRules = RegressionRules(),
         forced: Bool = false, notes: [String] = []
     ) -> SoakComparison {
-        let endpointNames = Set(b.summary.endpoints.keys).union(c.summary.endpoints.keys).sorted()
-        var endpoints: [EndpointComparison] = []
-        for name in endpointNames {
+        var endpoints = endpointComparisons(b, c, rules: rules)
+        let journeys = journeyComparisons(b.summary, c.summary, rules: rules)
+        // One family for Holm's procedure: every endpoint's block tests.
+        var groups = endpoints.map(\.latency)
+        judgeLatency(&groups, rules: rules)
+        for i in endpoints.indices { endpoints[i].latency = groups[i] }
+        let verdicts = verdictComparisons(b.summary, c.summary)
+        var comparison = SoakComparison(
+            baseline: reference(b), current: reference(c), rule: "default", ruleText: rules.description,
+            settings: rules, forced: forced, notes: notes, endpoints: endpoints, journeys: journeys, verdicts: verdicts,
+            checks: [], regressed: false,
+            startLagP99: Delta(b.summary.journeys.startLag.p99, c.summary.journeys.startLag.p99), machineBusier: false,
+            baselineHealth: GeneratorHealth.of(b.summary, rules: rules),
+            currentHealth: GeneratorHealth.of(c.summary, rules: rules), inconclusive: false)
+        if let regression = c.profileRegression, !regression.isEmpty {
+            comparison.rule = "profile"
+            comparison.ruleText = regression
+            comparison.checks = profileChecks(regression, baseline: b.summary, current: c.summary)
+        } else {
+            comparison.checks = comparison.defaultChecks()
+        }
+        if b.samples == nil || c.samples == nil {
+            comparison.notes.append(
+                "the \(b.samples == nil ? "baseline" : "current") report has no readable attempts.csv, so its "
+                    + "latencies could not be cut into blocks and are not judged")
+        }
+        comparison.judgeMachine(rules: rules)
+        comparison.regressed = comparison.checks.contains { !$0.passed }
+        return comparison
+    }
+
+    /// Per endpoint: counts, rates and both latencies.
+    static func endpointComparisons(
+        _ b: SoakReportDirectory, _ c: SoakReportDirectory, rules: RegressionRules
+    ) -> [EndpointComparison] {
+        Set(b.summary.endpoints.keys).union(c.summary.endpoints.keys).sorted().map { name in
             let be = b.summary.endpoints[name]
             let ce = c.summary.endpoints[name]
             func rate(_ e: SoakSummary.EndpointSummary?, _ count: (SoakSummary.EndpointSummary) -> Int) -> Double {
                 guard let e, e.attempts > 0 else { return 0 }
                 return Double(count(e)) / Double(e.attempts)
             }
-            var latency: [LatencyComparison] = []
-            for kind in ["attempt", "call"] {
-                let bh = be.map { kind == "attempt" ? $0.attemptLatency : $0.callLatency }
-                let ch = ce.map { kind == "attempt" ? $0.attemptLatency : $0.callLatency }
-                latency.append(latencyComparison(kind: kind, baseline: bh, current: ch, rules: rules))
+            let latency = ["attempt", "call"].map { kind in
+                let key = LatencySamples.key(endpoint: name, kind: kind)
+                return latencyComparison(
+                    kind: kind, baseline: be.map { kind == "attempt" ? $0.attemptLatency : $0.callLatency },
+                    current: ce.map { kind == "attempt" ? $0.attemptLatency : $0.callLatency },
+                    blocks: blockShifts(key, baseline: b.samples, current: c.samples, rules: rules), rules: rules)
             }
-            endpoints.append(
-                EndpointComparison(
-                    endpoint: name, attempts: Delta(Double(be?.attempts ?? 0), Double(ce?.attempts ?? 0)),
-                    calls: Delta(Double(be?.calls ?? 0), Double(ce?.calls ?? 0)),
-                    rate429: Delta(rate(be) { $0.byStatus["429"] ?? 0 }, rate(ce) { $0.byStatus["429"] ?? 0 }),
-                    failedRate: Delta(rate(be, failedAttempts), rate(ce, failedAttempts)), latency: latency))
+            return EndpointComparison(
+                endpoint: name, attempts: Delta(Double(be?.attempts ?? 0), Double(ce?.attempts ?? 0)),
+                calls: Delta(Double(be?.calls ?? 0), Double(ce?.calls ?? 0)),
+                rate429: Delta(rate(be) { $0.byStatus["429"] ?? 0 }, rate(ce) { $0.byStatus["429"] ?? 0 }),
+                failedRate: Delta(rate(be, failedAttempts), rate(ce, failedAttempts)), latency: latency)
         }
-        var journeys: [JourneyComparison] = []
-        let bj = b.summary.journeys
-        let cj = c.summary.journeys
-        for name in Set(bj.durationFromIntended.keys).union(cj.durationFromIntended.keys).sorted() {
-            journeys.append(
-                JourneyComparison(
-                    name: name, started: Delta(Double(bj.byName[name] ?? 0), Double(cj.byName[name] ?? 0)),
-                    unfinished: Delta(Double(bj.unfinishedByName[name] ?? 0), Double(cj.unfinishedByName[name] ?? 0)),
-                    duration: latencyComparison(
-                        kind: "journey", baseline: bj.durationFromIntended[name],
-                        current: cj.durationFromIntended[name],
-                        rules: rules)))
-        }
-        // One family for Holm's procedure: every endpoint latency and every journey duration.
-        var groups = endpoints.map(\.latency) + journeys.map { [$0.duration] }
-        judgeLatency(&groups, rules: rules)
-        for i in endpoints.indices { endpoints[i].latency = groups[i] }
-        for i in journeys.indices { journeys[i].duration = groups[endpoints.count + i][0] }
+    }
 
+    /// Per journey: how many started and were cut short, and its duration (reported, not judged:
+    /// the report holds no per-interval journey durations to estimate their spread from).
+    static func journeyComparisons(_ b: SoakSummary, _ c: SoakSummary, rules: RegressionRules) -> [JourneyComparison] {
+        let bj = b.journeys
+        let cj = c.journeys
+        return Set(bj.durationFromIntended.keys).union(cj.durationFromIntended.keys).sorted().map { name in
+            var duration = latencyComparison(
+                kind: "journey", baseline: bj.durationFromIntended[name], current: cj.durationFromIntended[name],
+                blocks: [], rules: rules)
+            duration.reason =
+                "reported, not judged: the report has no per-interval journey durations "
+                + "(gate them with an expect.regression rule)"
+            return JourneyComparison(
+                name: name, started: Delta(Double(bj.byName[name] ?? 0), Double(cj.byName[name] ?? 0)),
+                unfinished: Delta(Double(bj.unfinishedByName[name] ?? 0), Double(cj.unfinishedByName[name] ?? 0)),
+                duration: duration)
+        }
+    }
+
+    /// Every verdict metric in both runs and whether it moved the wrong way.
+    static func verdictComparisons(_ b: SoakSummary, _ c: SoakSummary) -> [VerdictComparison] {
         var metricNames = verdictMetrics
-        let methods = Set(b.summary.metrics.keys).union(c.summary.metrics.keys)
+        let methods = Set(b.metrics.keys).union(c.metrics.keys)
             .filter { $0.hasPrefix("attribution.method.") && $0.hasSuffix(".correct_rate") }.sorted()
         metricNames += methods.map { ($0, "higher") }
-        let verdicts = metricNames.map { metric, better in
-            let bv = b.summary.metrics[metric]
-            let cv = c.summary.metrics[metric]
+        return metricNames.map { metric, better in
+            let bv = b.metrics[metric]
+            let cv = c.metrics[metric]
             var worse = false
             if let bv, let cv { worse = better == "lower" ? cv > bv + 1e-9 : cv < bv - 1e-9 }
             return VerdictComparison(
-                metric: metric, baseline: bv, current: cv, better: better, worse: worse,
-                changed: bv != cv)
+                metric: metric, baseline: bv, current: cv, better: better, worse: worse, changed: bv != cv)
         }
+    }
 
+    /// The profile's `expect.regression` rules evaluated on both runs' metrics.
+    static func profileChecks(_ regression: [String], baseline: SoakSummary, current: SoakSummary) -> [RegressionCheck]
+    {
+        let baselineMetrics = derivedMetrics(baseline)
+        let currentMetrics = derivedMetrics(current)
+        return regression.map { expression in
+            do {
+                return try RegressionRule(expression).evaluate(baseline: baselineMetrics, current: currentMetrics)
+            } catch {
+                return RegressionCheck(
+                    name: expression, metric: "", baseline: nil, current: nil, limit: nil, passed: false,
+                    message: "\(error)")
+            }
+        }
+    }
+
+    /// The default rule's checks: every endpoint latency (its cited block quantile), every
+    /// journey duration (reported, always passing) and every verdict metric.
+    func defaultChecks() -> [RegressionCheck] {
         var checks: [RegressionCheck] = []
-        let ruleName: String
-        let ruleText: [String]
-        if let regression = c.profileRegression, !regression.isEmpty {
-            ruleName = "profile"
-            ruleText = regression
-            let baselineMetrics = derivedMetrics(b.summary)
-            let currentMetrics = derivedMetrics(c.summary)
-            for expression in regression {
-                do {
-                    checks.append(
-                        try RegressionRule(expression).evaluate(baseline: baselineMetrics, current: currentMetrics))
-                } catch {
-                    checks.append(
-                        RegressionCheck(
-                            name: expression, metric: "", baseline: nil, current: nil, limit: nil, passed: false,
-                            message: "\(error)"))
-                }
-            }
-        } else {
-            ruleName = "default"
-            ruleText = rules.description
-            for endpoint in endpoints {
-                for l in endpoint.latency {
-                    checks.append(
-                        RegressionCheck(
-                            name: "\(endpoint.endpoint).\(l.kind)_latency",
-                            metric: "\(endpoint.endpoint).\(l.kind)_latency.p95",
-                            baseline: l.p95.baseline, current: l.p95.current, limit: nil, passed: !l.regressed,
-                            message: l.regressed ? l.reason : nil))
-                }
-            }
-            for j in journeys {
-                let d = j.duration
+        for endpoint in endpoints {
+            for l in endpoint.latency {
+                let quantile = l.cited?.quantile ?? "p50"
                 checks.append(
                     RegressionCheck(
-                        name: "journey.\(j.name).duration", metric: "journey.\(j.name).duration.p95",
-                        baseline: d.p95.baseline, current: d.p95.current, limit: nil, passed: !d.regressed,
-                        message: d.regressed ? d.reason : nil))
-            }
-            for v in verdicts where v.baseline != nil || v.current != nil {
-                checks.append(
-                    RegressionCheck(
-                        name: v.metric, metric: v.metric, baseline: v.baseline, current: v.current, limit: nil,
-                        passed: !v.worse,
-                        message: v.worse
-                            ? "\(v.metric) got worse: \(format(v.baseline)) → \(format(v.current))" : nil))
+                        name: "\(endpoint.endpoint).\(l.kind)_latency",
+                        metric: "\(endpoint.endpoint).\(l.kind)_latency.\(quantile)",
+                        baseline: l.cited?.baseline ?? l.p50.baseline, current: l.cited?.current ?? l.p50.current,
+                        limit: nil, passed: !l.regressed, message: l.regressed ? l.reason : nil))
             }
         }
-        let lag = Delta(b.summary.journeys.startLag.p99, c.summary.journeys.startLag.p99)
-        let busier =
-            lag.current > lag.baseline * rules.busierStartLagFactor
-            && lag.absolute > rules.busierStartLagSeconds
-        var notes = notes
-        var inconclusive = false
-        if busier {
-            notes.append(
+        for j in journeys {
+            checks.append(
+                RegressionCheck(
+                    name: "journey.\(j.name).duration", metric: "journey.\(j.name).duration.p50",
+                    baseline: j.duration.p50.baseline, current: j.duration.p50.current, limit: nil, passed: true,
+                    message: nil))
+        }
+        for v in verdicts where v.baseline != nil || v.current != nil {
+            checks.append(
+                RegressionCheck(
+                    name: v.metric, metric: v.metric, baseline: v.baseline, current: v.current, limit: nil,
+                    passed: !v.worse,
+                    message: v.worse
+                        ? "\(v.metric) got worse: \(Self.format(v.baseline)) → \(Self.format(v.current))" : nil))
+        }
+        return checks
+    }
+
+    /// Turns flagged latency checks into inconclusive ones when the load generator of either run
+    /// was unhealthy or the current run's machine was clearly busier; verdicts still regress.
+    mutating func judgeMachine(rules: RegressionRules) {
+        let lag = startLagP99
+        machineBusier =
+            lag.current > lag.baseline * rules.busierStartLagFactor && lag.absolute > rules.busierStartLagSeconds
+        var reasons: [String] = []
+        if machineBusier {
+            reasons.append(
                 "the machine was busier during the current run: the soak process's own start lag p99 went "
-                    + "\(formatSeconds(lag.baseline)) → \(formatSeconds(lag.current)); latency differences may be the machine's"
-            )
-            if ruleName == "default" {
-                for (i, check) in checks.enumerated()
-                where !check.passed && (check.name.hasSuffix("_latency") || check.name.hasSuffix(".duration")) {
-                    checks[i].passed = true
-                    checks[i].inconclusive = true
-                    checks[i].message = "inconclusive (machine busier): " + (check.message ?? "")
-                    inconclusive = true
-                }
-            }
+                    + "\(Self.formatSeconds(lag.baseline)) → \(Self.formatSeconds(lag.current))")
         }
-        return SoakComparison(
-            baseline: reference(b), current: reference(c), rule: ruleName, ruleText: ruleText, settings: rules,
-            forced: forced, notes: notes, endpoints: endpoints, journeys: journeys, verdicts: verdicts, checks: checks,
-            regressed: checks.contains { !$0.passed }, startLagP99: lag, machineBusier: busier,
-            inconclusive: inconclusive)
+        for (side, health) in [("baseline", baselineHealth), ("current", currentHealth)] {
+            guard let health, !health.healthy else { continue }
+            reasons.append(
+                "the \(side) run's load generator fell behind its plan: " + health.problems.joined(separator: ", "))
+        }
+        notes += reasons.map { $0 + "; latency differences may be the machine's" }
+        guard !reasons.isEmpty, rule == "default" else { return }
+        for (i, check) in checks.enumerated() where !check.passed && check.name.hasSuffix("_latency") {
+            checks[i].passed = true
+            checks[i].inconclusive = true
+            checks[i].message = "inconclusive (\(reasons.joined(separator: "; "))): " + (check.message ?? "")
+            inconclusive = true
+        }
+        if inconclusive { inconclusiveReasons = reasons }
     }
 
     /// 5xx answers plus attempts without a response.
@@ -305,64 +321,6 @@ package struct SoakComparison: Sendable, Codable {
         return metrics
     }
 
-    static func latencyComparison(
-        kind: String, baseline: HistogramSummary?, current: HistogramSummary?, rules: RegressionRules
-    ) -> LatencyComparison {
-        let pairs = [\HistogramSummary.p50, \.p95, \.p99].map { path in
-            Delta(baseline?[keyPath: path] ?? 0, current?[keyPath: path] ?? 0)
-        }
-        var result = LatencyComparison(
-            kind: kind, p50: pairs[0], p95: pairs[1], p99: pairs[2], test: nil, regressed: false, reason: "")
-        guard let baseline, let current, baseline.count >= UInt64(rules.minSamples),
-            current.count >= UInt64(rules.minSamples)
-        else {
-            result.reason = "not tested: fewer than \(rules.minSamples) samples in a run"
-            return result
-        }
-        result.test = MannWhitneyU.test(baseline: baseline, current: current)
-        return result
-    }
-
-    /// Applies the default rule to every tested latency: significance by Holm's step-down
-    /// procedure over all of the comparison's tests (family-wise error ≤ `alpha`, however many
-    /// endpoints there are), then the relative and absolute effect-size floors.
-    static func judgeLatency(_ groups: inout [[LatencyComparison]], rules: RegressionRules) {
-        var tested: [(endpoint: Int, latency: Int, p: Double)] = []
-        for (i, group) in groups.enumerated() {
-            for (j, l) in group.enumerated() {
-                if let test = l.test { tested.append((i, j, test.pGreater)) }
-            }
-        }
-        tested.sort { $0.p < $1.p }
-        var significant = Set<[Int]>()
-        for (rank, t) in tested.enumerated() {
-            guard t.p < rules.alpha / Double(tested.count - rank) else { break }
-            significant.insert([t.endpoint, t.latency])
-        }
-        for (i, j, pValue) in tested {
-            var l = groups[i][j]
-            let grown = [("p50", l.p50), ("p95", l.p95), ("p99", l.p99)].filter { _, d in
-                d.absolute > rules.minAbsoluteSeconds && (d.relative ?? .infinity) > rules.minRelative
-            }
-            let isSignificant = significant.contains([i, j])
-            l.regressed = isSignificant && !grown.isEmpty
-            let p = String(format: "p = %.2g", pValue)
-            if l.regressed {
-                let what = grown.map { name, d in
-                    "\(name) \(formatSeconds(d.baseline)) → \(formatSeconds(d.current)) "
-                        + "(+\(formatSeconds(d.absolute)), +\(String(format: "%.0f", (d.relative ?? 0) * 100))%)"
-                }.joined(separator: ", ")
-                l.reason = "slower (\(p), significant among \(tested.count) tests): \(what)"
-            } else if isSignificant {
-                l.reason = "significantly slower (\(p)) but below the effect-size floor"
-            } else {
-                l.reason =
-                    "no significant slowdown (\(p); \(tested.count) tests, Holm at \(ThresholdResult.format(rules.alpha)))"
-            }
-            groups[i][j] = l
-        }
-    }
-
     package static func reference(_ r: SoakReportDirectory) -> RunReference {
         RunReference(
             directory: r.url.path, runId: r.summary.run.runId, profile: r.summary.run.profile,
@@ -372,6 +330,13 @@ package struct SoakComparison: Sendable, Codable {
 
     package static func format(_ value: Double?) -> String {
         value.map { ThresholdResult.format($0, significant: 4) } ?? "–"
+    }
+
+    /// A check's value with its unit: latencies and durations (seconds in the metrics) as `12.3ms`,
+    /// counts and rates as plain numbers.
+    package static func format(_ value: Double?, of check: RegressionCheck) -> String {
+        let timed = check.metric.contains("latency") || check.metric.contains(".duration")
+        return timed ? value.map(formatSeconds) ?? "–" : format(value)
     }
 
     /// `0.0123` → `12.3ms`, `1.5` → `1.5s`.

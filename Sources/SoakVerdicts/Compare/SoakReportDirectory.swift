@@ -17,6 +17,9 @@ package struct SoakReportDirectory: Sendable {
     /// The `expect.regression` rules of the run's effective profile (`profile.json`); `nil` for
     /// reports of older versions, which have no `profile.json`.
     package var profileRegression: [String]?
+    /// Every attempt's and finished call's latency with its start time, from `attempts.csv` and
+    /// `calls.csv` (what `compare` judges latency on); `nil` when `attempts.csv` cannot be read.
+    package var samples: LatencySamples?
 
     /// Reads `directory/summary.json`, and `profile.json` when there through `readRegression`
     /// (the profile decoder, which throws for a profile that does not decode).
@@ -69,7 +72,9 @@ package struct SoakReportDirectory: Sendable {
                 throw SoakReportError(message: "\(profileURL.path): \(error)")
             }
         }
-        return SoakReportDirectory(url: directory, summary: summary, profileRegression: profileRegression)
+        return SoakReportDirectory(
+            url: directory, summary: summary, profileRegression: profileRegression,
+            samples: LatencySamples.read(directory: directory))
     }
 
     /// The rows of `attempts.csv` (or `attempts.csv.partial`) for the charts, or `nil` when neither

@@ -9,6 +9,11 @@ package enum RunResult: String, Sendable, Codable, CaseIterable {
     /// The run cannot be judged: every response was refused (misconfigured), the `--ledger` file
     /// could not be read, or a report file is incomplete; the first note says why (exit 2).
     case invalid
+    /// Every threshold passed, but the comparison with `run --baseline` found a regression (exit 1).
+    case regression
+    /// Every threshold passed, but the comparison with `run --baseline` could not decide: the
+    /// machine or a load generator was unhealthy, or the baseline could not be compared (exit 2).
+    case inconclusive
     /// SIGINT stopped the run; the report holds what was measured (exit 130).
     case interrupted
     /// SIGTERM stopped the run; the report holds what was measured (exit 143).
@@ -18,11 +23,18 @@ package enum RunResult: String, Sendable, Codable, CaseIterable {
     package var exitCode: Int32 {
         switch self {
         case .passed: 0
-        case .failed: 1
-        case .invalid: 2
+        case .failed, .regression: 1
+        case .invalid, .inconclusive: 2
         case .interrupted: 130
         case .terminated: 143
         }
+    }
+
+    /// The result of a passed run after its `--baseline` comparison ended with `exitCode`
+    /// (0, 1 or 2): `passed`, `regression` or `inconclusive`. Other results stand as they are.
+    package func afterComparison(exitCode: Int32) -> RunResult {
+        guard self == .passed else { return self }
+        return exitCode == 1 ? .regression : exitCode == 2 ? .inconclusive : .passed
     }
 
     /// Judges a finished run: a reason it cannot be judged wins, then a stop signal, then any

@@ -113,6 +113,21 @@ extension Thresholds {
     }
 }
 
+extension Thresholds {
+    /// Why an expression's `limits.<bucket>.<stat>` names a bucket the profile does not declare in
+    /// `expect.limits` (such a metric would only be "not available" after the whole run), with the
+    /// nearest declared bucket; `nil` when it is declared, not such a metric, or nothing is declared.
+    package static func bucketProblem(in expression: String, declared: Set<String>) -> String? {
+        guard case .success(let parsed) = parse(expression), !declared.isEmpty else { return nil }
+        let parts = parsed.metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, parts[0] == "limits", !declared.contains(parts[1]) else { return nil }
+        let nearest = declared.sorted().min { editDistance($0, parts[1]) < editDistance($1, parts[1]) }
+        let hint = nearest.map { " (did you mean limits.\($0).\(parts[2])?)" } ?? ""
+        return "unknown bucket \"\(parts[1])\" in \(parsed.metric)\(hint): expect.limits declares "
+            + declared.sorted().joined(separator: ", ")
+    }
+}
+
 /// Levenshtein distance between two strings (characters).
 func editDistance(_ a: String, _ b: String) -> Int {
     let a = Array(a)
