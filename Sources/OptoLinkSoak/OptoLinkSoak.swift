@@ -83,6 +83,10 @@ public enum OptoLinkSoak {
             let result = MergeCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
             if let directory = result.directory { print(directory.path) }
             return result.exitCode
+        case .capacity(let options):
+            let result = await CapacityCommand.run(options)
+            if let directory = result.directory { print(directory.path) }
+            return result.exitCode
         case .compare(let options):
             return CompareCommand.run(options) { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }.exitCode
         }

@@ -7,6 +7,7 @@ package enum SoakCommand: Sendable, Equatable {
     case bench(BenchOptions)
     case compare(CompareOptions)
     case merge(MergeOptions)
+    case capacity(CapacityCommand.Options)
     /// Print this help text and exit 0.
     case help(String)
     case version

@@ -22,6 +22,8 @@ package enum SoakCommandLine {
           optolink-soak compare BASELINE CURRENT [options]
                                                 compare two runs' reports for regressions
           optolink-soak merge DIR... --out DIR  merge the reports of a plan's shards (run --shard)
+          optolink-soak capacity PROFILE [options]
+                                                find the highest rate the backend sustains within an SLO
           optolink-soak --version
 
         Run `optolink-soak <command> --help` for a command's options.
@@ -223,15 +225,16 @@ package enum SoakCommandLine {
         case "bench": return try parseBench(rest)
         case "compare": return try parseCompare(rest)
         case "merge": return try parseMerge(rest)
+        case "capacity": return try CapacityCommand.parse(rest)
         default:
             throw SoakUsageError(
-                message:
-                    "unknown command \"\(first)\" (expected run, serve, bench, compare, merge, --help, --version)")
+                message: "unknown command \"\(first)\" (expected run, serve, bench, compare, merge, capacity, "
+                    + "--help, --version)")
         }
     }
 
     /// Walks `--flag value` pairs, calling `handle(flag, next)`; `next()` takes the value.
-    private static func walk(
+    static func walk(
         _ args: [String], positional: (String) throws -> Void,
         _ handle: (String, () throws -> String) throws -> Bool
     ) throws -> Bool {
@@ -270,7 +273,7 @@ package enum SoakCommandLine {
         text.hasPrefix("--") || (text.count >= 2 && text.hasPrefix("-") && text.dropFirst().first?.isLetter == true)
     }
 
-    private static func number<T: LosslessStringConvertible & Comparable>(
+    static func number<T: LosslessStringConvertible & Comparable>(
         _ flag: String, _ text: String, _ range: ClosedRange<T>, _ what: String
     ) throws -> T {
         guard let value = T(text), range.contains(value) else {
