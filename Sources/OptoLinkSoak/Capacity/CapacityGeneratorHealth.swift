@@ -19,6 +19,19 @@ package struct CapacityGeneratorHealth: Sendable, Equatable, Codable {
     /// CPU share of this whole process, emulator included (always measured, for the record).
     package var processCPUShare: Double
 
+    package init(
+        scheduled: Int, started: Int, lateStarts: Int, dropped: Int, startLagP99: Double?, cpuShare: Double?,
+        processCPUShare: Double
+    ) {
+        self.scheduled = scheduled
+        self.started = started
+        self.lateStarts = lateStarts
+        self.dropped = dropped
+        self.startLagP99 = startLagP99
+        self.cpuShare = cpuShare
+        self.processCPUShare = processCPUShare
+    }
+
     /// When the generator counts as saturated.
     package struct Limits: Sendable, Equatable {
         /// Most late starts, as a share of journeys started.

@@ -13,6 +13,13 @@ package struct CapacityProbe: Sendable, Equatable, Codable {
         package var passed: Bool
         /// Why the term could not be judged (metric missing, nothing measured), else `nil`.
         package var message: String?
+
+        package init(expression: String, observed: Double?, passed: Bool, message: String? = nil) {
+            self.expression = expression
+            self.observed = observed
+            self.passed = passed
+            self.message = message
+        }
     }
 
     /// 1-based, in the order run.
@@ -39,6 +46,29 @@ package struct CapacityProbe: Sendable, Equatable, Codable {
     package var report: String
     /// Extra facts worth a line (e.g. the generator lagged behind a failing backend).
     package var note: String?
+
+    package init(
+        index: Int, rate: Double, purpose: CapacitySearch.Purpose, seconds: Double, warmupSeconds: Double,
+        result: String, failed: String?, invalidReason: String?, slo: [Term], requestsPerSecond: Double,
+        journeysPerSecond: Double, limits429: Double, generator: CapacityGeneratorHealth, report: String,
+        note: String?
+    ) {
+        self.index = index
+        self.rate = rate
+        self.purpose = purpose
+        self.seconds = seconds
+        self.warmupSeconds = warmupSeconds
+        self.result = result
+        self.failed = failed
+        self.invalidReason = invalidReason
+        self.slo = slo
+        self.requestsPerSecond = requestsPerSecond
+        self.journeysPerSecond = journeysPerSecond
+        self.limits429 = limits429
+        self.generator = generator
+        self.report = report
+        self.note = note
+    }
 
     /// The search's view of this probe.
     package var outcome: CapacitySearch.Outcome {

@@ -24,6 +24,19 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         package var probeSeconds: Double
         package var warmupSeconds: Double
         package var processes: Int
+
+        package init(
+            minRate: Double, maxRate: Double, tolerance: Double, maxProbes: Int, probeSeconds: Double,
+            warmupSeconds: Double, processes: Int
+        ) {
+            self.minRate = minRate
+            self.maxRate = maxRate
+            self.tolerance = tolerance
+            self.maxProbes = maxProbes
+            self.probeSeconds = probeSeconds
+            self.warmupSeconds = warmupSeconds
+            self.processes = processes
+        }
     }
 
     package var profile: String

@@ -98,6 +98,20 @@ package struct CapacitySearch: Sendable {
         package var generatorReason: String?
         /// Probes run.
         package var probes: Int
+
+        package init(
+            ending: Ending, knee: Double?, low: Double?, high: Double?, limitedBy: String?, probes: Int,
+            generatorLimit: Double? = nil, generatorReason: String? = nil
+        ) {
+            self.ending = ending
+            self.knee = knee
+            self.low = low
+            self.high = high
+            self.limitedBy = limitedBy
+            self.generatorLimit = generatorLimit
+            self.generatorReason = generatorReason
+            self.probes = probes
+        }
     }
 
     package let settings: Settings
