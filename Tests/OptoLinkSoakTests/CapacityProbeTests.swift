@@ -42,9 +42,14 @@ struct CapacityProbeTests {
 
     @Test("late starts, dropped arrivals or start lag while the SLO held: invalid")
     func lagInvalid() {
-        for health in [Self.health(late: 100), Self.health(dropped: 3), Self.health(lag: 0.4)] {
+        for health in [Self.health(late: 100), Self.health(dropped: 30), Self.health(lag: 0.4)] {
             #expect(CapacityProbe.verdict(terms: Self.terms(), health: health).result == "invalid")
         }
+    }
+
+    @Test("one dropped arrival in a thousand (the window's last, missing its end) does not make a probe invalid")
+    func oneDropIsNotSaturation() {
+        #expect(CapacityProbe.verdict(terms: Self.terms(), health: Self.health(dropped: 1)).result == "pass")
     }
 
     @Test("late starts behind a failing backend are back-pressure: fail, with a note")

@@ -36,6 +36,9 @@ package struct CapacityGeneratorHealth: Sendable, Equatable, Codable {
     package struct Limits: Sendable, Equatable {
         /// Most late starts, as a share of journeys started.
         package var lateShare = 0.05
+        /// Most dropped arrivals, as a share of those planned (the last arrivals of a window can
+        /// miss its end by a hair, so one drop alone does not mean the generator gave out).
+        package var droppedShare = 0.01
         /// Most start lag at p99, seconds.
         package var startLagP99 = 0.1
         /// Most CPU share of the generator's cores.
@@ -51,7 +54,10 @@ package struct CapacityGeneratorHealth: Sendable, Equatable, Codable {
             return "the generator used \(Self.percent(cpuShare)) of its CPU (limit \(Self.percent(limits.cpuShare)))"
         }
         guard sloHeld else { return nil }
-        if dropped > 0 { return "\(dropped) planned arrivals were dropped (never started)" }
+        if scheduled > 0, Double(dropped) / Double(scheduled) > limits.droppedShare {
+            return "\(dropped) planned arrivals (\(Self.percent(Double(dropped) / Double(scheduled)))) were dropped, "
+                + "never started (limit \(Self.percent(limits.droppedShare)))"
+        }
         if started > 0, Double(lateStarts) / Double(started) > limits.lateShare {
             return "\(Self.percent(Double(lateStarts) / Double(started))) of journeys started late "
                 + "(limit \(Self.percent(limits.lateShare)))"

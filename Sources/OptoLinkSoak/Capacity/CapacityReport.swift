@@ -120,8 +120,10 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         ]
         if probes.contains(where: { $0.generator.cpuShare == nil }) {
             notes.append(
-                "the embedded emulator shares this process with the generator: their CPU use is measured together "
-                    + "(processCPUShare) and does not make a probe invalid; --processes P separates them")
+                "the embedded emulator shares this process and its cores with the generator: their CPU use is "
+                    + "measured together (processCPUShare) and does not make a probe invalid, and a generator that "
+                    + "lags may lag for the emulator's CPU use; to tell them apart run the backend in its own "
+                    + "process (`optolink-soak serve`, then --base-url) or the generator in shards (--processes P)")
         }
         return notes
     }
