@@ -20,20 +20,15 @@ PROBE_SECONDS="${PROBE_SECONDS:-5}"
 SERVE_PORT="${SERVE_PORT:-18080}"
 NGINX_PORT="${NGINX_PORT:-18081}"
 WORK="$(mktemp -d /tmp/optolink-capacity-nginx.XXXXXX)"
-PIDS=()
+SERVE_PID=""
 
-cleanup() {
-    local pid
-    for pid in "${PIDS[@]:-}"; do
-        if [ -n "$pid" ]; then
-            kill "$pid" 2>/dev/null || true
-            wait "$pid" 2>/dev/null || true
-        fi
-    done
+# Stops the serve process and nginx this script started, then removes the work directory.
+stop_all() {
     if [ -f "$WORK/nginx.pid" ]; then kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true; fi
+    if [ -n "$SERVE_PID" ]; then kill "$SERVE_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
 }
-trap cleanup EXIT
+trap stop_all EXIT
 
 cd "$ROOT"
 swift build -c release --product optolink-soak >/dev/null
@@ -41,7 +36,7 @@ SOAK="$ROOT/.build/release/optolink-soak"
 
 echo '{"limits": {"enabled": false}}' >"$WORK/serve.json"
 "$SOAK" serve --port "$SERVE_PORT" --config "$WORK/serve.json" >"$WORK/serve.log" 2>&1 &
-PIDS+=($!)
+SERVE_PID=$!
 
 mkdir -p "$WORK/temp"
 cat >"$WORK/nginx.conf" <<CONF
