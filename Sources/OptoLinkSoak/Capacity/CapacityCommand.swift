@@ -196,6 +196,7 @@ package enum CapacityCommand {
             return fail("\(error)")
         }
         var base = options.run
+        base.profilePath = options.profilePath
         base.baseURL = options.run.baseURL ?? backend?.baseURL
         guard let baseURL = base.baseURL else { return fail("capacity: no backend URL") }
         let runner = CapacityProbeRunner(
