@@ -195,6 +195,15 @@ package enum CapacityCommand {
         } catch {
             return fail("\(error)")
         }
+        do {
+            // The emulator's ledger goes to a file as it grows (as `run`'s does), so its memory
+            // stays flat over every probe of the search.
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            _ = try backend?.followLedger(file: directory.appendingPathComponent("ledger.jsonl")) { _ in }
+        } catch {
+            await backend?.stop()
+            return fail("--out \(directory.path): cannot write there (\(error.localizedDescription))")
+        }
         var base = options.run
         base.profilePath = options.profilePath
         base.baseURL = options.run.baseURL ?? backend?.baseURL
