@@ -250,6 +250,7 @@ package enum CapacityCommand {
             }
         }
         guard case .done(let answer) = step else {
+            await backend?.stop()
             return fail("capacity: the search asked for more probes than its budget (a bug); \(probes.count) run")
         }
         report = CapacityReport.make(
