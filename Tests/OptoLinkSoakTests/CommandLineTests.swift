@@ -40,7 +40,10 @@ struct CommandLineTests {
             (["run", "p.json", "--seed", "-1"], "--seed: \"-1\" is not an unsigned integer"),
             (["run", "p.json", "--rate", "0"], "--rate: must be > 0 journeys/s (0 would start nothing)"),
             (["serve", "--port", "70000"], "--port: \"70000\" is not a port (0…65535)"),
-            (["launch"], "unknown command \"launch\" (expected run, serve, bench, compare, merge, --help, --version)"),
+            (
+                ["launch"],
+                "unknown command \"launch\" (expected run, serve, bench, compare, merge, capacity, --help, --version)"
+            ),
         ])
     func badFlags(arguments: [String], message: String) {
         #expect(throws: SoakUsageError(message: message)) { try SoakCommandLine.parse(arguments) }

@@ -55,8 +55,13 @@ struct ProfileDecodingTests {
                 #"journeys[0].steps[2].times: unknown field for a "event" step (expected one of kind, name, properties, repeat)"#
             ),
             (
+                #""name": "t","#, #""name": "t", "capacity": {"slo": ["http.nope < 1"], "maxProbes": 0},"#,
+                "capacity.maxProbes: must be 1…100"
+            ),
+            (
                 #""name": "t","#, #""name": "t", "sedd": 3,"#,
-                "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, expect)"
+                "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, "
+                    + "expect, capacity)"
             ),
             (
                 #"{"kind": "click", "link": "welcome"}, {"kind": "firstLaunch"},"#, "",

@@ -14,6 +14,7 @@ package enum SoakCommandLine {
         BenchSubcommand.self,
         CompareSubcommand.self,
         MergeSubcommand.self,
+        CapacitySubcommand.self,
     ]
 
     package static let usage = """

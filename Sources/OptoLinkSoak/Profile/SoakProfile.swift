@@ -23,6 +23,8 @@ public struct SoakProfile: Sendable, Equatable {
     package var backend: JSONValue?
     /// The verdicts' inputs: declared limits, tolerances, thresholds (verdicts' own type).
     package var expect: VerdictsConfiguration
+    /// The defaults of `optolink-soak capacity` for this profile (its SLO, rates, probe length).
+    package var capacity: CapacitySettings?
 
     /// Loads and validates a profile file.
     /// - Throws: ``SoakProfileError`` naming the file, or the field path and the problem.
@@ -83,7 +85,7 @@ extension SoakProfile {
 
 extension SoakProfile: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case name, description, seed, devices, journeys, load, sdk, backend, expect
+        case name, description, seed, devices, journeys, load, sdk, backend, expect, capacity
     }
 
     /// Decodes a profile, refusing unknown keys and values out of range.
@@ -118,6 +120,7 @@ extension SoakProfile: Codable {
             try c.reportOrThrow(DecodingError.dataCorruptedError(forKey: .backend, in: c, debugDescription: problems))
         }
         expect = try c.decodeFieldIfPresent(VerdictsConfiguration.self, forKey: .expect) ?? VerdictsConfiguration()
+        capacity = try c.decodeFieldIfPresent(CapacitySettings.self, forKey: .capacity)
         // Thresholds are judged after the run; their syntax and metric names are checked now (while a
         // profile is validated, each threshold checks itself at its own path: ThresholdSpec).
         for (index, threshold) in expect.thresholds.enumerated() where ProfileIssues.current == nil {
