@@ -26,16 +26,6 @@ struct SmallPartsTests {
         #expect(AttemptClassification.retryAfterSeconds(status: 429, body: Data("<html>".utf8)) == nil)
     }
 
-    @Test("labels split into device and launch")
-    func labels() {
-        #expect(AttemptClassification.splitLabel("d000042#3") == ("d000042", 3))
-        #expect(AttemptClassification.splitLabel(nil) == ("?", 0))
-        // The launch is after the last `#`; a device name may hold `#` and non-ASCII text.
-        #expect(AttemptClassification.splitLabel("dé#v#12") == ("dé#v", 12))
-        #expect(AttemptClassification.splitLabel("no-launch") == ("no-launch", 0))
-        #expect(AttemptClassification.splitLabel("d#x") == ("d#x", 0))
-    }
-
     @Test("a TTY rewrites one line, a pipe gets plain lines")
     func progress() {
         let snapshot = ProgressSnapshot(

@@ -15,11 +15,6 @@ import SoakVerdicts
 /// only calls still open are kept, histograms have a fixed size, and the verdicts run live
 /// (``VerdictStream``) as each row is recorded, each pass keeping only what its horizon needs.
 package final class SoakRecorder: Sendable {
-    struct CallKey: Hashable {
-        var label: String
-        var callId: UInt64
-    }
-
     struct OpenCall {
         var device: String
         var launch: Int
@@ -85,12 +80,12 @@ package final class SoakRecorder: Sendable {
         var firstAttemptStart: Double?
         var lastAttemptEnd: Double = 0
         var deviceIds: [String: String] = [:]
-        /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
-        var launchDeviceIds: [String: String] = [:]
-        /// Open call ids per label (a launch's end closes its own calls without scanning every open
-        /// call), and labels whose launch is over (their `deviceId` goes with their last call).
-        var openPerLabel: [String: Set<UInt64>] = [:]
-        var endedLaunches = Set<String>()
+        /// The SDK `deviceId` of each launch, while the launch or one of its calls is open.
+        var launchDeviceIds: [DeviceLaunch: String] = [:]
+        /// Open call ids per launch (a launch's end closes its own calls without scanning every open
+        /// call), and launches that are over (their `deviceId` goes with their last call).
+        var openPerLaunch: [DeviceLaunch: Set<UInt64>] = [:]
+        var endedLaunches = Set<DeviceLaunch>()
         /// Run second of the last sweep for quiet calls (see ``SoakRecorder/closeQuietCalls(now:in:)``).
         var lastQuietSweep = -Double.infinity
         /// Events taken off ``SoakRecorder/queue`` and not applied yet, newest first.
@@ -204,19 +199,14 @@ package final class SoakRecorder: Sendable {
 
     // MARK: Attempts and calls
 
-    /// Notes the start of an attempt; returns its intended start. `parts` is the label split into
-    /// device and launch when the caller has it already (``AttemptClassification/splitLabel(_:)``).
-    func beginAttempt(
-        label: String, context: OptoLinkRequestContext, actualStart: Double,
-        parts: (device: String, launch: Int)? = nil
-    ) -> Double {
+    /// Notes the start of an attempt of `launch`; returns its intended start.
+    func beginAttempt(launch: DeviceLaunch, context: OptoLinkRequestContext, actualStart: Double) -> Double {
         let claimed = context.attempt == 1 ? StepContext.current?.claim(callId: context.callId) : nil
         let intended = Swift.min(claimed ?? actualStart, actualStart)
-        let (device, launch) = parts ?? AttemptClassification.splitLabel(label)
         submit(
             .began(
-                label: label, callId: context.callId, endpoint: context.endpoint, device: device, launch: launch,
-                intendedStart: intended, start: actualStart))
+                key: CallKey(launch, callId: context.callId), endpoint: context.endpoint, intendedStart: intended,
+                start: actualStart))
         return intended
     }
 
@@ -229,8 +219,8 @@ package final class SoakRecorder: Sendable {
     /// - Parameter bodies: the attempt's request and response bodies, when the record's
     ///   correlation id, Retry-After `N` and off-contract flag are still to be read from them
     ///   (``AttemptBodies/classify(_:)``); `nil` when the record has them already.
-    func endAttempt(label: String, record: AttemptRecord, bodies: AttemptBodies? = nil) {
-        submit(.ended(label: label, record: record, bodies: bodies))
+    func endAttempt(record: AttemptRecord, bodies: AttemptBodies? = nil) {
+        submit(.ended(record: record, bodies: bodies))
     }
 
     /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
@@ -251,15 +241,15 @@ package final class SoakRecorder: Sendable {
         return feed.finish()
     }
 
-    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
+    /// Marks calls of `launch` as finished once their attempts end: `callIds` (with the
     /// public call's outcome, `nil` = derive from the last attempt), or every open call of
-    /// the label when `callIds` is `nil` (the launch is over).
+    /// the launch when `callIds` is `nil` (the launch is over).
     ///
     /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
     /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
     /// sleep shows how long it really ran.
-    package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
-        submit(.closed(label: label, callIds: callIds, outcome: outcome, now: timeline.now()))
+    package func closeCalls(_ launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?) {
+        submit(.closed(launch: launch, callIds: callIds, outcome: outcome, now: timeline.now()))
     }
 
     /// Stops the writer (if any), emits every call still open (calls with attempts in flight get
@@ -269,8 +259,7 @@ package final class SoakRecorder: Sendable {
         let now = timeline.now()
         callState.withLock { s in
             applyQueued(in: &s)
-            let keys = s.openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
-            for key in keys {
+            for key in Self.labelOrder(s.openCalls.keys) {
                 if var call = s.openCalls[key], call.inFlight > 0 {
                     call.thrownOutcome = CallOutcome.unfinished
                     call.end = Swift.max(call.end, now)
@@ -344,11 +333,9 @@ package final class SoakRecorder: Sendable {
 
     private func apply(_ event: consuming RecorderEvent, in s: inout CallState) {
         switch consume event {
-        case .began(let label, let callId, let endpoint, let device, let launch, let intended, let start):
-            applyBegan(
-                key: CallKey(label: label, callId: callId), endpoint: endpoint, device: device, launch: launch,
-                intendedStart: intended, start: start, in: &s)
-        case .ended(let label, var record, let bodies):
+        case .began(let key, let endpoint, let intended, let start):
+            applyBegan(key: key, endpoint: endpoint, intendedStart: intended, start: start, in: &s)
+        case .ended(var record, let bodies):
             bodies?.classify(&record)
             if record.offContract, s.endpoints[record.endpoint]?.firstOffContractBody == nil,
                 let response = bodies?.response
@@ -356,19 +343,18 @@ package final class SoakRecorder: Sendable {
                 s.endpoints[record.endpoint, default: EndpointStats()].firstOffContractBody =
                     ContractBodyShape.excerpt(response)
             }
-            applyEnded(label: label, record: record, in: &s)
-        case .closed(let label, let callIds, let outcome, let now):
-            applyClosed(label: label, callIds: callIds, outcome: outcome, now: now, in: &s)
+            applyEnded(record: record, in: &s)
+        case .closed(let launch, let callIds, let outcome, let now):
+            applyClosed(launch: launch, callIds: callIds, outcome: outcome, now: now, in: &s)
         case .deviceId(let device, let launch, let deviceId):
             s.deviceIds[device] = deviceId
-            if let launch { s.launchDeviceIds["\(device)#\(launch)"] = deviceId }
+            if let launch { s.launchDeviceIds[DeviceLaunch(device: device, launch: launch)] = deviceId }
         case .record(let record): feed.consume(record)
         }
     }
 
     private func applyBegan(
-        key: CallKey, endpoint: OptoLinkEndpoint, device: String, launch: Int, intendedStart: Double, start: Double,
-        in s: inout CallState
+        key: CallKey, endpoint: OptoLinkEndpoint, intendedStart: Double, start: Double, in s: inout CallState
     ) {
         let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
             call.attempts += 1
@@ -377,17 +363,17 @@ package final class SoakRecorder: Sendable {
         }
         if known == nil {
             var call = OpenCall(
-                device: device, launch: launch, endpoint: endpoint, intendedStart: intendedStart, start: start,
-                end: start)
+                device: key.device, launch: key.launch, endpoint: endpoint, intendedStart: intendedStart,
+                start: start, end: start)
             call.attempts = 1
             call.inFlight = 1
             s.openCalls[key] = call
-            s.openPerLabel[key.label, default: []].insert(key.callId)
+            s.openPerLaunch[key.deviceLaunch, default: []].insert(key.callId)
         }
         if s.firstAttemptStart == nil { s.firstAttemptStart = start }
     }
 
-    private func applyEnded(label: String, record: AttemptRecord, in s: inout CallState) {
+    private func applyEnded(record: AttemptRecord, in s: inout CallState) {
         // The attempt reaches the passes before its call can close (below), never after the call's row.
         attemptsCSV.appendRow(record.appendCSVRow(to:))
         feed.consume(.attempt(record))
@@ -424,7 +410,7 @@ package final class SoakRecorder: Sendable {
         if record.status == 429 { s.status429 += 1 }
         if isError { s.errors += 1 }
         s.lastAttemptEnd = Swift.max(s.lastAttemptEnd, record.end)
-        let key = CallKey(label: label, callId: record.callId)
+        let key = CallKey(record)
         // Changed in place: one lookup, no copy of the call out of the dictionary and back.
         let due = s.openCalls.modifyValue(forKey: key) { call in
             call.inFlight -= 1
@@ -441,11 +427,11 @@ package final class SoakRecorder: Sendable {
     }
 
     private func applyClosed(
-        label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, in s: inout CallState
+        launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, in s: inout CallState
     ) {
-        if callIds == nil { s.endedLaunches.insert(label) }
+        if callIds == nil { s.endedLaunches.insert(launch) }
         func closeCall(_ callId: UInt64) {
-            let key = CallKey(label: label, callId: callId)
+            let key = CallKey(launch, callId: callId)
             let idle = s.openCalls.modifyValue(forKey: key) { call in
                 call.closeRequested = true
                 // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
@@ -462,8 +448,8 @@ package final class SoakRecorder: Sendable {
         if let callIds {
             for callId in callIds { closeCall(callId) }
         } else {
-            for callId in (s.openPerLabel[label] ?? []).sorted() { closeCall(callId) }
-            forgetLaunchIfDone(label, in: &s)
+            for callId in (s.openPerLaunch[launch] ?? []).sorted() { closeCall(callId) }
+            forgetLaunchIfDone(launch, in: &s)
         }
     }
 
@@ -483,7 +469,15 @@ package final class SoakRecorder: Sendable {
         guard now.isFinite, now - s.lastQuietSweep >= 1 else { return [] }
         s.lastQuietSweep = now
         let due = s.openCalls.filter { $0.value.inFlight == 0 && ($0.value.quietUntil ?? .infinity) < now }.keys
-        return due.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }.compactMap { close($0, in: &s) }
+        return Self.labelOrder(due).compactMap { close($0, in: &s) }
+    }
+
+    /// `keys` in the order their rows go to `calls.csv`: by label text (`d1#10` before `d1#9`), then call id.
+    private static func labelOrder(_ keys: some Collection<CallKey>) -> [CallKey] {
+        keys.map { (label: $0.deviceLaunch.label, key: $0) }.sorted {
+            ($0.label, $0.key.callId) < ($1.label, $1.key.callId)
+        }
+        .map(\.key)
     }
 
     /// Writes a closed call's row and hands it to the live verdicts and notes.
@@ -492,11 +486,11 @@ package final class SoakRecorder: Sendable {
         feed.consume(.call(call))
     }
 
-    /// Drops what a launch's label keeps once the launch is over and its last call closed.
-    private func forgetLaunchIfDone(_ label: String, in s: inout CallState) {
-        guard s.endedLaunches.contains(label), s.openPerLabel[label] == nil else { return }
-        s.endedLaunches.remove(label)
-        if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: label) }
+    /// Drops what a launch keeps once the launch is over and its last call closed.
+    private func forgetLaunchIfDone(_ launch: DeviceLaunch, in s: inout CallState) {
+        guard s.endedLaunches.contains(launch), s.openPerLaunch[launch] == nil else { return }
+        s.endedLaunches.remove(launch)
+        if !keepsMergeInputs { s.launchDeviceIds.removeValue(forKey: launch) }
     }
 
     private func close(_ key: CallKey, in s: inout CallState) -> CallRecord? {
@@ -512,13 +506,13 @@ package final class SoakRecorder: Sendable {
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
-            deviceId: s.launchDeviceIds[key.label] ?? s.deviceIds[call.device])
-        let emptied = s.openPerLabel.modifyValue(forKey: key.label) { ids in
+            deviceId: s.launchDeviceIds[key.deviceLaunch] ?? s.deviceIds[call.device])
+        let emptied = s.openPerLaunch.modifyValue(forKey: key.deviceLaunch) { ids in
             ids.remove(key.callId)
             return ids.isEmpty
         }
-        if emptied == true { s.openPerLabel.removeValue(forKey: key.label) }
-        forgetLaunchIfDone(key.label, in: &s)
+        if emptied == true { s.openPerLaunch.removeValue(forKey: key.deviceLaunch) }
+        forgetLaunchIfDone(key.deviceLaunch, in: &s)
         inPlace(&s.endpoints[call.endpoint, default: EndpointStats()]) { stats in
             stats.calls += 1
             stats.callOutcomes[record.outcome, default: 0] += 1
@@ -625,8 +619,8 @@ package final class SoakRecorder: Sendable {
         submit(.deviceId(device: device, launch: launch, deviceId: deviceId))
     }
 
-    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
-    package var launchDeviceIds: [String: String] {
+    /// The SDK `deviceId` of each launch still open (or with a call still open).
+    package var launchDeviceIds: [DeviceLaunch: String] {
         callState.withLock { s in
             applyQueued(in: &s)
             return s.launchDeviceIds
@@ -649,13 +643,11 @@ package final class SoakRecorder: Sendable {
 /// the order they were recorded (``SoakRecorder/submit(_:)``).
 enum RecorderEvent: Sendable {
     /// An attempt began: its call's key, where it goes, and its intended and actual start (run seconds).
-    case began(
-        label: String, callId: UInt64, endpoint: OptoLinkEndpoint, device: String, launch: Int,
-        intendedStart: Double, start: Double)
+    case began(key: CallKey, endpoint: OptoLinkEndpoint, intendedStart: Double, start: Double)
     /// An attempt ended, with its row (and the bodies its last fields are read from).
-    case ended(label: String, record: AttemptRecord, bodies: AttemptBodies?)
-    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(label:callIds:outcome:)``).
-    case closed(label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
+    case ended(record: AttemptRecord, bodies: AttemptBodies?)
+    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(_:callIds:outcome:)``).
+    case closed(launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
     /// A launch's SDK `deviceId` (rows of its calls carry it).
     case deviceId(device: String, launch: Int?, deviceId: String)
     /// A record only the verdicts' passes take (a ledger row, a deferred match), kept in order with the attempts.

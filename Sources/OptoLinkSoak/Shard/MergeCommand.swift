@@ -237,7 +237,7 @@ package enum MergeCommand {
         // Verdicts over the union of records, streamed in time order; sorted in memory if a
         // shard's rows are further out of order than the reorder window.
         var deviceIds: [String: String] = [:]
-        var launchDeviceIds: [String: String] = [:]
+        var launchDeviceIds: [DeviceLaunch: String] = [:]
         for manifest in manifests {
             deviceIds.merge(manifest.deviceIds) { first, _ in first }
             launchDeviceIds.merge(manifest.launchDeviceIds) { first, _ in first }

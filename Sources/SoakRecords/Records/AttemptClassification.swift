@@ -81,15 +81,4 @@ package enum AttemptClassification {
         return properties["opl_corr"] as? String
     }
 
-    /// Splits an instance label `<device>#<launch>` (launch 0 when absent).
-    package static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
-        guard let label else { return ("?", 0) }
-        // On UTF-8 bytes: a `Character` search would run grapheme breaking over the label per attempt.
-        guard let hash = label.utf8.lastIndex(of: UInt8(ascii: "#")),
-            let launch = Int(label[label.utf8.index(after: hash)...])
-        else {
-            return (label, 0)
-        }
-        return (String(label[..<hash]), launch)
-    }
 }

@@ -73,7 +73,7 @@ package struct ReconciliationVerdict: Verdict {
     ///   `deviceId` is not on the record.
     package static func evaluate(
         calls: [CallRecord], ledger: [StagingLedgerEntry]?, deviceIds: [String: String], runStartEpoch: Double,
-        edgeToleranceSeconds: Double, launchDeviceIds: [String: String] = [:]
+        edgeToleranceSeconds: Double, launchDeviceIds: [DeviceLaunch: String] = [:]
     ) -> ReconciliationVerdict {
         Verdicts.run(
             Self.self, calls: calls,
@@ -263,7 +263,7 @@ package struct ReconciliationVerdict: Verdict {
                 return
             }
             let deviceId =
-                call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"]
+                call.deviceId ?? context.launchDeviceIds[CallKey(call).deviceLaunch]
                 ?? context.deviceIds[call.device]
             groups[
                 WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: GroupState()

@@ -87,8 +87,8 @@ package struct VerdictContext: Sendable {
     package var runStartEpoch: Double
     /// Virtual device → SDK `deviceId` of its latest install (see ``VerdictInputs/deviceIds``).
     package var deviceIds: [String: String]
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    package var launchDeviceIds: [String: String]
+    /// The SDK `deviceId` each launch used (a reinstall changes it).
+    package var launchDeviceIds: [DeviceLaunch: String]
     /// Whether every rate-limit bucket is known to be empty when the run starts: the run's own
     /// embedded emulator, started for it. Then no 429 can be use of a bucket before the run, and
     /// the limit oracle judges one that too few of the run's hits explain as too strict, whatever
@@ -98,7 +98,7 @@ package struct VerdictContext: Sendable {
     package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,
         ledger: [StagingLedgerEntry]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
-        launchDeviceIds: [String: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
+        launchDeviceIds: [DeviceLaunch: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
         horizonSeconds: Double = .infinity
     ) {
         self.ledgerLive = ledgerLive

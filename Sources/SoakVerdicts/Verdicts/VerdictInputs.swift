@@ -20,8 +20,8 @@ package struct VerdictInputs: Sendable {
     package var runStartEpoch: Double
     /// Virtual device → the SDK's persisted `deviceId` of its latest install.
     package var deviceIds: [String: String]
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    package var launchDeviceIds: [String: String]
+    /// The SDK `deviceId` each launch used (a reinstall changes it).
+    package var launchDeviceIds: [DeviceLaunch: String]
 
     package init(
         attempts: [AttemptRecord],
@@ -32,7 +32,7 @@ package struct VerdictInputs: Sendable {
         maxRetries: Int = 2,
         runStartEpoch: Double = 0,
         deviceIds: [String: String] = [:],
-        launchDeviceIds: [String: String] = [:]
+        launchDeviceIds: [DeviceLaunch: String] = [:]
     ) {
         self.attempts = attempts
         self.calls = calls
