@@ -23,7 +23,7 @@ import Testing
         let clock = ManualClock()
         let directory: URL
         let recorder: SoakRecorder
-        let ledger = Mutex<[StagingLedgerEntry]>([])
+        let ledger = Mutex<[LedgerRow]>([])
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("quiet-\(UUID().uuidString)")
@@ -59,7 +59,7 @@ import Testing
             _ = try? await recorder.intercept(request, context: context) { _, _ in
                 self.at(self.now + duration / 2)
                 if let status, (200..<300).contains(status), endpoint.retryClass != .repeatSafe {
-                    let entry = StagingLedgerEntry(
+                    let entry = LedgerRow(
                         sequence: self.ledger.withLock { $0.count + 1 }, arrivedAt: QuietCallTests.epoch + self.now,
                         endpoint: endpoint.rawValue, deviceId: deviceId, apiKeySuffix: "client",
                         eventName: corr == nil ? nil : "e", properties: corr.map { ["opl_corr": $0] })

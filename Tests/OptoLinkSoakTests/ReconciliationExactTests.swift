@@ -14,7 +14,7 @@ import SoakTestSupport
 @Suite struct ReconciliationExactTests {
     /// A write call of `device`'s `launch` spanning `start…end` run seconds.
     static func call(
-        _ endpoint: OptoLinkEndpoint, device: String = "d1", launch: Int, call: UInt64, start: Double, end: Double,
+        _ endpoint: ContractEndpoint, device: String = "d1", launch: Int, call: UInt64, start: Double, end: Double,
         outcome: CallOutcome = .ok, attempts: Int = 1, corr: String? = nil
     ) -> CallRecord {
         CallRecord(
@@ -24,12 +24,11 @@ import SoakTestSupport
 
     static let runStart = 1_000_000.0
 
-    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> StagingLedgerEntry
-    {
+    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> LedgerRow {
         Fixture.ledger(endpoint, deviceId: deviceId, corr: corr, at: runStart + time)
     }
 
-    static func reconcile(_ calls: [CallRecord], _ ledger: [StagingLedgerEntry], launches: [DeviceLaunch: String])
+    static func reconcile(_ calls: [CallRecord], _ ledger: [LedgerRow], launches: [DeviceLaunch: String])
         -> ReconciliationVerdict
     {
         ReconciliationVerdict.evaluate(
@@ -107,7 +106,7 @@ import SoakTestSupport
             $0[DeviceLaunch(device: "d\($1)", launch: 1)] = "uuid-\($1)"
         }
         var calls: [CallRecord] = []
-        var ledger: [StagingLedgerEntry] = []
+        var ledger: [LedgerRow] = []
         for index in 1...35 {
             // Attempt 1 timed out after the server stored it; attempt 2 stored it again and returned 200.
             calls.append(Self.call(.identity, device: "d\(index)", launch: 1, call: 1, start: 1, end: 7, attempts: 2))

@@ -45,7 +45,8 @@ import Testing
                     let lost = !limited && serial % 11 == 0
                     recorder.endAttempt(
                         record: AttemptRecord(
-                            device: device, launch: number, callId: callId, endpoint: context.endpoint,
+                            device: device, launch: number, callId: callId,
+                            endpoint: ContractEndpoint(context.endpoint),
                             attempt: attempt, intendedStart: start, actualStart: start, end: start + 0.004,
                             status: lost ? nil : (limited ? 429 : 200), errorKind: lost ? .timedOut : nil,
                             retryAfterSeconds: limited ? 1 : nil, requestBytes: 10, responseBytes: 10,
@@ -55,7 +56,7 @@ import Testing
             }
             let lastSerial = launch * 4 + 3
             recorder.ledgerRecorded(
-                StagingLedgerEntry(
+                LedgerRow(
                     sequence: launch + 1, arrivedAt: recorder.timeline.originEpoch + Double(launch) * 0.05 + 0.032,
                     endpoint: "events", deviceId: "id-\(launch)", apiKeySuffix: "abcdef", eventName: "e",
                     properties: ["opl_corr": "run:\(device):\(lastSerial)"]))

@@ -81,7 +81,7 @@ struct FastPathTests {
 /// `AttemptClassification.isOffContract`: the success status with a body that is not the contract's.
 @Suite struct OffContractBodyTests {
     @Test(arguments: [
-        (OptoLinkEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
+        (ContractEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
         (
             .match, 201,
             #" {"matched":true,"matchMethod":"CLIPBOARD","matchConfidence":"exact","linkId":"l","path":"/p","params":null} "#,
@@ -101,7 +101,7 @@ struct FastPathTests {
         (.events, 200, "{}", true), (.events, 200, #"{ "ok" : true }"#, false), (.events, 200, #"{"ok":1}"#, true),
         (.data, 200, #"{"linkId":"l","path":"/p","params":[]}"#, true),
     ])
-    func classification(_ endpoint: OptoLinkEndpoint, _ status: Int, _ body: String, _ off: Bool) {
+    func classification(_ endpoint: ContractEndpoint, _ status: Int, _ body: String, _ off: Bool) {
         #expect(AttemptClassification.isOffContract(endpoint: endpoint, status: status, body: Data(body.utf8)) == off)
     }
 }

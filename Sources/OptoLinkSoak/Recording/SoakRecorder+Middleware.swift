@@ -14,7 +14,8 @@ extension SoakRecorder: OptoLinkMiddleware {
         let actualStart = timeline.now()
         let intended = beginAttempt(launch: launch, context: context, actualStart: actualStart)
         var record = AttemptRecord(
-            device: launch.device, launch: launch.launch, callId: context.callId, endpoint: context.endpoint,
+            device: launch.device, launch: launch.launch, callId: context.callId,
+            endpoint: ContractEndpoint(context.endpoint),
             attempt: context.attempt, intendedStart: intended, actualStart: actualStart, end: actualStart, status: nil,
             errorKind: nil, retryAfterSeconds: nil, requestBytes: request.body?.count ?? 0, responseBytes: 0,
             correlationId: nil,

@@ -18,7 +18,7 @@ package final class SoakRecorder: Sendable {
     struct OpenCall {
         var device: String
         var launch: Int
-        var endpoint: OptoLinkEndpoint
+        var endpoint: ContractEndpoint
         var attempts = 0
         var inFlight = 0
         var intendedStart: Double
@@ -71,7 +71,7 @@ package final class SoakRecorder: Sendable {
         /// The attempt half of each interval (`attempts`, `status429`, `errors`, latencies).
         var intervals: [Int: IntervalStats] = [:]
         var openCalls: [CallKey: OpenCall] = [:]
-        var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
+        var endpoints: [ContractEndpoint: EndpointStats] = [:]
         var allAttempts = LatencyHistogram()
         var attempts = 0
         var calls = 0
@@ -205,7 +205,8 @@ package final class SoakRecorder: Sendable {
         let intended = Swift.min(claimed ?? actualStart, actualStart)
         submit(
             .began(
-                key: CallKey(launch, callId: context.callId), endpoint: context.endpoint, intendedStart: intended,
+                key: CallKey(launch, callId: context.callId), endpoint: ContractEndpoint(context.endpoint),
+                intendedStart: intended,
                 start: actualStart))
         return intended
     }
@@ -225,7 +226,7 @@ package final class SoakRecorder: Sendable {
 
     /// Hands one server ledger row to the live verdicts (reconciliation), as the server stores it
     /// (embedded emulator) or at the end (a remote backend's ledger file), in order with the attempts.
-    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
+    package func ledgerRecorded(_ entry: LedgerRow) {
         submit(.record(.ledger(entry)))
     }
 
@@ -354,7 +355,7 @@ package final class SoakRecorder: Sendable {
     }
 
     private func applyBegan(
-        key: CallKey, endpoint: OptoLinkEndpoint, intendedStart: Double, start: Double, in s: inout CallState
+        key: CallKey, endpoint: ContractEndpoint, intendedStart: Double, start: Double, in s: inout CallState
     ) {
         let known: Void? = s.openCalls.modifyValue(forKey: key) { call in
             call.attempts += 1
@@ -643,7 +644,7 @@ package final class SoakRecorder: Sendable {
 /// the order they were recorded (``SoakRecorder/submit(_:)``).
 enum RecorderEvent: Sendable {
     /// An attempt began: its call's key, where it goes, and its intended and actual start (run seconds).
-    case began(key: CallKey, endpoint: OptoLinkEndpoint, intendedStart: Double, start: Double)
+    case began(key: CallKey, endpoint: ContractEndpoint, intendedStart: Double, start: Double)
     /// An attempt ended, with its row (and the bodies its last fields are read from).
     case ended(record: AttemptRecord, bodies: AttemptBodies?)
     /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(_:callIds:outcome:)``).

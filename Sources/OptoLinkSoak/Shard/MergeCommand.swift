@@ -53,7 +53,7 @@ package enum MergeCommand {
     /// What the caller knows beyond the shards' directories (`run --processes` hosts the
     /// emulator itself, so it hands over its ledger and counters).
     package struct Extras: Sendable {
-        package var ledger: [StagingLedgerEntry]?
+        package var ledger: [LedgerRow]?
         package var counters: JSONValue?
         /// A signal that stopped the whole run (`run --processes`): exit 130/143.
         package var signal: StopReason?
@@ -69,7 +69,7 @@ package enum MergeCommand {
         /// are dropped (`--no-thresholds`).
         var thresholds: [ThresholdSpec] = []
         var noThresholds = false
-        package init(ledger: [StagingLedgerEntry]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
+        package init(ledger: [LedgerRow]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
             self.ledger = ledger
             self.counters = counters
             self.signal = signal
@@ -218,7 +218,7 @@ package enum MergeCommand {
     }
 
     private static func merge(
-        _ plan: Plan, ledger: [StagingLedgerEntry]?, extras: Extras, out: URL, junitPath: String?,
+        _ plan: Plan, ledger: [LedgerRow]?, extras: Extras, out: URL, junitPath: String?,
         log: @Sendable (String) -> Void
     ) -> Result {
         let manifests = plan.shards.map(\.manifest)

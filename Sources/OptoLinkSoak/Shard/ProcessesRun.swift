@@ -117,7 +117,7 @@ package struct ProcessesRun: Sendable {
                 + out.path)
         let outcomes = await runShards(
             processes, startAt: startAt, runId: runId, baseURL: baseURL, directory: shardsDirectory)
-        var ledger: [StagingLedgerEntry]? = nil
+        var ledger: [LedgerRow]? = nil
         var counters: JSONValue? = nil
         if let backend {
             ledger = try? await backend.ledger()

@@ -1,4 +1,3 @@
-import OptoLinkStaging
 import SoakRecords
 
 /// Everything the verdicts judge when a run's records are held in memory: the recorder's rows,
@@ -11,7 +10,7 @@ package struct VerdictInputs: Sendable {
     package var calls: [CallRecord]
     /// The server's ledger of accepted writes, or `nil` when none is available (a real
     /// backend without `--ledger FILE`): reconciliation then reports "not available".
-    package var ledger: [StagingLedgerEntry]?
+    package var ledger: [LedgerRow]?
     package var attribution: [AttributionRecord]
     package var configuration: VerdictsConfiguration
     /// The SDK's `maxRetries` for the run (docs/CONTRACT.md §2: default 2, so at most 3 attempts).
@@ -26,7 +25,7 @@ package struct VerdictInputs: Sendable {
     package init(
         attempts: [AttemptRecord],
         calls: [CallRecord],
-        ledger: [StagingLedgerEntry]?,
+        ledger: [LedgerRow]?,
         attribution: [AttributionRecord] = [],
         configuration: VerdictsConfiguration = VerdictsConfiguration(),
         maxRetries: Int = 2,
