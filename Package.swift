@@ -1,10 +1,16 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Layering (imports point down only):
-//   optolink-soak (CLI) -> OptoLinkSoak -> SoakReports -> SoakVerdicts -> SoakRecords -> SoakSupport
-//   OptoLinkSoak -> { OptoLink, OptoLinkStaging -> OptoLinkHTTP -> { CEpoll, SoakSupport } }
-// The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK.
+// Layering (imports point down only; each target lists only the targets it imports, so the
+// compiler refuses a back edge):
+//   optolink-soak (CLI) -> OptoLinkSoak (the runner)
+//   OptoLinkSoak -> SoakReports -> SoakVerdicts -> SoakRecords -> SoakSupport
+//   OptoLinkSoak -> { OptoLink, OptoLinkStaging -> { OptoLinkHTTP -> CEpoll, SoakSupport } }
+// The SDK (OptoLink) imports nothing of ours; the emulator does not import the SDK. The records,
+// verdicts and reports import neither the SDK nor the emulator: they have their own vocabulary
+// (ContractEndpoint, LedgerRow, EmulatorRetained) and the runner maps into it
+// (Sources/OptoLinkSoak/Recording/SDKRecordVocabulary.swift), so the verdicts never judge the SDK
+// with its own code. OptoLinkHTTP imports CEpoll only.
 //
 // Platform floor: iOS 15, the contract's (seed 002), built with a Swift 6.0 compiler or later.
 // One manifest, because SwiftPM's `platforms` is package-wide and an app adds this package by URL,
@@ -39,7 +45,7 @@ let package = Package(
         // system's OpenSSL 3 at run time (dlopen of libssl.so.3), not through a system-library
         // target: that would need libssl-dev's headers to build, which a machine with only the
         // Swift toolchain lacks (docs/LINUX.md §2b).
-        .target(name: "OptoLinkHTTP", dependencies: ["CEpoll", "SoakSupport"]),
+        .target(name: "OptoLinkHTTP", dependencies: ["CEpoll"]),
         // The SDK an app embeds.
         .target(
             name: "OptoLink",
@@ -52,12 +58,13 @@ let package = Package(
         // The soak tester's lower rooms, each importing only the ones below it:
         // small helpers shared with the emulator (seeded RNG, strict decoding, one JSON value);
         .target(name: "SoakSupport"),
-        // the run's records and vocabulary (attempt, call, open records; outcomes; CSV codec);
-        .target(name: "SoakRecords", dependencies: ["SoakSupport", "OptoLink"]),
+        // the run's records and vocabulary (attempt, call, open records, ledger rows; outcomes;
+        // endpoints; device launch and call key; CSV codec);
+        .target(name: "SoakRecords", dependencies: ["SoakSupport"]),
         // the verdicts, thresholds, summary and compare: passes over the records;
-        .target(name: "SoakVerdicts", dependencies: ["SoakRecords", "SoakSupport", "OptoLink", "OptoLinkStaging"]),
+        .target(name: "SoakVerdicts", dependencies: ["SoakRecords", "SoakSupport"]),
         // the report writers (text, HTML, JUnit, Prometheus, Markdown) over the summary.
-        .target(name: "SoakReports", dependencies: ["SoakVerdicts", "SoakRecords", "SoakSupport", "OptoLink"]),
+        .target(name: "SoakReports", dependencies: ["SoakVerdicts", "SoakRecords", "SoakSupport"]),
         // The soak runner: profiles, virtual devices, driver, transports, backends, recorder, commands.
         .target(
             name: "OptoLinkSoak",
@@ -82,16 +89,10 @@ let package = Package(
             dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport", "SoakSupport"]
         ),
         // Synthetic soak records (attempts, calls, ledger rows) shared by the soak test targets.
-        .target(
-            name: "SoakTestSupport", dependencies: ["SoakRecords", "OptoLink", "OptoLinkStaging"],
-            path: "Tests/SoakTestSupport"),
-        .testTarget(name: "SoakRecordsTests", dependencies: ["SoakRecords", "SoakSupport", "OptoLink"]),
+        .target(name: "SoakTestSupport", dependencies: ["SoakRecords"], path: "Tests/SoakTestSupport"),
+        .testTarget(name: "SoakRecordsTests", dependencies: ["SoakRecords", "SoakSupport"]),
         .testTarget(
-            name: "SoakVerdictsTests",
-            dependencies: [
-                "SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport", "OptoLink", "OptoLinkStaging",
-            ]
-        ),
+            name: "SoakVerdictsTests", dependencies: ["SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport"]),
         .testTarget(
             name: "OptoLinkSoakTests",
             dependencies: [

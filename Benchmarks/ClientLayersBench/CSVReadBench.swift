@@ -32,7 +32,7 @@ func benchAttempts(_ count: Int) -> [AttemptRecord] {
         let (intended, actualStart, endTime) = (seconds(clock), seconds(start), seconds(end))
         let roll = rng.next() % 100
         let status: Int? = roll < 2 ? nil : roll < 12 ? 429 : roll < 60 ? 201 : 200
-        let endpoint: OptoLinkEndpoint = roll % 3 == 0 ? .match : roll % 3 == 1 ? .events : .session
+        let endpoint: ContractEndpoint = roll % 3 == 0 ? .match : roll % 3 == 1 ? .events : .session
         records.append(
             AttemptRecord(
                 device: "d" + String(repeating: "0", count: 6 - String(device).count) + String(device),

@@ -13,7 +13,7 @@ private struct WrongPathBackend: SoakBackend {
     let inner: EmbeddedBackend
     var baseURL: URL { inner.baseURL.appendingPathComponent("nope") }
     var kind: String { "remote" }
-    func ledger() async throws -> [StagingLedgerEntry]? { nil }
+    func ledger() async throws -> [LedgerRow]? { nil }
     func counters() async -> JSONValue? { nil }
     func stop() async { await inner.stop() }
 }

@@ -127,12 +127,12 @@ struct CompareRunTests {
     /// `keep` selects, latencies of `scaled` multiplied by `factor`.
     static func half(
         _ report: SoakReportDirectory, attempts: [AttemptRecord], calls: [CallRecord], keep: (String) -> Bool,
-        scaled: OptoLinkEndpoint? = nil, factor: Double = 1
+        scaled: ContractEndpoint? = nil, factor: Double = 1
     ) -> SoakReportDirectory {
         var summary = report.summary
         var endpoints: [String: SoakSummary.EndpointSummary] = [:]
         var samples = LatencySamples()
-        for endpoint in OptoLinkEndpoint.allCases {
+        for endpoint in ContractEndpoint.allCases {
             let f = endpoint == scaled ? factor : 1
             let rows = attempts.filter { $0.endpoint == endpoint && keep($0.device) }
             let callRows = calls.filter { $0.endpoint == endpoint && keep($0.device) }

@@ -379,7 +379,7 @@ struct JourneyTimeTests {
         ) { _, context in
             if let clock = clockBox.withLock({ $0 }), (10..<12).contains(clock.seconds) {
                 // The backend's own log: which device had a request held.
-                let device = String((context.instanceLabel ?? "?").prefix { $0 != "#" })
+                let device = DeviceLaunch(label: context.instanceLabel).device
                 held.withLock { _ = $0.insert(device) }
                 try await clock.sleep(for: .seconds(2))
             }

@@ -142,7 +142,7 @@ struct VirtualTimeBackend: SoakBackend {
 
     var baseURL: URL { inner.baseURL }
     var kind: String { inner.kind }
-    func ledger() async throws -> [StagingLedgerEntry]? { try await inner.ledger() }
+    func ledger() async throws -> [LedgerRow]? { try await inner.ledger() }
     func counters() async -> JSONValue? { await inner.counters() }
     func stop() async { await inner.stop() }
 

@@ -36,7 +36,7 @@ struct EndToEndTests {
         #expect(events.allSatisfy { $0.correlationId?.split(separator: ":").count == 3 })
         // Client rows versus the emulator's own counters, per endpoint.
         let counters = try #require(e2e.server).counters()
-        for endpoint in OptoLinkEndpoint.allCases {
+        for endpoint in ContractEndpoint.allCases {
             let served = counters.endpoints[endpoint.rawValue]?.values.reduce(0, +) ?? 0
             let probes = endpoint == .data ? 1 : 0  // the pre-run link-id probe for "welcome"
             #expect(attempts.filter { $0.endpoint == endpoint }.count + probes == served, "\(endpoint)")
@@ -45,7 +45,7 @@ struct EndToEndTests {
         // One call row per (device, launch, callId); attempts add up.
         let calls = try e2e.calls()
         #expect(calls.reduce(0) { $0 + $1.attempts } == attempts.count)
-        #expect(Set(calls.map { "\($0.device)#\($0.launch)#\($0.callId)" }).count == calls.count)
+        #expect(Set(calls.map(CallKey.init)).count == calls.count)
         // Clipboard survives for every device here, so every click is attributed by CLIPBOARD.
         let summary = try #require(result.summary)
         #expect(summary.deferredMatch.byMethod["CLIPBOARD"] == devices)
@@ -66,7 +66,7 @@ struct EndToEndTests {
         #expect(result.exitCode == 0, "\(e2e.log)")
         let attempts = try e2e.attempts()
         let summary = try #require(result.summary)
-        for endpoint in [OptoLinkEndpoint.match, .session, .events] {
+        for endpoint in [ContractEndpoint.match, .session, .events] {
             let latencies = attempts.filter { $0.endpoint == endpoint }.map { $0.end - $0.actualStart }.sorted()
             let histogram = try #require(summary.endpoints[endpoint.rawValue]?.attemptLatency)
             #expect(histogram.count == UInt64(latencies.count))

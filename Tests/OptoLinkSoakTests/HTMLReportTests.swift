@@ -103,7 +103,7 @@ struct HTMLReportTests {
         summary.rss = (0..<2000).map { .init(t: Double($0) * 1.8, bytes: 50_000_000 + $0 * 1000) }
         var attempts: [AttemptRecord] = []
         attempts.reserveCapacity(126_000)
-        let endpoints = OptoLinkEndpoint.allCases
+        let endpoints = ContractEndpoint.allCases
         var rng = SeededRandom(seed: 4)
         for i in 0..<120_000 {
             let start = Double(i) * 0.03

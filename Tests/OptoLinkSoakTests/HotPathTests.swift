@@ -240,12 +240,6 @@ struct HotPathTests {
         }
     }
 
-    @Test func aLabelsDeviceIsTheTextBeforeTheHash() {
-        #expect(NativeTransport.device(of: "d000042#3") == "d000042")
-        #expect(NativeTransport.device(of: "d000042") == "d000042")
-        #expect(NativeTransport.device(of: "ü#1#2") == "ü")
-    }
-
     /// In the per-device pool mode each virtual device (the label before `#`) has its own
     /// connection, whatever its launch; in the shared mode one idle connection serves them all.
     @Test(arguments: [HTTPClient.PoolMode.perPartition, .shared])

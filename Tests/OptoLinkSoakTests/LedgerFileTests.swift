@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkStaging
+import SoakRecords
 import Testing
 
 @testable import OptoLinkSoak
@@ -87,7 +88,7 @@ import Testing
         }
         let url = try Self.write(lines.joined(separator: "\n") + "\n")
         defer { try? FileManager.default.removeItem(at: url) }
-        var read: [StagingLedgerEntry] = []
+        var read: [LedgerRow] = []
         #expect(try LedgerLines.read(url, label: "--ledger") { read.append($0) } == 3)
         #expect(read.map(\.sequence) == [1, 2, 3])
         #expect(read[1].properties?["blob"]?.count == 3 << 20)
@@ -112,5 +113,31 @@ import Testing
             read.append($0.sequence)
         }
         #expect(count == 2 && read == [1, 2])
+    }
+}
+
+/// The ledger's JSON wire format, from both sides: what the emulator writes and serves, the
+/// records read (the runner's ``LedgerRow`` decodes the emulator's ``StagingLedgerEntry``).
+@Suite struct LedgerWireTests {
+    @Test("an emulator entry, encoded, decodes into a ledger row with every field equal", arguments: [true, false])
+    func entryDecodesAsRow(full: Bool) throws {
+        let entry = StagingLedgerEntry(
+            sequence: 42, arrivedAt: 1_790_000_000.125, endpoint: full ? "events" : "session", deviceId: "device-é",
+            apiKeySuffix: "abc123", eventName: full ? "purchase" : nil, externalId: full ? "user-7" : nil,
+            properties: full ? ["opl_corr": "r:d1:3", "k": "v"] : nil, faultAfterCommit: full ? "drop" : nil)
+        let row = try JSONDecoder().decode(LedgerRow.self, from: JSONEncoder().encode(entry))
+        #expect(row.sequence == entry.sequence)
+        #expect(row.arrivedAt == entry.arrivedAt)
+        #expect(row.endpoint == entry.endpoint)
+        #expect(row.deviceId == entry.deviceId)
+        #expect(row.apiKeySuffix == entry.apiKeySuffix)
+        #expect(row.eventName == entry.eventName)
+        #expect(row.externalId == entry.externalId)
+        #expect(row.properties == entry.properties)
+        #expect(row.faultAfterCommit == entry.faultAfterCommit)
+        #expect(row == LedgerRow(entry), "the runner's conversion gives the decoded row")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        #expect(try encoder.encode(row) == encoder.encode(entry), "a row encodes to the emulator's JSON")
     }
 }

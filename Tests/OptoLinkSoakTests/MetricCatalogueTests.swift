@@ -96,7 +96,7 @@ struct MetricCatalogueTests {
 
     @Test("the catalogue's endpoint and outcome spellings come from the enums")
     func derivedFromVocabularies() {
-        for endpoint in OptoLinkEndpoint.allCases {
+        for endpoint in ContractEndpoint.allCases {
             #expect(Thresholds.isKnownMetric("\(endpoint.rawValue).call_latency.p95"))
             #expect(Thresholds.isKnownMetric("retry.\(endpoint.rawValue).violations"))
         }

@@ -23,7 +23,7 @@ import Testing
         let clock = ManualClock()
         let directory: URL
         let recorder: SoakRecorder
-        let ledger = Mutex<[StagingLedgerEntry]>([])
+        let ledger = Mutex<[LedgerRow]>([])
 
         init() throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("quiet-\(UUID().uuidString)")
@@ -59,7 +59,7 @@ import Testing
             _ = try? await recorder.intercept(request, context: context) { _, _ in
                 self.at(self.now + duration / 2)
                 if let status, (200..<300).contains(status), endpoint.retryClass != .repeatSafe {
-                    let entry = StagingLedgerEntry(
+                    let entry = LedgerRow(
                         sequence: self.ledger.withLock { $0.count + 1 }, arrivedAt: QuietCallTests.epoch + self.now,
                         endpoint: endpoint.rawValue, deviceId: deviceId, apiKeySuffix: "client",
                         eventName: corr == nil ? nil : "e", properties: corr.map { ["opl_corr": $0] })
@@ -80,7 +80,7 @@ import Testing
                 at(Double(second))
                 let call = UInt64(1000 + second)
                 await attempt("d9#1", .events, call: call, status: 200, deviceId: "id-d9", corr: "run1:d9:\(second)")
-                recorder.closeCalls(label: "d9#1", callIds: [call], outcome: .ok)
+                recorder.closeCalls(DeviceLaunch(device: "d9", launch: 1), callIds: [call], outcome: .ok)
             }
         }
 
@@ -108,7 +108,7 @@ import Testing
         await run.traffic(from: 2, to: 120)
         // The launch ends long after its check-in: the defect's case (closed with the launch).
         #expect(run.recorder.callsCSV.rowCount > 118, "the check-in's row was written before its launch ended")
-        run.recorder.closeCalls(label: "d1#1", callIds: nil, outcome: nil)
+        run.recorder.closeCalls(DeviceLaunch(device: "d1", launch: 1), callIds: nil, outcome: nil)
         let (live, inMemory, calls) = try run.reports()
         let session = try #require(live.reconciliation.endpoints["session"])
         #expect(session.deliveredOnce == 1 && session.lost == 0 && session.unexpected == 0, "\(session)")
@@ -131,7 +131,7 @@ import Testing
         run.at(2)
         await run.attempt("d2#1", .events, call: 4, status: 200, deviceId: "id-d2", corr: "run1:d2:4")
         await run.traffic(from: 3, to: 130)
-        run.recorder.closeCalls(label: "d2#1", callIds: nil, outcome: nil)
+        run.recorder.closeCalls(DeviceLaunch(device: "d2", launch: 1), callIds: nil, outcome: nil)
         let (live, inMemory, calls) = try run.reports()
         let resolution = try #require(calls.first { $0.endpoint == .data })
         #expect(resolution.attempts == 2 && resolution.outcome == .ok, "the retry stayed in its call")
@@ -159,8 +159,8 @@ import Testing
         await run.traffic(from: 3, to: 62)
         await run.attempt("d4#1", .session, call: 2, number: 2, status: 200, deviceId: "id-d4")
         await run.traffic(from: 63, to: 100)
-        run.recorder.closeCalls(label: "d3#1", callIds: nil, outcome: nil)
-        run.recorder.closeCalls(label: "d4#1", callIds: nil, outcome: nil)
+        run.recorder.closeCalls(DeviceLaunch(device: "d3", launch: 1), callIds: nil, outcome: nil)
+        run.recorder.closeCalls(DeviceLaunch(device: "d4", launch: 1), callIds: nil, outcome: nil)
         let (live, inMemory, calls) = try run.reports()
         #expect(calls.filter { $0.device == "d3" }.map(\.attempts) == [2])
         #expect(calls.filter { $0.device == "d4" }.count == 2)

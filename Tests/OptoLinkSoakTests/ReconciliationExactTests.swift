@@ -14,7 +14,7 @@ import SoakTestSupport
 @Suite struct ReconciliationExactTests {
     /// A write call of `device`'s `launch` spanning `start…end` run seconds.
     static func call(
-        _ endpoint: OptoLinkEndpoint, device: String = "d1", launch: Int, call: UInt64, start: Double, end: Double,
+        _ endpoint: ContractEndpoint, device: String = "d1", launch: Int, call: UInt64, start: Double, end: Double,
         outcome: CallOutcome = .ok, attempts: Int = 1, corr: String? = nil
     ) -> CallRecord {
         CallRecord(
@@ -24,12 +24,11 @@ import SoakTestSupport
 
     static let runStart = 1_000_000.0
 
-    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> StagingLedgerEntry
-    {
+    static func row(_ endpoint: String, _ deviceId: String, at time: Double, corr: String? = nil) -> LedgerRow {
         Fixture.ledger(endpoint, deviceId: deviceId, corr: corr, at: runStart + time)
     }
 
-    static func reconcile(_ calls: [CallRecord], _ ledger: [StagingLedgerEntry], launches: [String: String])
+    static func reconcile(_ calls: [CallRecord], _ ledger: [LedgerRow], launches: [DeviceLaunch: String])
         -> ReconciliationVerdict
     {
         ReconciliationVerdict.evaluate(
@@ -44,7 +43,10 @@ import SoakTestSupport
     @Test("a device with several journeys and a reinstall joins each launch on its own deviceId")
     func multiJourneyAndReinstall() throws {
         // Launch 1 (install A), launch 2 (relaunch, still A), launch 3 (reinstall: B), launch 4 (relaunch B).
-        let launches = ["d1#1": "uuid-A", "d1#2": "uuid-A", "d1#3": "uuid-B", "d1#4": "uuid-B"]
+        let launches = [
+            DeviceLaunch(device: "d1", launch: 1): "uuid-A", DeviceLaunch(device: "d1", launch: 2): "uuid-A",
+            DeviceLaunch(device: "d1", launch: 3): "uuid-B", DeviceLaunch(device: "d1", launch: 4): "uuid-B",
+        ]
         let calls = [
             Self.call(.session, launch: 1, call: 1, start: 1.0, end: 1.01),
             Self.call(.identity, launch: 1, call: 2, start: 1.1, end: 1.11),
@@ -70,7 +72,7 @@ import SoakTestSupport
 
     @Test("a failed call and a delivered one close together: the row goes to the call whose span holds it")
     func closeCallsSplitBySpan() throws {
-        let launches = ["d1#1": "uuid-A"]
+        let launches = [DeviceLaunch(device: "d1", launch: 1): "uuid-A"]
         let calls = [
             Self.call(.identity, launch: 1, call: 1, start: 1.00, end: 1.05, outcome: .apiError),
             Self.call(.identity, launch: 1, call: 2, start: 1.10, end: 1.15),
@@ -84,7 +86,9 @@ import SoakTestSupport
 
     @Test("two launches of one install: a lost write and a delivered one are told apart by time")
     func sameDeviceIdSplitByTime() throws {
-        let launches = ["d1#1": "uuid-A", "d1#2": "uuid-A"]
+        let launches = [
+            DeviceLaunch(device: "d1", launch: 1): "uuid-A", DeviceLaunch(device: "d1", launch: 2): "uuid-A",
+        ]
         let calls = [
             Self.call(.session, launch: 1, call: 1, start: 1.0, end: 1.01),
             Self.call(.session, launch: 2, call: 1, start: 5.0, end: 5.01),
@@ -98,9 +102,11 @@ import SoakTestSupport
 
     @Test("both copies of a retried write landing are one call, duplicated — never also delivered once")
     func retriedWriteBothCopiesLanded() throws {
-        let launches = (1...35).reduce(into: [String: String]()) { $0["d\($1)#1"] = "uuid-\($1)" }
+        let launches = (1...35).reduce(into: [DeviceLaunch: String]()) {
+            $0[DeviceLaunch(device: "d\($1)", launch: 1)] = "uuid-\($1)"
+        }
         var calls: [CallRecord] = []
-        var ledger: [StagingLedgerEntry] = []
+        var ledger: [LedgerRow] = []
         for index in 1...35 {
             // Attempt 1 timed out after the server stored it; attempt 2 stored it again and returned 200.
             calls.append(Self.call(.identity, device: "d\(index)", launch: 1, call: 1, start: 1, end: 7, attempts: 2))

@@ -25,7 +25,7 @@ struct RecorderTests {
         let recorder = try SoakRecorder(directory: directory, timeline: timeline)
         let label = "d000001#2"
         let body = #"{"deviceId":"x","eventName":"e","properties":{"opl_corr":"run:d000001:5"}}"#
-        let step = StepContext(label: label, intendedStart: 0)
+        let step = StepContext(intendedStart: 0)
         try await Task.sleep(for: .milliseconds(20))
         let replies = [
             OptoLinkHTTPResponse(
@@ -48,7 +48,7 @@ struct RecorderTests {
             }
         }
         #expect(step.callIds == [7, 8])
-        recorder.closeCalls(label: label, callIds: [7], outcome: .ok)
+        recorder.closeCalls(DeviceLaunch(label: label), callIds: [7], outcome: .ok)
         recorder.finish()
 
         let attempts = try ReportCSVReader.attempts(directory.appendingPathComponent("attempts.csv"))
@@ -87,7 +87,7 @@ struct RecorderTests {
         while recorder.progressCounters().requests == 0 && recorder.state.withLock({ $0.calls.openCalls.isEmpty }) {
             await Task.yield()
         }
-        recorder.closeCalls(label: "d000003#1", callIds: nil, outcome: nil)
+        recorder.closeCalls(DeviceLaunch(device: "d000003", launch: 1), callIds: nil, outcome: nil)
         #expect(recorder.callsCSV.rowCount == 0)
         open.finish()
         _ = try await attempt

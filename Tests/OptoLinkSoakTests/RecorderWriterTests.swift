@@ -17,7 +17,7 @@ import Testing
         var tally: RecorderTally
         var verdicts: Data
         var lag: SoakSummary.RecordingLag?
-        var deviceIds: [String: String]
+        var deviceIds: [DeviceLaunch: String]
     }
 
     /// Launches of 4 calls on 40 devices, every 7th call retried after a 429 (its `N` = 1 s), every
@@ -27,8 +27,8 @@ import Testing
     ) async {
         for launch in launches {
             if launch % yieldEvery == 0 { await Task.yield() }
-            let label = "d\(launch % devices)#\(launch / devices + 1)"
-            let (device, number) = AttemptClassification.splitLabel(label)
+            let deviceLaunch = DeviceLaunch(device: "d\(launch % devices)", launch: launch / devices + 1)
+            let (label, device, number) = (deviceLaunch.label, deviceLaunch.device, deviceLaunch.launch)
             recorder.deviceIdRecorded(device: device, launch: number, deviceId: "id-\(launch)")
             for step in 0..<4 {
                 let callId = UInt64(step + 1)
@@ -40,27 +40,27 @@ import Testing
                     let context = OptoLinkRequestContext(
                         endpoint: step == 0 ? .session : .events, callId: callId, attempt: attempt,
                         instanceLabel: label, timeout: .seconds(10))
-                    _ = recorder.beginAttempt(label: label, context: context, actualStart: start)
+                    _ = recorder.beginAttempt(launch: deviceLaunch, context: context, actualStart: start)
                     let limited = attempt < attempts
                     let lost = !limited && serial % 11 == 0
                     recorder.endAttempt(
-                        label: label,
                         record: AttemptRecord(
-                            device: device, launch: number, callId: callId, endpoint: context.endpoint,
+                            device: device, launch: number, callId: callId,
+                            endpoint: ContractEndpoint(context.endpoint),
                             attempt: attempt, intendedStart: start, actualStart: start, end: start + 0.004,
                             status: lost ? nil : (limited ? 429 : 200), errorKind: lost ? .timedOut : nil,
                             retryAfterSeconds: limited ? 1 : nil, requestBytes: 10, responseBytes: 10,
                             correlationId: "run:\(device):\(serial)"))
                 }
-                recorder.closeCalls(label: label, callIds: [callId], outcome: nil)
+                recorder.closeCalls(deviceLaunch, callIds: [callId], outcome: nil)
             }
             let lastSerial = launch * 4 + 3
             recorder.ledgerRecorded(
-                StagingLedgerEntry(
+                LedgerRow(
                     sequence: launch + 1, arrivedAt: recorder.timeline.originEpoch + Double(launch) * 0.05 + 0.032,
                     endpoint: "events", deviceId: "id-\(launch)", apiKeySuffix: "abcdef", eventName: "e",
                     properties: ["opl_corr": "run:\(device):\(lastSerial)"]))
-            recorder.closeCalls(label: label, callIds: nil, outcome: nil)
+            recorder.closeCalls(deviceLaunch, callIds: nil, outcome: nil)
         }
     }
 

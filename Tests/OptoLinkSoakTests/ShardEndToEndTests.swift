@@ -49,7 +49,8 @@ struct ShardEndToEndTests {
         #expect(codes.allSatisfy { $0 == 0 || $0 == 1 }, "shard exit codes \(codes)")
         var merge = MergeOptions(directories: directories)
         merge.outDirectory = sharded.directory.appendingPathComponent("merged").path
-        let extras = MergeCommand.Extras(ledger: backend.server.ledger(), counters: await backend.counters())
+        let extras = MergeCommand.Extras(
+            ledger: backend.server.ledger().map(LedgerRow.init), counters: await backend.counters())
         let merged = MergeCommand.run(merge, extras: extras) { _ in }
         await backend.stop()
         #expect(merged.exitCode == 0, "\(merged.summary?.thresholds.filter { !$0.passed } ?? [])")

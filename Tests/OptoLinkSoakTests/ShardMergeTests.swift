@@ -311,7 +311,7 @@ struct ShardMergeTests {
             let device = "d" + String(format: "%06d", n + 1)
             let ip = "10.0.0.\(n % 4)"
             var time = Double(n) * 0.05 + rng.unit() * 0.01
-            for (callId, endpoint) in [(UInt64(1), OptoLinkEndpoint.match), (2, .session), (3, .events)] {
+            for (callId, endpoint) in [(UInt64(1), ContractEndpoint.match), (2, .session), (3, .events)] {
                 let limited = endpoint == .match && n % 3 == 0
                 let statuses: [(Int, Int?)] =
                     limited ? [(429, 1), (201, nil)] : [(endpoint == .events ? 202 : 201, nil)]

@@ -26,16 +26,6 @@ struct SmallPartsTests {
         #expect(AttemptClassification.retryAfterSeconds(status: 429, body: Data("<html>".utf8)) == nil)
     }
 
-    @Test("labels split into device and launch")
-    func labels() {
-        #expect(AttemptClassification.splitLabel("d000042#3") == ("d000042", 3))
-        #expect(AttemptClassification.splitLabel(nil) == ("?", 0))
-        // The launch is after the last `#`; a device name may hold `#` and non-ASCII text.
-        #expect(AttemptClassification.splitLabel("dé#v#12") == ("dé#v", 12))
-        #expect(AttemptClassification.splitLabel("no-launch") == ("no-launch", 0))
-        #expect(AttemptClassification.splitLabel("d#x") == ("d#x", 0))
-    }
-
     @Test("a TTY rewrites one line, a pipe gets plain lines")
     func progress() {
         let snapshot = ProgressSnapshot(
@@ -91,7 +81,7 @@ struct FastPathTests {
 /// `AttemptClassification.isOffContract`: the success status with a body that is not the contract's.
 @Suite struct OffContractBodyTests {
     @Test(arguments: [
-        (OptoLinkEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
+        (ContractEndpoint.match, 201, #"{"matched":false,"matchMethod":"NONE"}"#, false),
         (
             .match, 201,
             #" {"matched":true,"matchMethod":"CLIPBOARD","matchConfidence":"exact","linkId":"l","path":"/p","params":null} "#,
@@ -111,7 +101,7 @@ struct FastPathTests {
         (.events, 200, "{}", true), (.events, 200, #"{ "ok" : true }"#, false), (.events, 200, #"{"ok":1}"#, true),
         (.data, 200, #"{"linkId":"l","path":"/p","params":[]}"#, true),
     ])
-    func classification(_ endpoint: OptoLinkEndpoint, _ status: Int, _ body: String, _ off: Bool) {
+    func classification(_ endpoint: ContractEndpoint, _ status: Int, _ body: String, _ off: Bool) {
         #expect(AttemptClassification.isOffContract(endpoint: endpoint, status: status, body: Data(body.utf8)) == off)
     }
 }

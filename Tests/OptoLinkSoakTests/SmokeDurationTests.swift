@@ -1,5 +1,6 @@
 import Foundation
 import OptoLink
+import SoakRecords
 import Testing
 
 @testable import OptoLinkSoak
@@ -37,7 +38,7 @@ struct SmokeDurationTests {
         let calls = try e2e.calls()
         let cut = calls.filter { $0.outcome == .cancelledByRun }.count
         #expect(calls.allSatisfy { $0.outcome != .unfinished })
-        let counted = OptoLinkEndpoint.allCases.reduce(0.0) {
+        let counted = ContractEndpoint.allCases.reduce(0.0) {
             $0 + (summary.metrics["\($1.rawValue).calls.cancelled_by_run"] ?? 0)
         }
         #expect(counted == Double(cut))

@@ -23,8 +23,8 @@ import Testing
         var callId: UInt64 = 0
         for launch in 0..<(seconds * 5) {
             if launch % 50 == 0 { await Task.yield() }
-            let label = "d\(launch % 500)#\(launch / 500 + 1)"
-            let (device, number) = AttemptClassification.splitLabel(label)
+            let deviceLaunch = DeviceLaunch(device: "d\(launch % 500)", launch: launch / 500 + 1)
+            let (label, device, number) = (deviceLaunch.label, deviceLaunch.device, deviceLaunch.launch)
             recorder.deviceIdRecorded(device: device, launch: number, deviceId: "id-\(launch)")
             for step in 0..<5 {
                 callId += 1
@@ -35,23 +35,22 @@ import Testing
                     let context = OptoLinkRequestContext(
                         endpoint: .events, callId: callId, attempt: attempt, instanceLabel: label,
                         timeout: .seconds(10))
-                    _ = recorder.beginAttempt(label: label, context: context, actualStart: start)
+                    _ = recorder.beginAttempt(launch: deviceLaunch, context: context, actualStart: start)
                     recorder.endAttempt(
-                        label: label,
                         record: AttemptRecord(
                             device: device, launch: number, callId: callId, endpoint: .events, attempt: attempt,
                             intendedStart: start, actualStart: start, end: start + 0.005,
                             status: attempt < attempts ? 503 : 200, errorKind: nil, retryAfterSeconds: nil,
                             requestBytes: 10, responseBytes: 10, correlationId: "run:\(device):\(callId)"))
                 }
-                recorder.closeCalls(label: label, callIds: [callId], outcome: nil)
+                recorder.closeCalls(deviceLaunch, callIds: [callId], outcome: nil)
             }
-            recorder.closeCalls(label: label, callIds: nil, outcome: nil)
+            recorder.closeCalls(deviceLaunch, callIds: nil, outcome: nil)
         }
         let held = recorder.state.withLock { s in
             (
                 s.calls.openCalls.count, s.calls.launchDeviceIds.count,
-                s.calls.openPerLabel.count + s.calls.endedLaunches.count, s.consumers.aggregate.calls
+                s.calls.openPerLaunch.count + s.calls.endedLaunches.count, s.consumers.aggregate.calls
             )
         }
         recorder.finish()
@@ -95,7 +94,7 @@ import Testing
         let recorder = try SoakRecorder(directory: directory, timeline: RunTimeline(), keepsMergeInputs: true)
         for launch in 1...3 {
             recorder.deviceIdRecorded(device: "d1", launch: launch, deviceId: "id-\(launch)")
-            recorder.closeCalls(label: "d1#\(launch)", callIds: nil, outcome: nil)
+            recorder.closeCalls(DeviceLaunch(device: "d1", launch: launch), callIds: nil, outcome: nil)
         }
         recorder.deferredMatchRecorded(
             AttributionRecord(device: "d1", clickedLinkId: nil, emittedLinkId: nil, matchMethod: nil, sharedNAT: false))

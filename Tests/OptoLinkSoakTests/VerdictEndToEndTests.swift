@@ -83,9 +83,9 @@ extension WholeRuns {
             // stepping clock cannot tell a busy task from an idle one on a loaded machine): the
             // gaps as recorded decide, exactly as the verdict must judge them.
             let attempts = try run.attempts()
-            var calls: [String: [AttemptRecord]] = [:]
+            var calls: [CallKey: [AttemptRecord]] = [:]
             for attempt in attempts where attempt.endpoint != .session {
-                calls["\(attempt.device)#\(attempt.launch)#\(attempt.callId)", default: []].append(attempt)
+                calls[CallKey(attempt), default: []].append(attempt)
             }
             var retried429s = 0
             var early = 0

@@ -147,9 +147,9 @@ final class VirtualTimeRecorder: OptoLinkMiddleware, Sendable {
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {
         let start = time.now
-        let label = context.instanceLabel ?? "?"
         var record = AttemptRecord(
-            device: String(label.prefix { $0 != "#" }), launch: 1, callId: context.callId, endpoint: context.endpoint,
+            device: DeviceLaunch(label: context.instanceLabel).device, launch: 1, callId: context.callId,
+            endpoint: ContractEndpoint(context.endpoint),
             attempt: context.attempt, intendedStart: start, actualStart: start, end: start, status: nil,
             errorKind: .other, retryAfterSeconds: nil, requestBytes: 0, responseBytes: 0, correlationId: nil,
             clientIP: request.headers["X-Forwarded-For"])
@@ -235,7 +235,7 @@ final class VerdictRun: Sendable {
             middlewares: ipMiddleware + [virtualRecorder ?? recorder] + middlewares,
             clock: stepping.map { OptoLinkSwiftClock($0) as any OptoLinkClock } ?? OptoLinkSystemClock(),
             retryPolicy: policy,
-            label: "\(Self.deviceName(index))#1")
+            label: DeviceLaunch(device: Self.deviceName(index), launch: 1).label)
         return OptoLink(config: config, environment: environment)
     }
 
@@ -306,7 +306,7 @@ final class VerdictRun: Sendable {
         }
         let report = Verdicts.evaluate(
             VerdictInputs(
-                attempts: attempts, calls: calls, ledger: backend.ledger(),
+                attempts: attempts, calls: calls, ledger: backend.ledger().map(LedgerRow.init),
                 configuration: expect, maxRetries: maxRetries, runStartEpoch: recorder.timeline.originEpoch))
         return (report, report.metrics(), attempts)
     }

@@ -1,11 +1,9 @@
-import OptoLink
-import OptoLinkStaging
 import SoakRecords
 
 /// Synthetic records for the verdict unit tests (a library, so every soak test target shares it).
 package enum Fixture {
     package static func attempt(
-        _ endpoint: OptoLinkEndpoint = .events, device: String = "d000001", launch: Int = 1, call: UInt64 = 1,
+        _ endpoint: ContractEndpoint = .events, device: String = "d000001", launch: Int = 1, call: UInt64 = 1,
         attempt: Int = 1, start: Double, end: Double? = nil, status: Int? = 200, error: AttemptErrorKind? = nil,
         retryAfter: Int? = nil, corr: String? = nil, ip: String? = nil
     ) -> AttemptRecord {
@@ -33,7 +31,7 @@ package enum Fixture {
 
     /// The attempts of one call starting at `start`, each next attempt `gapAfter` after the previous end.
     package static func call(
-        _ endpoint: OptoLinkEndpoint, device: String = "d000001", call: UInt64 = 1, start: Double = 1,
+        _ endpoint: ContractEndpoint, device: String = "d000001", call: UInt64 = 1, start: Double = 1,
         _ steps: [Step]
     ) -> [AttemptRecord] {
         var time = start
@@ -49,7 +47,7 @@ package enum Fixture {
     }
 
     package static func callRecord(
-        _ endpoint: OptoLinkEndpoint, device: String = "d000001", call: UInt64 = 1, attempts: Int = 1,
+        _ endpoint: ContractEndpoint, device: String = "d000001", call: UInt64 = 1, attempts: Int = 1,
         outcome: CallOutcome = .ok, corr: String? = nil
     ) -> CallRecord {
         CallRecord(
@@ -58,16 +56,16 @@ package enum Fixture {
     }
 
     package static func ledger(_ endpoint: String, deviceId: String, corr: String? = nil, at: Double = 1_000)
-        -> StagingLedgerEntry
+        -> LedgerRow
     {
-        StagingLedgerEntry(
+        LedgerRow(
             sequence: 0, arrivedAt: at, endpoint: endpoint, deviceId: deviceId, apiKeySuffix: "client",
             eventName: endpoint == "events" ? "purchase" : nil, properties: corr.map { ["opl_corr": $0] })
     }
 
     /// Hits on one bucket: (start time, status, N), each 1 ms long.
     package static func hits(
-        _ list: [(Double, Int?, Int?)], _ endpoint: OptoLinkEndpoint = .match, ip: String? = "10.0.0.1"
+        _ list: [(Double, Int?, Int?)], _ endpoint: ContractEndpoint = .match, ip: String? = "10.0.0.1"
     ) -> [AttemptRecord] {
         list.enumerated().map { index, hit in
             Fixture.attempt(

@@ -1,6 +1,5 @@
 import CEpoll
 import Synchronization
-import SoakSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -259,7 +258,8 @@ final class ClientLoop<Poller: ReadinessPoller> {
             perform(machine.staleConnection(connectionID))
             return
         }
-        guard let request = jobs.modifyValue(forKey: id, { $0.request.take() }) ?? nil else { return }
+        // Optional chaining through the subscript mutates the job in place (no copy out and back).
+        guard let request = jobs[id]?.request.take() else { return }
         connection.callId = id
         HTTPRequestSerializer.serializeHead(
             method: request.method, target: request.target, host: request.host, port: request.port,

@@ -107,7 +107,7 @@ enum SoakBench {
         let server: StagingServer
         var baseURL: URL { server.baseURL }
         var kind: String { "embedded" }
-        func ledger() async throws -> [StagingLedgerEntry]? { nil }
+        func ledger() async throws -> [LedgerRow]? { nil }
         func counters() async -> JSONValue? { nil }
         func stop() async {}
         /// The bench judges no reconciliation: its runs skip that pass, as a remote run without a ledger.

@@ -247,8 +247,8 @@ package struct JourneyRunner: Sendable {
     }
 
     func launch(_ device: VirtualDevice, fresh: Bool, due: Double) async -> Bool {
-        let (previousLabel, previous, launch) = device.state.withLock { s -> (String, OptoLink?, Int) in
-            let old = (device.id + "#\(s.launch)", s.instance)
+        let (previousLaunch, previous, launch) = device.state.withLock { s -> (DeviceLaunch, OptoLink?, Int) in
+            let old = (DeviceLaunch(device: device.id, launch: s.launch), s.instance)
             s.launch += 1
             s.instance = nil
             s.lastLink = nil
@@ -256,10 +256,10 @@ package struct JourneyRunner: Sendable {
         }
         if let previous {
             previous.dispose()
-            recorder.closeCalls(label: previousLabel, callIds: nil, outcome: nil)
+            recorder.closeCalls(previousLaunch, callIds: nil, outcome: nil)
         }
         if fresh { device.store.removeAll() }
-        let label = "\(device.id)#\(launch)"
+        let deviceLaunch = DeviceLaunch(device: device.id, launch: launch)
         let config = OptoLinkConfig(
             apiKey: sdk.apiKey, orgKey: sdk.orgKey, baseUrl: baseURL, timeout: sdk.timeout, maxRetries: sdk.maxRetries,
             routeCache: device.routeCache)
@@ -273,15 +273,15 @@ package struct JourneyRunner: Sendable {
         let environment = OptoLinkEnvironment(
             store: device.store, pasteboard: device.pasteboard, deviceInfo: device.info,
             transport: transport(for: device), middlewares: middlewares, clock: sdkClock,
-            retryPolicy: retryPolicy, label: label)
+            retryPolicy: retryPolicy, label: deviceLaunch.label)
         let instance = OptoLink(config: config, environment: environment)
         device.state.withLock { $0.instance = instance }
         recorder.deviceIdRecorded(device: device.id, launch: launch, deviceId: instance.deviceId)
-        let context = StepContext(label: label, intendedStart: due)
+        let context = StepContext(intendedStart: due)
         await StepContext.$current.withValue(context) { await instance.start() }
         // start() never throws: a cancelled journey task means the run cut the launch.
         let cut = Task.isCancelled
-        recorder.closeCalls(label: label, callIds: context.callIds, outcome: cut ? CallOutcome.cancelledByRun : nil)
+        recorder.closeCalls(deviceLaunch, callIds: context.callIds, outcome: cut ? CallOutcome.cancelledByRun : nil)
         if cut { return false }
         guard fresh else { return true }
         // The deferred match emits before start() returns: its link, if any, is the last one.
@@ -317,8 +317,7 @@ package struct JourneyRunner: Sendable {
         }
         guard let url else { return true }
         let stream = instance.links
-        let label = device.state.withLock { "\(device.id)#\($0.launch)" }
-        let context = StepContext(label: label, intendedStart: due)
+        let context = StepContext(intendedStart: due)
         let start = timeline.now()
         StepContext.$current.withValue(context) { instance.handle(url: url) }
         // The wait for the link ends at the cutoff at the latest; an open cut there is not a time-out.
@@ -340,9 +339,11 @@ package struct JourneyRunner: Sendable {
     nonisolated(nonsending) func call(
         _ device: VirtualDevice, due: Double?, _ body: @Sendable (OptoLink) async throws -> Void
     ) async -> Bool {
-        let (instance, label) = device.state.withLock { ($0.instance, "\(device.id)#\($0.launch)") }
+        let (instance, launch) = device.state.withLock {
+            ($0.instance, DeviceLaunch(device: device.id, launch: $0.launch))
+        }
         guard let instance else { return true }
-        let context = StepContext(label: label, intendedStart: due)
+        let context = StepContext(intendedStart: due)
         let outcome: CallOutcome = await StepContext.$current.withValue(context) {
             do {
                 try await body(instance)
@@ -358,7 +359,7 @@ package struct JourneyRunner: Sendable {
                 return CallOutcome.otherError
             }
         }
-        recorder.closeCalls(label: label, callIds: context.callIds, outcome: outcome)
+        recorder.closeCalls(launch, callIds: context.callIds, outcome: outcome)
         return outcome != CallOutcome.cancelledByRun && !Task.isCancelled
     }
 
@@ -392,12 +393,12 @@ package struct JourneyRunner: Sendable {
 
     /// Ends a device's current launch (disposes the instance, closes its calls).
     package func endLaunch(of device: VirtualDevice) {
-        let (label, instance) = device.state.withLock { s -> (String, OptoLink?) in
+        let (launch, instance) = device.state.withLock { s -> (DeviceLaunch, OptoLink?) in
             defer { s.instance = nil }
-            return ("\(device.id)#\(s.launch)", s.instance)
+            return (DeviceLaunch(device: device.id, launch: s.launch), s.instance)
         }
         guard let instance else { return }
         instance.dispose()
-        recorder.closeCalls(label: label, callIds: nil, outcome: nil)
+        recorder.closeCalls(launch, callIds: nil, outcome: nil)
     }
 }

@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 import SoakSupport
 
@@ -9,15 +8,10 @@ import SoakSupport
 /// Memory stays bounded: only calls still open are kept, and a launch's `deviceId` goes with its
 /// last call (unless ``keepsMergeInputs``).
 struct CallTracker {
-    struct CallKey: Hashable {
-        var label: String
-        var callId: UInt64
-    }
-
     struct OpenCall {
         var device: String
         var launch: Int
-        var endpoint: OptoLinkEndpoint
+        var endpoint: ContractEndpoint
         var attempts = 0
         var inFlight = 0
         var intendedStart: Double
@@ -42,12 +36,12 @@ struct CallTracker {
 
     private(set) var openCalls: [CallKey: OpenCall] = [:]
     private(set) var deviceIds: [String: String] = [:]
-    /// `<device>#<launch>` → the SDK `deviceId` of that launch, while the launch or one of its calls is open.
-    private(set) var launchDeviceIds: [String: String] = [:]
-    /// Open call ids per label (a launch's end closes its own calls without scanning every open
-    /// call), and labels whose launch is over (their `deviceId` goes with their last call).
-    private(set) var openPerLabel: [String: Set<UInt64>] = [:]
-    private(set) var endedLaunches = Set<String>()
+    /// The SDK `deviceId` of each launch, while the launch or one of its calls is open.
+    private(set) var launchDeviceIds: [DeviceLaunch: String] = [:]
+    /// Open call ids per launch (a launch's end closes its own calls without scanning every open
+    /// call), and launches that are over (their `deviceId` goes with their last call).
+    private(set) var openPerLaunch: [DeviceLaunch: Set<UInt64>] = [:]
+    private(set) var endedLaunches = Set<DeviceLaunch>()
     /// Run second of the last sweep for quiet calls (see ``closeQuietCalls(now:into:)``).
     private var lastQuietSweep = -Double.infinity
 
@@ -59,12 +53,12 @@ struct CallTracker {
     /// Notes a launch's SDK `deviceId` (`launch` `nil`: the device's latest install only).
     mutating func deviceId(device: String, launch: Int?, deviceId: String) {
         deviceIds[device] = deviceId
-        if let launch { launchDeviceIds["\(device)#\(launch)"] = deviceId }
+        if let launch { launchDeviceIds[DeviceLaunch(device: device, launch: launch)] = deviceId }
     }
 
     /// Notes an attempt's start: opens its call, or counts one more attempt of it.
     mutating func began(
-        key: CallKey, endpoint: OptoLinkEndpoint, device: String, launch: Int, intendedStart: Double, start: Double
+        key: CallKey, endpoint: ContractEndpoint, intendedStart: Double, start: Double
     ) {
         let known: Void? = openCalls.modifyValue(forKey: key) { call in
             call.attempts += 1
@@ -73,19 +67,20 @@ struct CallTracker {
         }
         guard known == nil else { return }
         var call = OpenCall(
-            device: device, launch: launch, endpoint: endpoint, intendedStart: intendedStart, start: start, end: start)
+            device: key.device, launch: key.launch, endpoint: endpoint, intendedStart: intendedStart, start: start,
+            end: start)
         call.attempts = 1
         call.inFlight = 1
         openCalls[key] = call
-        openPerLabel[key.label, default: []].insert(key.callId)
+        openPerLaunch[key.deviceLaunch, default: []].insert(key.callId)
     }
 
     /// Notes an attempt's end (its record is already published): first closes the calls that went
     /// quiet before it ended (none reaches the consumers long after its end), then its own call
     /// when a close was asked for and no attempt of it is in flight.
-    mutating func ended<C: RecordConsumer>(label: String, record: AttemptRecord, into consumers: inout C) {
+    mutating func ended<C: RecordConsumer>(record: AttemptRecord, into consumers: inout C) {
         closeQuietCalls(now: record.end, into: &consumers)
-        let key = CallKey(label: label, callId: record.callId)
+        let key = CallKey(record)
         // Changed in place: one lookup, no copy of the call out of the dictionary and back.
         let due = openCalls.modifyValue(forKey: key) { call in
             call.inFlight -= 1
@@ -101,15 +96,15 @@ struct CallTracker {
         if due == true { close(key, into: &consumers) }
     }
 
-    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the public
-    /// call's outcome, `nil` = derive from the last attempt), or every open call of the label when
+    /// Marks calls of `launch` as finished once their attempts end: `callIds` (with the public
+    /// call's outcome, `nil` = derive from the last attempt), or every open call of the launch when
     /// `callIds` is `nil` (the launch is over). A call the run cancelled ends at `now`.
     mutating func closed<C: RecordConsumer>(
-        label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, into consumers: inout C
+        launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?, now: Double, into consumers: inout C
     ) {
-        if callIds == nil { endedLaunches.insert(label) }
-        for callId in callIds ?? (openPerLabel[label] ?? []).sorted() {
-            let key = CallKey(label: label, callId: callId)
+        if callIds == nil { endedLaunches.insert(launch) }
+        for callId in callIds ?? (openPerLaunch[launch] ?? []).sorted() {
+            let key = CallKey(launch, callId: callId)
             let idle = openCalls.modifyValue(forKey: key) { call in
                 call.closeRequested = true
                 // A launch cut by the run closes all its calls as cancelled; one that already got its 2xx stays ok.
@@ -122,14 +117,13 @@ struct CallTracker {
             }
             if idle == true { close(key, into: &consumers) }
         }
-        if callIds == nil { forgetLaunchIfDone(label) }
+        if callIds == nil { forgetLaunchIfDone(launch) }
     }
 
     /// Closes every call still open, in key order: calls with attempts in flight get outcome
     /// `unfinished`, ending at `now` (the run's end).
     mutating func finish<C: RecordConsumer>(now: Double, into consumers: inout C) {
-        let keys = openCalls.keys.sorted { ($0.label, $0.callId) < ($1.label, $1.callId) }
-        for key in keys {
+        for key in Self.labelOrder(openCalls.keys) {
             openCalls.modifyValue(forKey: key) { call in
                 guard call.inFlight > 0 else { return }
                 call.thrownOutcome = CallOutcome.unfinished
@@ -155,14 +149,22 @@ struct CallTracker {
         guard now.isFinite, now - lastQuietSweep >= 1 else { return }
         lastQuietSweep = now
         let due = openCalls.filter { $0.value.inFlight == 0 && ($0.value.quietUntil ?? .infinity) < now }.keys
-        for key in due.sorted(by: { ($0.label, $0.callId) < ($1.label, $1.callId) }) { close(key, into: &consumers) }
+        for key in Self.labelOrder(due) { close(key, into: &consumers) }
     }
 
-    /// Drops what a launch's label keeps once the launch is over and its last call closed.
-    private mutating func forgetLaunchIfDone(_ label: String) {
-        guard endedLaunches.contains(label), openPerLabel[label] == nil else { return }
-        endedLaunches.remove(label)
-        if !keepsMergeInputs { launchDeviceIds.removeValue(forKey: label) }
+    /// `keys` in the order their rows go to `calls.csv`: by label text (`d1#10` before `d1#9`), then call id.
+    private static func labelOrder(_ keys: some Collection<CallKey>) -> [CallKey] {
+        keys.map { (label: $0.deviceLaunch.label, key: $0) }.sorted {
+            ($0.label, $0.key.callId) < ($1.label, $1.key.callId)
+        }
+        .map(\.key)
+    }
+
+    /// Drops what a launch keeps once the launch is over and its last call closed.
+    private mutating func forgetLaunchIfDone(_ launch: DeviceLaunch) {
+        guard endedLaunches.contains(launch), openPerLaunch[launch] == nil else { return }
+        endedLaunches.remove(launch)
+        if !keepsMergeInputs { launchDeviceIds.removeValue(forKey: launch) }
     }
 
     /// Removes the call and publishes its row.
@@ -179,13 +181,13 @@ struct CallTracker {
             device: call.device, launch: call.launch, callId: key.callId, endpoint: call.endpoint,
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
-            deviceId: launchDeviceIds[key.label] ?? deviceIds[call.device])
-        let emptied = openPerLabel.modifyValue(forKey: key.label) { ids in
+            deviceId: launchDeviceIds[key.deviceLaunch] ?? deviceIds[call.device])
+        let emptied = openPerLaunch.modifyValue(forKey: key.deviceLaunch) { ids in
             ids.remove(key.callId)
             return ids.isEmpty
         }
-        if emptied == true { openPerLabel.removeValue(forKey: key.label) }
-        forgetLaunchIfDone(key.label)
+        if emptied == true { openPerLaunch.removeValue(forKey: key.deviceLaunch) }
+        forgetLaunchIfDone(key.deviceLaunch)
         consumers.consume(.call(record))
     }
 }

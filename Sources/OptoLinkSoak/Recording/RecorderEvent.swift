@@ -1,18 +1,15 @@
 import Foundation
-import OptoLink
 import SoakRecords
 
 /// One thing a recording thread tells the recorder; the recorder applies these in the order they
 /// were recorded (``SoakRecorder/submit(_:)``), turning them into the records it publishes.
 enum RecorderEvent: Sendable {
     /// An attempt began: its call's key, where it goes, and its intended and actual start (run seconds).
-    case began(
-        label: String, callId: UInt64, endpoint: OptoLinkEndpoint, device: String, launch: Int,
-        intendedStart: Double, start: Double)
+    case began(key: CallKey, endpoint: ContractEndpoint, intendedStart: Double, start: Double)
     /// An attempt ended, with its row (and the bodies its last fields are read from).
-    case ended(label: String, record: AttemptRecord, bodies: AttemptBodies?)
-    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(label:callIds:outcome:)``).
-    case closed(label: String, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
+    case ended(record: AttemptRecord, bodies: AttemptBodies?)
+    /// Calls were closed at run second `now` (``SoakRecorder/closeCalls(_:callIds:outcome:)``).
+    case closed(launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?, now: Double)
     /// A launch's SDK `deviceId` (rows of its calls carry it).
     case deviceId(device: String, launch: Int?, deviceId: String)
     /// A record that needs no assembly (a journey, a click, an open, a ledger row, a deferred

@@ -25,7 +25,7 @@ enum RecorderRecord: Sendable {
     /// A first launch's deferred-match result.
     case attribution(AttributionRecord)
     /// One row of the server's ledger.
-    case ledger(StagingLedgerEntry)
+    case ledger(LedgerRow)
 }
 
 /// Something that takes the recorder's records, one at a time, under the recorder's lock.

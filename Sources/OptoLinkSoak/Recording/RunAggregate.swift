@@ -46,7 +46,7 @@ struct RunAggregate: RecordConsumer {
     let keepsMergeInputs: Bool
 
     var intervals: [Int: IntervalStats] = [:]
-    var endpoints: [OptoLinkEndpoint: EndpointStats] = [:]
+    var endpoints: [ContractEndpoint: EndpointStats] = [:]
     var attempts = 0
     var calls = 0
     var status429 = 0

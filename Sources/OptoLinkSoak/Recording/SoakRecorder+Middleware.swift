@@ -10,13 +10,12 @@ extension SoakRecorder: OptoLinkMiddleware {
         context: OptoLinkRequestContext,
         next: @Sendable (OptoLinkHTTPRequest, OptoLinkRequestContext) async throws -> OptoLinkHTTPResponse
     ) async throws -> OptoLinkHTTPResponse {
-        let label = context.instanceLabel ?? "?"
+        let launch = DeviceLaunch(label: context.instanceLabel)
         let actualStart = timeline.now()
-        let (device, launch) = AttemptClassification.splitLabel(label)
-        let intended = beginAttempt(
-            label: label, context: context, actualStart: actualStart, parts: (device, launch))
+        let intended = beginAttempt(launch: launch, context: context, actualStart: actualStart)
         var record = AttemptRecord(
-            device: device, launch: launch, callId: context.callId, endpoint: context.endpoint,
+            device: launch.device, launch: launch.launch, callId: context.callId,
+            endpoint: ContractEndpoint(context.endpoint),
             attempt: context.attempt, intendedStart: intended, actualStart: actualStart, end: actualStart, status: nil,
             errorKind: nil, retryAfterSeconds: nil, requestBytes: request.body?.count ?? 0, responseBytes: 0,
             correlationId: nil,
@@ -29,8 +28,7 @@ extension SoakRecorder: OptoLinkMiddleware {
             record.status = response.status
             record.responseBytes = response.body.count
             record.tls = TLSHandshakeField.seconds(in: response.headers)
-            endAttempt(
-                label: label, record: record, bodies: AttemptBodies(request: request.body, response: response.body))
+            endAttempt(record: record, bodies: AttemptBodies(request: request.body, response: response.body))
             return response
         } catch {
             record.end = timeline.now()
@@ -38,7 +36,7 @@ extension SoakRecorder: OptoLinkMiddleware {
                 error, elapsed: record.end - actualStart, timeout: context.timeout)
             if kind == .cancelled, control?.wasCut == true { kind = .cancelledByRun }
             record.errorKind = kind
-            endAttempt(label: label, record: record, bodies: AttemptBodies(request: request.body, response: nil))
+            endAttempt(record: record, bodies: AttemptBodies(request: request.body, response: nil))
             throw error
         }
     }

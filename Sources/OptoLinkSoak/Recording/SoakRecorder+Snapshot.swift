@@ -28,7 +28,7 @@ extension SoakRecorder {
     }
 
     /// Attempt counts by endpoint and status text (or error kind), as applied so far.
-    func statusCounts() -> [OptoLinkEndpoint: [String: Int]] {
+    func statusCounts() -> [ContractEndpoint: [String: Int]] {
         state.withLock { $0.consumers.aggregate.endpoints.mapValues(\.byStatus) }
     }
 

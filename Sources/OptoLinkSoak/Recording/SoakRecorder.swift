@@ -96,18 +96,13 @@ package final class SoakRecorder: Sendable {
 
     // MARK: Recording
 
-    /// Notes the start of an attempt; returns its intended start. `parts` is the label split into
-    /// device and launch when the caller has it already (``AttemptClassification/splitLabel(_:)``).
-    func beginAttempt(
-        label: String, context: OptoLinkRequestContext, actualStart: Double,
-        parts: (device: String, launch: Int)? = nil
-    ) -> Double {
+    /// Notes the start of an attempt of `launch`; returns its intended start.
+    func beginAttempt(launch: DeviceLaunch, context: OptoLinkRequestContext, actualStart: Double) -> Double {
         let claimed = context.attempt == 1 ? StepContext.current?.claim(callId: context.callId) : nil
         let intended = Swift.min(claimed ?? actualStart, actualStart)
-        let (device, launch) = parts ?? AttemptClassification.splitLabel(label)
         submit(
             .began(
-                label: label, callId: context.callId, endpoint: context.endpoint, device: device, launch: launch,
+                key: CallKey(launch, callId: context.callId), endpoint: ContractEndpoint(context.endpoint),
                 intendedStart: intended, start: actualStart))
         return intended
     }
@@ -117,19 +112,19 @@ package final class SoakRecorder: Sendable {
     /// - Parameter bodies: the attempt's request and response bodies, when the record's
     ///   correlation id, Retry-After `N` and off-contract flag are still to be read from them
     ///   (``AttemptBodies/classify(_:)``); `nil` when the record has them already.
-    func endAttempt(label: String, record: AttemptRecord, bodies: AttemptBodies? = nil) {
-        submit(.ended(label: label, record: record, bodies: bodies))
+    func endAttempt(record: AttemptRecord, bodies: AttemptBodies? = nil) {
+        submit(.ended(record: record, bodies: bodies))
     }
 
-    /// Marks calls of `label` as finished once their attempts end: `callIds` (with the
+    /// Marks calls of `launch` as finished once their attempts end: `callIds` (with the
     /// public call's outcome, `nil` = derive from the last attempt), or every open call of
-    /// the label when `callIds` is `nil` (the launch is over).
+    /// the launch when `callIds` is `nil` (the launch is over).
     ///
     /// A call the run cancelled (outcome `cancelled`) ends when it is closed: its end is the
     /// time of the cancellation, not the end of its last attempt, so a call cut in a back-off
     /// sleep shows how long it really ran.
-    package func closeCalls(label: String, callIds: [UInt64]?, outcome: CallOutcome?) {
-        submit(.closed(label: label, callIds: callIds, outcome: outcome, now: timeline.now()))
+    package func closeCalls(_ launch: DeviceLaunch, callIds: [UInt64]?, outcome: CallOutcome?) {
+        submit(.closed(launch: launch, callIds: callIds, outcome: outcome, now: timeline.now()))
     }
 
     /// Notes the SDK `deviceId` a virtual device's launch uses (`launch` 1-based; a fresh
@@ -140,7 +135,7 @@ package final class SoakRecorder: Sendable {
 
     /// Hands one server ledger row to the consumers (the verdicts reconcile it), as the server stores
     /// it (embedded emulator) or at the end (a remote backend's ledger file), in order with the attempts.
-    package func ledgerRecorded(_ entry: StagingLedgerEntry) {
+    package func ledgerRecorded(_ entry: LedgerRow) {
         submit(.record(.ledger(entry)))
     }
 
@@ -257,16 +252,14 @@ package final class SoakRecorder: Sendable {
     /// call can close (the call's row never reaches a consumer before its attempts).
     private func apply(_ event: consuming RecorderEvent, in s: inout State) {
         switch consume event {
-        case .began(let label, let callId, let endpoint, let device, let launch, let intended, let start):
-            s.calls.began(
-                key: CallTracker.CallKey(label: label, callId: callId), endpoint: endpoint, device: device,
-                launch: launch, intendedStart: intended, start: start)
-        case .ended(let label, var record, let bodies):
+        case .began(let key, let endpoint, let intended, let start):
+            s.calls.began(key: key, endpoint: endpoint, intendedStart: intended, start: start)
+        case .ended(var record, let bodies):
             bodies?.classify(&record)
             s.consumers.consume(.attempt(record, offContractBody: record.offContract ? bodies?.response : nil))
-            s.calls.ended(label: label, record: record, into: &s.consumers)
-        case .closed(let label, let callIds, let outcome, let now):
-            s.calls.closed(label: label, callIds: callIds, outcome: outcome, now: now, into: &s.consumers)
+            s.calls.ended(record: record, into: &s.consumers)
+        case .closed(let launch, let callIds, let outcome, let now):
+            s.calls.closed(launch: launch, callIds: callIds, outcome: outcome, now: now, into: &s.consumers)
         case .deviceId(let device, let launch, let deviceId):
             s.calls.deviceId(device: device, launch: launch, deviceId: deviceId)
         case .record(let record): s.consumers.consume(record)

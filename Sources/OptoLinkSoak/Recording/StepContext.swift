@@ -16,12 +16,9 @@ package final class StepContext: Sendable {
         var callIds: [UInt64] = []
     }
 
-    /// The instance label (`<device>#<launch>`) the step drives.
-    package let label: String
     private let state: Mutex<State>
 
-    package init(label: String, intendedStart: Double?) {
-        self.label = label
+    package init(intendedStart: Double?) {
         self.state = Mutex(State(intendedStart: intendedStart))
     }
 

@@ -40,14 +40,14 @@ package struct EmbeddedBackend: SoakBackend {
         return EmbeddedBackend(server: server)
     }
 
-    package func ledger() async throws -> [StagingLedgerEntry]? { server.ledger() }
+    package func ledger() async throws -> [LedgerRow]? { server.ledger().map(LedgerRow.init) }
 
-    @Sendable package func retained() -> StagingRetained? { server.backend.retained() }
+    @Sendable package func retained() -> EmulatorRetained? { EmulatorRetained(server.backend.retained()) }
 
     /// Streams the emulator's ledger to `file` and hands each entry to `sink` as it is stored.
-    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+    package func followLedger(file: URL, sink: @escaping @Sendable (LedgerRow) -> Void) throws -> Bool {
         try server.backend.streamLedger(to: file)
-        server.backend.observeLedger(sink)
+        server.backend.observeLedger { sink(LedgerRow($0)) }
         return true
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import OptoLinkStaging
 import SoakSupport
 
-/// Reads a ledger in JSON lines (one ``StagingLedgerEntry`` object per line, the emulator's
+/// Reads a ledger in JSON lines (one ``LedgerRow`` object per line, the emulator's
 /// `--ledger-file` format) as a stream: one line in memory at a time, plus a 1 MiB read buffer.
 enum LedgerLines {
     /// The longest line read, in bytes (64 MiB); a longer one is an error naming it.
@@ -12,7 +12,7 @@ enum LedgerLines {
     /// - Throws: ``SoakProfileError`` naming `label`, the file and the line that does not decode
     ///   or is longer than `longestLine` bytes.
     static func read(
-        _ url: URL, label: String, longestLine: Int = Self.longestLine, _ body: (StagingLedgerEntry) -> Void
+        _ url: URL, label: String, longestLine: Int = Self.longestLine, _ body: (LedgerRow) -> Void
     ) throws -> Int {
         let handle: FileHandle
         do {
@@ -29,7 +29,7 @@ enum LedgerLines {
             line += 1
             guard bytes.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { return }
             do {
-                body(try decoder.decode(StagingLedgerEntry.self, from: bytes))
+                body(try decoder.decode(LedgerRow.self, from: bytes))
                 count += 1
             } catch let error as DecodingError {
                 throw SoakProfileError(

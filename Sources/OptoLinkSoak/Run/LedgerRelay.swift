@@ -19,7 +19,7 @@ final class LedgerRelay: Sendable {
     var count: Int { entries.withLock { $0 } }
 
     /// The sink given to ``SoakBackend/followLedger(file:sink:)``.
-    var forward: @Sendable (StagingLedgerEntry) -> Void {
+    var forward: @Sendable (LedgerRow) -> Void {
         { [self] entry in
             guard let target = recorder.withLock({ $0 }) else { return }
             entries.withLock { $0 += 1 }

@@ -15,13 +15,13 @@ final class RSSSampler: Sendable {
     let timeline: RunTimeline
     private let state: Mutex<State>
     /// What the embedded emulator holds, sampled with each RSS reading (`nil`: no emulator).
-    let emulator: (@Sendable () -> StagingRetained?)?
+    let emulator: (@Sendable () -> EmulatorRetained?)?
 
     /// Whether each reading first returns glibc's free heap pages to the kernel.
     let trims: Bool
 
     init(
-        timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> StagingRetained?)? = nil,
+        timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> EmulatorRetained?)? = nil,
         trims: Bool = true
     ) {
         self.trims = trims

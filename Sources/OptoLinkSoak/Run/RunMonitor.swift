@@ -27,7 +27,7 @@ final class RunMonitor: Sendable {
         var armed = true
         var reason: StopReason?
         /// Endpoints that got an answer other than a refusal.
-        var cleared = Set<OptoLinkEndpoint>()
+        var cleared = Set<ContractEndpoint>()
         var message: String?
     }
 
@@ -52,7 +52,7 @@ final class RunMonitor: Sendable {
     /// and never answers 404 by contract, so a 404 there means a wrong path; `/sdk/*` may
     /// answer 404 legitimately (a device whose session check-in failed), so only 401/403 count;
     /// `/data` answers 404 for an unknown link, so it is not judged.
-    static func refusals(for endpoint: OptoLinkEndpoint) -> Set<Int> {
+    static func refusals(for endpoint: ContractEndpoint) -> Set<Int> {
         switch endpoint {
         case .match: [401, 403, 404]
         case .data: []
@@ -91,12 +91,12 @@ final class RunMonitor: Sendable {
 
     /// The misconfiguration message when some endpoint's every response so far is a refusal
     /// and there are enough of them; `nil` otherwise.
-    func misconfiguration(now: Double, statuses: [OptoLinkEndpoint: [String: Int]]) -> String? {
+    func misconfiguration(now: Double, statuses: [ContractEndpoint: [String: Int]]) -> String? {
         guard now <= lastCheck else {
             state.withLock { $0.armed = false }
             return nil
         }
-        var refusedEndpoints: [(endpoint: OptoLinkEndpoint, parts: [(status: Int, count: Int)], total: Int)] = []
+        var refusedEndpoints: [(endpoint: ContractEndpoint, parts: [(status: Int, count: Int)], total: Int)] = []
         for (endpoint, counts) in statuses where !state.withLock({ $0.cleared.contains(endpoint) }) {
             let refusals = Self.refusals(for: endpoint)
             var parts: [(status: Int, count: Int)] = []

@@ -13,7 +13,7 @@ package protocol SoakBackend: Sendable {
     /// `embedded` or `remote`.
     var kind: String { get }
     /// The server's ledger of accepted writes, when available.
-    func ledger() async throws -> [StagingLedgerEntry]?
+    func ledger() async throws -> [LedgerRow]?
     /// The server's request counters, verbatim, when available.
     func counters() async -> JSONValue?
     /// Releases the backend (stops an embedded server).
@@ -25,13 +25,13 @@ package protocol SoakBackend: Sendable {
     /// every entry to `sink` as the server stores it. Returns `false` when the backend cannot
     /// (a remote one: its ledger is read at the end, see ``readLedger(_:)``).
     /// - Throws: when `file` cannot be created.
-    func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool
+    func followLedger(file: URL, sink: @escaping @Sendable (LedgerRow) -> Void) throws -> Bool
     /// Hands every ledger entry to `body` in file order without holding them all; returns how
     /// many, or `nil` when the backend has no ledger.
     /// - Throws: ``SoakProfileError`` when the ledger cannot be read.
-    func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int?
+    func readLedger(_ body: (LedgerRow) -> Void) async throws -> Int?
     /// What an in-process emulator holds right now; `nil` for a remote backend.
-    @Sendable func retained() -> StagingRetained?
+    @Sendable func retained() -> EmulatorRetained?
     /// Whether the run can have a ledger at all, live or at its end. When it cannot (a remote
     /// backend without `--ledger`), reconciliation is not available and the live verdicts skip
     /// its pass instead of keeping every event call for rows that never come.
@@ -41,15 +41,15 @@ package protocol SoakBackend: Sendable {
 extension SoakBackend {
     package func runStarted(atEpoch epoch: Double) {}
 
-    @Sendable package func retained() -> StagingRetained? { nil }
+    @Sendable package func retained() -> EmulatorRetained? { nil }
 
     package var mayHaveLedger: Bool { true }
 
-    package func followLedger(file: URL, sink: @escaping @Sendable (StagingLedgerEntry) -> Void) throws -> Bool {
+    package func followLedger(file: URL, sink: @escaping @Sendable (LedgerRow) -> Void) throws -> Bool {
         false
     }
 
-    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+    package func readLedger(_ body: (LedgerRow) -> Void) async throws -> Int? {
         guard let entries = try await ledger() else { return nil }
         entries.forEach(body)
         return entries.count
@@ -69,7 +69,7 @@ package struct RemoteBackend: SoakBackend {
     }
 
     /// - Throws: ``SoakProfileError`` when the ledger file is unreadable or malformed.
-    package func ledger() async throws -> [StagingLedgerEntry]? {
+    package func ledger() async throws -> [LedgerRow]? {
         guard let ledgerFile else { return nil }
         return try Self.readLedger(ledgerFile)
     }
@@ -78,7 +78,7 @@ package struct RemoteBackend: SoakBackend {
     package func stop() async {}
 
     /// Streams a `--ledger` file: JSON lines are read line by line; a JSON array is decoded whole.
-    package func readLedger(_ body: (StagingLedgerEntry) -> Void) async throws -> Int? {
+    package func readLedger(_ body: (LedgerRow) -> Void) async throws -> Int? {
         guard let ledgerFile else { return nil }
         if let problem = PathProblem.readingFile(ledgerFile.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
@@ -101,19 +101,19 @@ package struct RemoteBackend: SoakBackend {
         return head.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "{")
     }
 
-    /// Reads a `--ledger` file whole: a JSON array of `StagingLedgerEntry`, or JSON lines.
+    /// Reads a `--ledger` file whole: a JSON array of `LedgerRow`, or JSON lines.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
-    package static func readLedger(_ url: URL) throws -> [StagingLedgerEntry] {
+    package static func readLedger(_ url: URL) throws -> [LedgerRow] {
         if let problem = PathProblem.readingFile(url.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
         }
         if (try? isJSONLines(url)) == true {
-            var entries: [StagingLedgerEntry] = []
+            var entries: [LedgerRow] = []
             _ = try LedgerLines.read(url, label: "--ledger") { entries.append($0) }
             return entries
         }
         do {
-            return try JSONDecoder().decode([StagingLedgerEntry].self, from: Data(contentsOf: url))
+            return try JSONDecoder().decode([LedgerRow].self, from: Data(contentsOf: url))
         } catch let error as DecodingError {
             throw SoakProfileError(message: "--ledger \(url.lastPathComponent): \(error.readableDescription)")
         } catch {

@@ -27,7 +27,7 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var seed: UInt64?
     /// Report directory (default `Reports/<profile>-<timestamp>/`).
     public var outDirectory: String?
-    /// A ledger file exported from the real backend (a JSON array of `StagingLedgerEntry`, or JSON lines).
+    /// A ledger file exported from the real backend (a JSON array of `LedgerRow`, or JSON lines).
     public var ledgerPath: String?
     /// `--ledger-file PATH`: where the embedded emulator streams its ledger (JSON lines); default
     /// `ledger.jsonl` in the report directory.

@@ -48,7 +48,7 @@ package enum MergeCommand {
     /// What the caller knows beyond the shards' directories (`run --processes` hosts the
     /// emulator itself, so it hands over its ledger and counters).
     package struct Extras: Sendable {
-        package var ledger: [StagingLedgerEntry]?
+        package var ledger: [LedgerRow]?
         package var counters: JSONValue?
         /// A signal that stopped the whole run (`run --processes`): exit 130/143.
         package var signal: StopReason?
@@ -64,7 +64,7 @@ package enum MergeCommand {
         /// are dropped (`--no-thresholds`).
         var thresholds: [ThresholdSpec] = []
         var noThresholds = false
-        package init(ledger: [StagingLedgerEntry]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
+        package init(ledger: [LedgerRow]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
             self.ledger = ledger
             self.counters = counters
             self.signal = signal
@@ -134,7 +134,7 @@ package enum MergeCommand {
     }
 
     private static func merge(
-        _ plan: Plan, ledger: [StagingLedgerEntry]?, extras: Extras, out: URL, junitPath: String?,
+        _ plan: Plan, ledger: [LedgerRow]?, extras: Extras, out: URL, junitPath: String?,
         log: @escaping @Sendable (String) -> Void
     ) -> Result {
         let manifests = plan.shards.map(\.manifest)
@@ -177,10 +177,10 @@ package enum MergeCommand {
     /// drop what no later row can need, as in the live run, so a merge's memory follows the rate
     /// and the windows, not the run's length.
     private static func verdictContext(
-        _ manifests: [ShardManifest], profile: SoakProfile, ledger: [StagingLedgerEntry]?, start: Double
+        _ manifests: [ShardManifest], profile: SoakProfile, ledger: [LedgerRow]?, start: Double
     ) -> VerdictContext {
         var deviceIds: [String: String] = [:]
-        var launchDeviceIds: [String: String] = [:]
+        var launchDeviceIds: [DeviceLaunch: String] = [:]
         for manifest in manifests {
             deviceIds.merge(manifest.deviceIds) { first, _ in first }
             launchDeviceIds.merge(manifest.launchDeviceIds) { first, _ in first }
@@ -194,7 +194,7 @@ package enum MergeCommand {
     /// clock, their RSS samples moved onto it, the metadata of the whole.
     private static func mergedSummary(
         _ plan: Plan, profile: SoakProfile, start: Double, shifts: [Double], evaluated: Evaluated,
-        ledger: [StagingLedgerEntry]?, extras: Extras
+        ledger: [LedgerRow]?, extras: Extras
     ) -> SoakSummary {
         let manifests = plan.shards.map(\.manifest)
         let first = manifests[0]

@@ -118,7 +118,7 @@ package struct ProcessesRun: Sendable {
     private func merge(
         _ outcomes: [ShardOutcome], processes: Int, backend: (any SoakBackend)?, out: URL, shards shardsDirectory: URL
     ) async -> SoakRunResult {
-        var ledger: [StagingLedgerEntry]? = nil
+        var ledger: [LedgerRow]? = nil
         var counters: JSONValue? = nil
         if let backend {
             ledger = try? await backend.ledger()

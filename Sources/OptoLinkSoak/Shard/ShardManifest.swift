@@ -39,7 +39,7 @@ package struct ShardManifest: Sendable, Codable {
     package var attribution: [AttributionRecord]
     /// Virtual device → SDK `deviceId` of its latest install; `<device>#<launch>` → that launch's.
     package var deviceIds: [String: String]
-    package var launchDeviceIds: [String: String]
+    package var launchDeviceIds: [DeviceLaunch: String]
     package var rss: [SoakSummary.RSSSample]
     /// Report I/O problems of the shard (its CSVs are then incomplete).
     package var ioProblems: [String] = []

@@ -1,6 +1,7 @@
 import Foundation
 import OptoLink
 import OptoLinkHTTP
+import SoakRecords
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -96,7 +97,8 @@ package struct NativeTransport: OptoLinkTransport {
         }
         // Only the per-device pool mode uses the partition (the shared pool ignores it).
         let partition =
-            client.configuration.poolMode == .perPartition ? context.instanceLabel.map(Self.device(of:)) : nil
+            client.configuration.poolMode == .perPartition
+            ? context.instanceLabel.map { DeviceLaunch(label: $0).device } : nil
         let body = request.body.map { data in data.withUnsafeBytes { [UInt8]($0) } } ?? []
         let native = HTTPClientRequest(
             method: request.method, host: host, port: port, target: target, headers: HTTPHeaders(fields), body: body,
@@ -116,12 +118,6 @@ package struct NativeTransport: OptoLinkTransport {
         }
         responseHeaders[TLSHandshakeField.name] = response.tlsHandshakeNanoseconds.map { String($0) }
         return OptoLinkHTTPResponse(status: response.status, headers: responseHeaders, body: Data(response.body))
-    }
-
-    /// The virtual device of an instance label: the text before `#` (`d000042#3` → `d000042`).
-    static func device(of label: String) -> String {
-        guard let hash = label.utf8.firstIndex(of: UInt8(ascii: "#")) else { return label }
-        return String(label[..<hash])
     }
 
     /// `http://host[:port]/target` → host (IPv6 without brackets), port (80 by default) and the

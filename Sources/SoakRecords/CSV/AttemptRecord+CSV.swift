@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 
 /// Seconds with microsecond resolution, as every time column in the CSVs is written.
 /// (Integer arithmetic: `String(format:)` costs microseconds per call on Linux, and a run
@@ -55,7 +54,7 @@ extension AttemptRecord {
     package init?(csvRow f: some CSVFields) {
         guard f.count == Self.csvHeader.count || f.count == Self.csvRequiredColumns,
             let launch = f.int(1), let callId = f.uint64(2),
-            let endpoint = OptoLinkEndpoint(rawValue: f.string(3)), let attempt = f.int(4),
+            let endpoint = ContractEndpoint(rawValue: f.string(3)), let attempt = f.int(4),
             let intended = f.double(5), let start = f.double(6), let end = f.double(7),
             let requestBytes = f.int(13), let responseBytes = f.int(14), let status = f.optional(10, f.int),
             let errorKind = f.optional(11, { AttemptErrorKind(rawValue: f.string($0)) }),
@@ -93,7 +92,7 @@ extension CallRecord {
     /// Parses one `calls.csv` row, as text or as bytes (``CSVRow``); `nil` when malformed.
     package init?(csvRow f: some CSVFields) {
         guard f.count == Self.csvHeader.count, let launch = f.int(1), let callId = f.uint64(2),
-            let endpoint = OptoLinkEndpoint(rawValue: f.string(3)), let attempts = f.int(4),
+            let endpoint = ContractEndpoint(rawValue: f.string(3)), let attempts = f.int(4),
             let intended = f.double(5), let start = f.double(6), let end = f.double(7),
             let outcome = CallOutcome(csv: f.string(10)), let finalStatus = f.optional(11, f.int)
         else { return nil }

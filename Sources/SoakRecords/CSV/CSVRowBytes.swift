@@ -1,5 +1,3 @@
-import OptoLink
-
 /// CSV rows written straight into a byte buffer: the same bytes as ``CSV/row(_:)`` of the same
 /// fields, without a `[String]` of fields, a joined `String` and its UTF-8 copy per row (the
 /// recorder writes one `attempts.csv` row per attempt and one `calls.csv` row per call).
@@ -8,7 +6,9 @@ extension CSV {
     /// delimiter, a quote or a line break).
     package static func appendField(_ field: String, to out: inout [UInt8]) {
         guard needsQuotes(field) else {
-            out.appendUTF8(of: field)
+            // One copy from the string's contiguous storage when it has one (native strings do).
+            let copied: Void? = field.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+            if copied == nil { out.append(contentsOf: field.utf8) }
             return
         }
         out.append(UInt8(ascii: "\""))
@@ -21,7 +21,12 @@ extension CSV {
 
     /// Whether `field` holds `,`, `"`, CR or LF (ASCII bytes never occur inside a multi-byte UTF-8 sequence).
     static func needsQuotes(_ field: String) -> Bool {
-        field.anyUTF8Byte { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+        func special(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 0x0A || byte == 0x0D
+        }
+        // Over the string's contiguous storage when it has one: far cheaper than iterating `utf8` by index.
+        if let found = field.utf8.withContiguousStorageIfAvailable({ $0.contains(where: special) }) { return found }
+        return field.utf8.contains(where: special)
     }
 
     /// Appends the decimal digits of `value` (`-` first when negative).
@@ -97,7 +102,7 @@ extension CSV {
     /// The ten columns `attempts.csv` and `calls.csv` open with: device, launch, call id,
     /// endpoint, a count, the three times and the two spans, each followed by a comma.
     static func appendTimedColumns(
-        device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, count: Int, intendedStart: Double,
+        device: String, launch: Int, callId: UInt64, endpoint: ContractEndpoint, count: Int, intendedStart: Double,
         start: Double, end: Double, to out: inout [UInt8]
     ) {
         let comma = UInt8(ascii: ",")

@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -35,7 +34,7 @@ package enum AttemptClassification {
     /// (``ContractBodyShape``: `200 {}` on `/sdk/events`, a `/match` without `matched`). The SDK
     /// takes such a body as a miss or ignores it, so without this check a server or proxy that
     /// answers 200 with anything would pass as healthy.
-    package static func isOffContract(endpoint: OptoLinkEndpoint, status: Int, body: Data) -> Bool {
+    package static func isOffContract(endpoint: ContractEndpoint, status: Int, body: Data) -> Bool {
         guard status == ContractStatus.success(of: endpoint) else { return false }
         func isContent(_ byte: UInt8) -> Bool { byte != 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D }
         guard let first = body.firstIndex(where: isContent), let last = body.lastIndex(where: isContent),
@@ -72,7 +71,7 @@ package enum AttemptClassification {
     /// The `opl_corr` property of an events body, else `nil`: read from the parsed JSON, so a
     /// property key that merely ends in `"opl_corr` (or a value that contains it) cannot stand in.
     /// The SDK's own bodies are read by ``CorrelationScanner``; any other shape by `JSONSerialization`.
-    package static func correlationId(endpoint: OptoLinkEndpoint, body: Data?) -> String? {
+    package static func correlationId(endpoint: ContractEndpoint, body: Data?) -> String? {
         guard endpoint == .events, let body else { return nil }
         if case .found(let value) = CorrelationScanner.scan(body) { return value }
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
@@ -81,15 +80,4 @@ package enum AttemptClassification {
         return properties["opl_corr"] as? String
     }
 
-    /// Splits an instance label `<device>#<launch>` (launch 0 when absent).
-    package static func splitLabel(_ label: String?) -> (device: String, launch: Int) {
-        guard let label else { return ("?", 0) }
-        // On UTF-8 bytes: a `Character` search would run grapheme breaking over the label per attempt.
-        guard let hash = label.utf8.lastIndex(of: UInt8(ascii: "#")),
-            let launch = Int(label[label.utf8.index(after: hash)...])
-        else {
-            return (label, 0)
-        }
-        return (String(label[..<hash]), launch)
-    }
 }

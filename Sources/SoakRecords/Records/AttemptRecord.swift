@@ -1,5 +1,3 @@
-import OptoLink
-
 /// One HTTP attempt, as the recording middleware saw it. One row of `attempts.csv`.
 ///
 /// Times are seconds since the run started (monotonic clock).
@@ -10,7 +8,7 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
     package var launch: Int
     /// The SDK's call id within that launch's instance; (device, launch, callId) names a call.
     package var callId: UInt64
-    package var endpoint: OptoLinkEndpoint
+    package var endpoint: ContractEndpoint
     /// 1-based attempt number within the call.
     package var attempt: Int
     /// When the attempt should have started: the journey step's scheduled time for attempt 1
@@ -40,7 +38,7 @@ package struct AttemptRecord: Sendable, Codable, Equatable {
     package var offContract = false
 
     package init(
-        device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempt: Int,
+        device: String, launch: Int, callId: UInt64, endpoint: ContractEndpoint, attempt: Int,
         intendedStart: Double, actualStart: Double, end: Double, status: Int?, errorKind: AttemptErrorKind?,
         retryAfterSeconds: Int?, requestBytes: Int, responseBytes: Int, correlationId: String?,
         clientIP: String? = nil, tls: Double? = nil
@@ -69,7 +67,7 @@ package struct CallRecord: Sendable, Codable, Equatable {
     package var device: String
     package var launch: Int
     package var callId: UInt64
-    package var endpoint: OptoLinkEndpoint
+    package var endpoint: ContractEndpoint
     /// Number of HTTP attempts the call made.
     package var attempts: Int
     /// The journey step's scheduled time (seconds since run start).
@@ -87,7 +85,7 @@ package struct CallRecord: Sendable, Codable, Equatable {
     package var deviceId: String?
 
     package init(
-        device: String, launch: Int, callId: UInt64, endpoint: OptoLinkEndpoint, attempts: Int,
+        device: String, launch: Int, callId: UInt64, endpoint: ContractEndpoint, attempts: Int,
         intendedStart: Double, start: Double, end: Double, outcome: CallOutcome, finalStatus: Int?,
         correlationId: String?, deviceId: String? = nil
     ) {

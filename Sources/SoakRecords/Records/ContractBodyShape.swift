@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 
 /// The shape of each endpoint's success body in the wire contract (docs/CONTRACT.md §1): its
 /// required keys and their JSON types. A body that does not fit is `off_contract`.
@@ -19,7 +18,7 @@ package enum ContractBodyShape {
     /// Whether `body` (already known to be `{…}`) fits `endpoint`'s success shape. The bodies the
     /// contract fixes byte for byte (`{"ok":true}`, `{"cleared":true}`) are compared, not parsed:
     /// events are most of a run's attempts.
-    package static func fits(_ endpoint: OptoLinkEndpoint, body: Data) -> Bool {
+    package static func fits(_ endpoint: ContractEndpoint, body: Data) -> Bool {
         if endpoint == .events, body.elementsEqual(okBody) { return true }
         if endpoint == .identityClear, body.elementsEqual(clearedBody) { return true }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else { return false }

@@ -1,5 +1,3 @@
-import OptoLink
-
 /// Which answers the contract expects from each endpoint (CONTRACT §1), for `http.failed`:
 /// k6's idea of a failed request, with the contract as the list of expected statuses.
 ///
@@ -14,23 +12,23 @@ import OptoLink
 /// the client cancelled (the run stopping, a launch ending) is neither.
 package enum ContractStatus {
     /// The success status of `endpoint`.
-    package static func success(of endpoint: OptoLinkEndpoint) -> Int {
+    package static func success(of endpoint: ContractEndpoint) -> Int {
         endpoint == .match ? 201 : 200
     }
 
     /// Whether the contract expects `status` from `endpoint`.
-    package static func isExpected(_ status: Int, from endpoint: OptoLinkEndpoint) -> Bool {
+    package static func isExpected(_ status: Int, from endpoint: ContractEndpoint) -> Bool {
         status == 429 || status == success(of: endpoint)
     }
 
     /// Whether an attempt failed: an unexpected status, or no response that the client did not cancel.
-    package static func isFailed(status: Int?, errorKind: AttemptErrorKind?, endpoint: OptoLinkEndpoint) -> Bool {
+    package static func isFailed(status: Int?, errorKind: AttemptErrorKind?, endpoint: ContractEndpoint) -> Bool {
         if let status { return !isExpected(status, from: endpoint) }
         return errorKind?.isCancellation != true
     }
 
     /// Failed attempts in a `byStatus` map (status text or error kind → count).
-    package static func failedCount(_ byStatus: [String: Int], endpoint: OptoLinkEndpoint) -> Int {
+    package static func failedCount(_ byStatus: [String: Int], endpoint: ContractEndpoint) -> Int {
         byStatus.reduce(0) { sum, entry in
             let failed =
                 Int(entry.key).map { !isExpected($0, from: endpoint) }

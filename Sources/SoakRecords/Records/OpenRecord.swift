@@ -1,5 +1,3 @@
-import OptoLink
-
 /// One `open` step as the recorder counts it.
 package struct OpenRecord: Sendable, Equatable {
     /// When `handle(url:)` was called, seconds since the run's start.
@@ -18,22 +16,6 @@ package struct OpenRecord: Sendable, Equatable {
         self.outcome = outcome
         self.universal = universal
         self.routeCache = routeCache
-    }
-}
-
-extension OpenOutcome {
-    /// The outcome of an open whose wait ended with `link` (`nil`: nothing came); `cut` when the
-    /// run's end stopped the wait.
-    package init(_ link: OptoLinkData?, cut: Bool) {
-        guard let link else {
-            self = cut ? .cancelledByRun : .timedOut
-            return
-        }
-        switch link.source {
-        case .resolved, .deferred: self = .resolved
-        case .cached: self = .cached
-        case .raw: self = .raw
-        }
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 import SoakRecords
 import SoakVerdicts
 
@@ -81,7 +80,7 @@ struct ReportSeries {
     }
 
     static func latencyOverTime(_ attempts: [AttemptRecord], interval: Double) -> [Latency] {
-        var cells: [OptoLinkEndpoint: [Int: [Double]]] = [:]
+        var cells: [ContractEndpoint: [Int: [Double]]] = [:]
         // Times a hand-edited or damaged CSV can hold (nan, inf, 1e300) are left out of the chart.
         for a in attempts
         where a.status != nil && RunSeconds.isPlausible(a.actualStart) && RunSeconds.isPlausible(a.end) {

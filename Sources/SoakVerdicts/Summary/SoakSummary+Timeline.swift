@@ -1,5 +1,4 @@
 import Foundation
-import OptoLinkStaging
 import SoakSupport
 import SoakRecords
 
@@ -55,13 +54,13 @@ extension SoakSummary {
         /// Resident bytes of the soak process (`VmRSS`).
         package var bytes: Int
         /// With the embedded emulator: what it held at that moment (absent otherwise).
-        package var emulator: StagingRetained? = nil
+        package var emulator: EmulatorRetained? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(
             t: Double,
             bytes: Int,
-            emulator: StagingRetained? = nil
+            emulator: EmulatorRetained? = nil
         ) {
             self.t = t
             self.bytes = bytes

@@ -1,5 +1,4 @@
 import Foundation
-import OptoLinkStaging
 import SoakSupport
 import SoakRecords
 

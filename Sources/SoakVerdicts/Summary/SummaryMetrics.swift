@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// Flattens a summary into the metric names thresholds use (latencies in seconds):
@@ -17,7 +16,7 @@ package enum SummaryMetrics {
 
     /// Every metric name ``build(_:)`` can produce.
     static var patterns: [MetricPattern] {
-        let endpoints = MetricPatternPart.cases(of: OptoLinkEndpoint.self)
+        let endpoints = MetricPatternPart.cases(of: ContractEndpoint.self)
         let statistics = MetricPatternPart.oneOf(statistics)
         return [
             MetricPattern("http", ["requests", "calls", "errors", "failed", "429"]),
@@ -63,7 +62,7 @@ package enum SummaryMetrics {
         if RSSGrowth.growthMiBPerHour(s.rss) == nil {
             result["rss.growth_mb_per_hour"] = "fewer than 3 RSS samples in the second half of the run"
         }
-        for endpoint in OptoLinkEndpoint.allCases where (s.endpoints[endpoint.rawValue]?.attempts ?? 0) == 0 {
+        for endpoint in ContractEndpoint.allCases where (s.endpoints[endpoint.rawValue]?.attempts ?? 0) == 0 {
             result[endpoint.rawValue] = "no \(endpoint.rawValue) request was made"
         }
         return result
@@ -162,7 +161,7 @@ package enum SummaryMetrics {
             m["\(name).errors"] = Double(errors)
             m["\(name).429"] = Double(e.byStatus["429"] ?? 0)
             let endpointFailed =
-                (OptoLinkEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0)
+                (ContractEndpoint(rawValue: name).map { ContractStatus.failedCount(e.byStatus, endpoint: $0) } ?? 0)
                 + (e.offContractResponses ?? 0)
             m["\(name).failed"] = Double(endpointFailed)
             failed += endpointFailed

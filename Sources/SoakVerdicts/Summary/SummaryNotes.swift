@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// Explanations a run derives from its own records for the summary's `notes`: numbers that
@@ -22,7 +21,7 @@ package enum SummaryNotes {
     /// The same notes built from a stream of records in any order (`merge` feeds it the
     /// shards' records as they stream past); keeps counts and device sets only.
     package struct Builder {
-        private var ended: [OptoLinkEndpoint: Int] = [:]
+        private var ended: [ContractEndpoint: Int] = [:]
         private var sessionRateLimited = Set<String>()
         private var events404 = Set<String>()
 

@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// Attribution accuracy: the link each virtual device clicked before install against the
@@ -68,10 +67,12 @@ package struct AttributionVerdict: Verdict {
 
     package static let key = "attribution"
 
-    /// Every match method the contract knows, plus `UNKNOWN` for a method the SDK reported that is not one.
-    package static let methods: [String] = [
-        MatchMethod.clipboard, .installReferrer, .fingerprintExact, .fingerprintScored, .ipFuzzy, .direct, .none,
-    ].map(\.rawValue)
+    /// Every match method the contract knows (docs/CONTRACT.md, `/match`'s `matchMethod`), as on the
+    /// wire; `UNKNOWN` counts a method the SDK reported that is not one. Listed from the contract,
+    /// not taken from the SDK it judges.
+    package static let methods = [
+        "CLIPBOARD", "INSTALL_REFERRER", "FINGERPRINT_EXACT", "FINGERPRINT_SCORED", "IP_FUZZY", "DIRECT", "NONE",
+    ]
 
     static let countNames = ["devices", "correct", "wrong_link", "missed", "false_positive", "organic"]
     static let rateNames = ["correct_rate", "precision"]

@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// Back-off adherence: did each retry wait what the contract says after the attempt before it
@@ -50,7 +49,7 @@ package struct BackoffVerdict: Verdict {
         package var device: String
         package var launch: Int
         package var callId: UInt64
-        package var endpoint: OptoLinkEndpoint
+        package var endpoint: ContractEndpoint
         /// The retry's attempt number (2 = first retry).
         package var attempt: Int
         /// What the retry waited for.

@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// The retry matrix and back-off table of docs/CONTRACT.md §2, re-derived here from the contract
@@ -53,7 +52,7 @@ enum ContractRetryExpectation {
         }
     }
 
-    package static func column(of endpoint: OptoLinkEndpoint) -> Column {
+    package static func column(of endpoint: ContractEndpoint) -> Column {
         switch endpoint {
         case .match, .data: .repeatSafe
         case .identity, .identityClear, .events: .telemetry
@@ -62,7 +61,7 @@ enum ContractRetryExpectation {
     }
 
     /// Whether the matrix requires a retry (budget permitting) after this outcome.
-    static func requiresRetry(after outcome: Outcome, endpoint: OptoLinkEndpoint) -> Bool {
+    static func requiresRetry(after outcome: Outcome, endpoint: ContractEndpoint) -> Bool {
         let column = column(of: endpoint)
         if column == .session { return false }
         switch outcome {

@@ -1,4 +1,4 @@
-import OptoLink
+import SoakRecords
 
 /// Which endpoints feed one declared rate-limit bucket, from the bucket's name in the profile.
 ///
@@ -9,16 +9,16 @@ import OptoLink
 package enum LimitBucket {
     /// The endpoints of a bucket name, in declaration order.
     /// - Throws: ``VerdictsConfigurationError/unknownBucket(_:)`` for a name that maps to no endpoint.
-    package static func endpoints(of name: String) throws -> [OptoLinkEndpoint] {
+    package static func endpoints(of name: String) throws -> [ContractEndpoint] {
         switch name {
         case "match": return [.match]
         case "data": return [.data]
         case "events": return [.events]
         case "session_identity", "sdk", "session+identity": return [.session, .identity, .identityClear]
         default:
-            var result: [OptoLinkEndpoint] = []
+            var result: [ContractEndpoint] = []
             for part in name.split(separator: "+") {
-                guard let endpoint = OptoLinkEndpoint(rawValue: String(part)) else {
+                guard let endpoint = ContractEndpoint(rawValue: String(part)) else {
                     throw VerdictsConfigurationError.unknownBucket(name)
                 }
                 result.append(endpoint)

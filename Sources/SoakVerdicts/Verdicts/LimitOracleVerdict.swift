@@ -1,4 +1,3 @@
-import OptoLink
 import SoakSupport
 import SoakRecords
 
@@ -39,7 +38,7 @@ package struct LimitOracleVerdict: Verdict {
     /// The verdict for one declared bucket.
     package struct Bucket: Sendable, Codable, Equatable {
         package var declared: DeclaredLimit
-        package var endpoints: [OptoLinkEndpoint]
+        package var endpoints: [ContractEndpoint]
         /// Distinct bucket keys seen (client IPs, or 1 for the API key).
         package var keys = 0
         /// Fixed windows opened (0 for the sliding window).
@@ -79,7 +78,7 @@ package struct LimitOracleVerdict: Verdict {
         /// The first findings, at most the profile's offender count.
         package var examples: [Finding] = []
 
-        init(declared: DeclaredLimit, endpoints: [OptoLinkEndpoint]) {
+        init(declared: DeclaredLimit, endpoints: [ContractEndpoint]) {
             self.declared = declared
             self.endpoints = endpoints
         }
@@ -93,7 +92,7 @@ package struct LimitOracleVerdict: Verdict {
         package init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             declared = try c.decode(DeclaredLimit.self, forKey: .declared)
-            endpoints = try c.decode([OptoLinkEndpoint].self, forKey: .endpoints)
+            endpoints = try c.decode([ContractEndpoint].self, forKey: .endpoints)
             keys = try c.decode(Int.self, forKey: .keys)
             windows = try c.decode(Int.self, forKey: .windows)
             accepted = try c.decode(Int.self, forKey: .accepted)
@@ -216,7 +215,7 @@ package struct LimitOracleVerdict: Verdict {
 
         let configuration: VerdictsConfiguration
         let horizon: Double
-        var buckets: [(name: String, declared: DeclaredLimit, endpoints: [OptoLinkEndpoint])] = []
+        var buckets: [(name: String, declared: DeclaredLimit, endpoints: [ContractEndpoint])] = []
         var errors: [String] = []
         var replays: [LimitReplay] = []
         /// Per bucket: the fit of its answers to each limiter family.

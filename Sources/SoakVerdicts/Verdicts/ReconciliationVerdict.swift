@@ -1,5 +1,3 @@
-import OptoLink
-import OptoLinkStaging
 import SoakSupport
 import SoakRecords
 
@@ -72,8 +70,8 @@ package struct ReconciliationVerdict: Verdict {
     /// - Parameter deviceIds: virtual device → SDK `deviceId`, used for calls whose launch's
     ///   `deviceId` is not on the record.
     package static func evaluate(
-        calls: [CallRecord], ledger: [StagingLedgerEntry]?, deviceIds: [String: String], runStartEpoch: Double,
-        edgeToleranceSeconds: Double, launchDeviceIds: [String: String] = [:]
+        calls: [CallRecord], ledger: [LedgerRow]?, deviceIds: [String: String], runStartEpoch: Double,
+        edgeToleranceSeconds: Double, launchDeviceIds: [DeviceLaunch: String] = [:]
     ) -> ReconciliationVerdict {
         Verdicts.run(
             Self.self, calls: calls,
@@ -92,7 +90,7 @@ package struct ReconciliationVerdict: Verdict {
     }
 
     /// The endpoints that write to the server's ledger.
-    static let writeEndpoints: [OptoLinkEndpoint] = OptoLinkEndpoint.allCases.filter { $0.retryClass != .repeatSafe }
+    static let writeEndpoints = ContractEndpoint.allCases.filter(\.writesLedger)
 
     /// The per-endpoint counts, as metric suffixes.
     static let countNames = ReconcileOutcome.allCases.map(\.rawValue) + ["duplicate_writes", "unexpected"]
@@ -169,7 +167,7 @@ package struct ReconciliationVerdict: Verdict {
         var groups: [WriteGroup: GroupState] = [:]
         /// `deviceId`s of calls seen, with the latest call end (pruned a horizon after it).
         var knownDeviceIds: [String: Double] = [:]
-        var joins: [OptoLinkEndpoint: Set<String>] = [:]
+        var joins: [ContractEndpoint: Set<String>] = [:]
         /// The latest stream time of the calls and attempts seen (run seconds). Ledger rows do not
         /// move it: the server's clock may be skewed (a remote ledger) or not the run's (a test's
         /// virtual clock), so a row waits a horizon of the *calls'* time before it is judged.
@@ -178,7 +176,7 @@ package struct ReconciliationVerdict: Verdict {
 
         /// Calls of one endpoint from one SDK `deviceId` (`nil`: unknown, compared as one group).
         struct WriteGroup: Hashable {
-            package var endpoint: OptoLinkEndpoint
+            package var endpoint: ContractEndpoint
             package var deviceId: String?
         }
 
@@ -222,8 +220,8 @@ package struct ReconciliationVerdict: Verdict {
             }
         }
 
-        private mutating func take(_ entry: StagingLedgerEntry) {
-            guard let endpoint = OptoLinkEndpoint(rawValue: entry.endpoint) else {
+        private mutating func take(_ entry: LedgerRow) {
+            guard let endpoint = ContractEndpoint(rawValue: entry.endpoint) else {
                 ignored += 1
                 return
             }
@@ -263,7 +261,7 @@ package struct ReconciliationVerdict: Verdict {
                 return
             }
             let deviceId =
-                call.deviceId ?? context.launchDeviceIds["\(call.device)#\(call.launch)"]
+                call.deviceId ?? context.launchDeviceIds[CallKey(call).deviceLaunch]
                 ?? context.deviceIds[call.device]
             groups[
                 WriteGroup(endpoint: call.endpoint, deviceId: deviceId ?? learnt[call.device]), default: GroupState()
@@ -284,7 +282,7 @@ package struct ReconciliationVerdict: Verdict {
         /// Judges event calls that ended before `cutoff`, shares out rows older than `cutoff`, and
         /// judges the writes that ended before it.
         private mutating func settle(before cutoff: Double) {
-            var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
+            var events = endpoints[ContractEndpoint.events.rawValue] ?? EndpointCounts()
             while pendingHead < pendingEvents.count, pendingEvents[pendingHead].end < cutoff {
                 let call = pendingEvents[pendingHead]
                 pendingHead += 1
@@ -309,7 +307,7 @@ package struct ReconciliationVerdict: Verdict {
                 correlated.removeValue(forKey: key)
                 if runIds.contains(key.run) { events.unexpected += entry.rows } else { ignored += entry.rows }
             }
-            endpoints[OptoLinkEndpoint.events.rawValue] = events
+            endpoints[ContractEndpoint.events.rawValue] = events
             if cutoff.isFinite { knownDeviceIds = knownDeviceIds.filter { $0.value >= cutoff - horizon } }
             shareOut(rowsBefore: cutoff, writesBefore: cutoff)
         }
@@ -359,9 +357,9 @@ package struct ReconciliationVerdict: Verdict {
         package mutating func finish() -> ReconciliationVerdict {
             guard context.ledgerAvailable else { return .notAvailable }
             settle(before: .infinity)
-            var events = endpoints[OptoLinkEndpoint.events.rawValue] ?? EndpointCounts()
+            var events = endpoints[ContractEndpoint.events.rawValue] ?? EndpointCounts()
             events.joinedBy = "correlation_id"
-            endpoints[OptoLinkEndpoint.events.rawValue] = events
+            endpoints[ContractEndpoint.events.rawValue] = events
             for (endpoint, how) in joins {
                 endpoints[endpoint.rawValue]?.joinedBy = ["device", "endpoint_total"].filter(how.contains)
                     .joined(separator: "+")

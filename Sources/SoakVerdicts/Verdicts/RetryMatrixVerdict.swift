@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 
 /// Retry-matrix audit: did every call retry exactly where docs/CONTRACT.md §2's matrix says, within
@@ -28,7 +27,7 @@ package struct RetryMatrixVerdict: Verdict {
         package var device: String
         package var launch: Int
         package var callId: UInt64
-        package var endpoint: OptoLinkEndpoint
+        package var endpoint: ContractEndpoint
         package var attempt: Int
         package var status: Int?
         package var errorKind: AttemptErrorKind?
@@ -63,7 +62,7 @@ package struct RetryMatrixVerdict: Verdict {
         [
             MetricPattern("retry", ["calls", "violations", "cut_short", "inconsistent_calls", "retried_calls"]),
             MetricPattern("retry", "violations", .cases(of: Kind.self)),
-            MetricPattern("retry", .cases(of: OptoLinkEndpoint.self), "violations"),
+            MetricPattern("retry", .cases(of: ContractEndpoint.self), "violations"),
             MetricPattern("retry", "attempts_per_call", "max"),
         ]
     }
@@ -84,7 +83,7 @@ package struct RetryMatrixVerdict: Verdict {
         package var ownGroups = CallGroups()
         var calls = 0
         /// Endpoint → attempts per call → calls; counted by integers per call, named at the end.
-        var histogram: [OptoLinkEndpoint: [Int: Int]] = [:]
+        var histogram: [ContractEndpoint: [Int: Int]] = [:]
         var byKind: [String: Int] = [:]
         var byEndpoint: [String: Int] = [:]
         var violations = 0
@@ -126,7 +125,7 @@ package struct RetryMatrixVerdict: Verdict {
         }
 
         /// The attempts-per-call histogram as the report names it: endpoint name → count as text → calls.
-        static func named(_ histogram: [OptoLinkEndpoint: [Int: Int]]) -> [String: [String: Int]] {
+        static func named(_ histogram: [ContractEndpoint: [Int: Int]]) -> [String: [String: Int]] {
             var named: [String: [String: Int]] = [:]
             for (endpoint, counts) in histogram {
                 for (attempts, calls) in counts {
@@ -198,7 +197,7 @@ package struct RetryMatrixVerdict: Verdict {
     }
 
     /// The violation a retry after `outcome` is, or `nil` when the matrix permits it.
-    static func forbiddenRetryKind(after outcome: ContractRetryExpectation.Outcome, endpoint: OptoLinkEndpoint) -> Kind?
+    static func forbiddenRetryKind(after outcome: ContractRetryExpectation.Outcome, endpoint: ContractEndpoint) -> Kind?
     {
         let column = ContractRetryExpectation.column(of: endpoint)
         if column == .session { return .retriedSession }
@@ -216,7 +215,7 @@ package struct RetryMatrixVerdict: Verdict {
         for kind in Kind.allCases {
             metrics["retry.violations.\(kind.rawValue)"] = Double(violationsByKind[kind.rawValue] ?? 0)
         }
-        for endpoint in OptoLinkEndpoint.allCases {
+        for endpoint in ContractEndpoint.allCases {
             metrics["retry.\(endpoint.rawValue).violations"] = Double(violationsByEndpoint[endpoint.rawValue] ?? 0)
         }
         metrics["retry.cut_short"] = Double(cutShort)

@@ -1,4 +1,3 @@
-import OptoLinkStaging
 import SoakRecords
 
 /// One judgement over a run: a single pass over the run's records in time order, then a
@@ -60,7 +59,7 @@ package enum RunRecord: Sendable, Equatable {
     /// One row of the server's ledger; its stream time is its arrival (`arrivedAt` minus the
     /// run's start). Rows may come live, in time order with the rest, or all at the end (a
     /// remote backend's `--ledger FILE`); see ``VerdictContext/horizonSeconds``.
-    case ledger(StagingLedgerEntry)
+    case ledger(LedgerRow)
 }
 
 /// What a pass may know besides the records: the profile's `expect` section, the SDK's retry
@@ -70,7 +69,7 @@ package struct VerdictContext: Sendable {
     /// The SDK's `maxRetries` (docs/CONTRACT.md §2: default 2, so at most 3 attempts per call).
     package var maxRetries: Int
     /// The server's ledger of accepted writes known before the pass starts, or `nil`.
-    package var ledger: [StagingLedgerEntry]?
+    package var ledger: [LedgerRow]?
     /// Whether ledger rows come in the stream as ``RunRecord/ledger(_:)`` records (the ledger
     /// is then available even when ``ledger`` is `nil`).
     package var ledgerStreamed: Bool
@@ -87,8 +86,8 @@ package struct VerdictContext: Sendable {
     package var runStartEpoch: Double
     /// Virtual device → SDK `deviceId` of its latest install (see ``VerdictInputs/deviceIds``).
     package var deviceIds: [String: String]
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    package var launchDeviceIds: [String: String]
+    /// The SDK `deviceId` each launch used (a reinstall changes it).
+    package var launchDeviceIds: [DeviceLaunch: String]
     /// Whether every rate-limit bucket is known to be empty when the run starts: the run's own
     /// embedded emulator, started for it. Then no 429 can be use of a bucket before the run, and
     /// the limit oracle judges one that too few of the run's hits explain as too strict, whatever
@@ -97,8 +96,8 @@ package struct VerdictContext: Sendable {
 
     package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,
-        ledger: [StagingLedgerEntry]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
-        launchDeviceIds: [String: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
+        ledger: [LedgerRow]? = nil, runStartEpoch: Double = 0, deviceIds: [String: String] = [:],
+        launchDeviceIds: [DeviceLaunch: String] = [:], ledgerStreamed: Bool = false, ledgerLive: Bool = false,
         horizonSeconds: Double = .infinity
     ) {
         self.ledgerLive = ledgerLive

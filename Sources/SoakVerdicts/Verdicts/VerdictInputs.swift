@@ -1,4 +1,3 @@
-import OptoLinkStaging
 import SoakRecords
 
 /// Everything the verdicts judge when a run's records are held in memory: the recorder's rows,
@@ -11,7 +10,7 @@ package struct VerdictInputs: Sendable {
     package var calls: [CallRecord]
     /// The server's ledger of accepted writes, or `nil` when none is available (a real
     /// backend without `--ledger FILE`): reconciliation then reports "not available".
-    package var ledger: [StagingLedgerEntry]?
+    package var ledger: [LedgerRow]?
     package var attribution: [AttributionRecord]
     package var configuration: VerdictsConfiguration
     /// The SDK's `maxRetries` for the run (docs/CONTRACT.md §2: default 2, so at most 3 attempts).
@@ -20,19 +19,19 @@ package struct VerdictInputs: Sendable {
     package var runStartEpoch: Double
     /// Virtual device → the SDK's persisted `deviceId` of its latest install.
     package var deviceIds: [String: String]
-    /// `<device>#<launch>` → the SDK `deviceId` that launch used (a reinstall changes it).
-    package var launchDeviceIds: [String: String]
+    /// The SDK `deviceId` each launch used (a reinstall changes it).
+    package var launchDeviceIds: [DeviceLaunch: String]
 
     package init(
         attempts: [AttemptRecord],
         calls: [CallRecord],
-        ledger: [StagingLedgerEntry]?,
+        ledger: [LedgerRow]?,
         attribution: [AttributionRecord] = [],
         configuration: VerdictsConfiguration = VerdictsConfiguration(),
         maxRetries: Int = 2,
         runStartEpoch: Double = 0,
         deviceIds: [String: String] = [:],
-        launchDeviceIds: [String: String] = [:]
+        launchDeviceIds: [DeviceLaunch: String] = [:]
     ) {
         self.attempts = attempts
         self.calls = calls

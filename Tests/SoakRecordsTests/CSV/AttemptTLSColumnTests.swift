@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 import SoakRecords
 import Testing
 

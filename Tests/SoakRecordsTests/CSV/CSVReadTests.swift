@@ -1,5 +1,4 @@
 import Foundation
-import OptoLink
 import Testing
 
 @testable import SoakRecords
@@ -249,7 +248,7 @@ struct CSVReadTests {
         let some = rng.next() % 2 == 0
         return AttemptRecord(
             device: pick(hostile, &rng), launch: pick([0, 1, 7, -3, Int.max, Int.min], &rng),
-            callId: pick([0, 1, 99, UInt64.max], &rng), endpoint: pick(OptoLinkEndpoint.allCases, &rng),
+            callId: pick([0, 1, 99, UInt64.max], &rng), endpoint: pick(ContractEndpoint.allCases, &rng),
             attempt: Int(rng.next() % 5), intendedStart: time(&rng), actualStart: time(&rng), end: time(&rng),
             status: some ? pick([200, 201, 429, 503, -1], &rng) : nil,
             errorKind: some ? nil : pick(AttemptErrorKind.allCases, &rng),
@@ -261,7 +260,7 @@ struct CSVReadTests {
     static func call(_ rng: inout SeededRandom) -> CallRecord {
         CallRecord(
             device: pick(hostile, &rng), launch: Int(rng.next() % 9), callId: rng.next(),
-            endpoint: pick(OptoLinkEndpoint.allCases, &rng), attempts: Int(rng.next() % 4),
+            endpoint: pick(ContractEndpoint.allCases, &rng), attempts: Int(rng.next() % 4),
             intendedStart: time(&rng), start: time(&rng), end: time(&rng), outcome: pick(CallOutcome.allCases, &rng),
             finalStatus: rng.next() % 2 == 0 ? 201 : nil,
             correlationId: rng.next() % 2 == 0 ? pick(hostile, &rng) : nil,

@@ -1,6 +1,4 @@
 import Foundation
-import OptoLink
-import OptoLinkStaging
 import Testing
 
 @testable import SoakRecords
@@ -37,9 +35,9 @@ import Testing
     /// with a colon, sequences `7`, `007`, `+7` and `-7` of one device (four different ids), two
     /// calls sharing one id, an id that is not one, a row of this run no call made and a row of
     /// another run with the same device and sequence.
-    static func oddIds(copies: Int) -> (calls: [CallRecord], ledger: [StagingLedgerEntry]) {
+    static func oddIds(copies: Int) -> (calls: [CallRecord], ledger: [LedgerRow]) {
         var calls: [CallRecord] = []
-        var ledger: [StagingLedgerEntry] = []
+        var ledger: [LedgerRow] = []
         for copy in 0..<copies {
             let t = Double(copy) * 20
             let d = "d\(copy)"
@@ -52,7 +50,7 @@ import Testing
             }
             func row(_ corr: String, at time: Double) {
                 ledger.append(
-                    StagingLedgerEntry(
+                    LedgerRow(
                         sequence: ledger.count + 1, arrivedAt: runStart + t + time, endpoint: "events",
                         deviceId: "uuid-\(d)", apiKeySuffix: "client", eventName: "purchase",
                         properties: ["opl_corr": corr]))

@@ -1,6 +1,4 @@
 import Foundation
-import OptoLink
-import OptoLinkStaging
 import Testing
 
 @testable import SoakRecords
@@ -20,7 +18,7 @@ import Testing
     struct SyntheticRun {
         var attempts: [AttemptRecord] = []
         var calls: [CallRecord] = []
-        var ledger: [StagingLedgerEntry] = []
+        var ledger: [LedgerRow] = []
         var attribution: [AttributionRecord] = []
 
         init(seconds: Int, perSecond: Int) {
@@ -30,7 +28,7 @@ import Testing
             func row(_ time: Double, _ endpoint: String, _ deviceId: String, corr: String? = nil) {
                 sequence += 1
                 ledger.append(
-                    StagingLedgerEntry(
+                    LedgerRow(
                         sequence: sequence, arrivedAt: StreamingVerdictTests.epoch + time, endpoint: endpoint,
                         deviceId: deviceId, apiKeySuffix: "client", eventName: corr == nil ? nil : "purchase",
                         properties: corr.map { ["opl_corr": $0] }))
@@ -44,7 +42,7 @@ import Testing
                     let deviceId = "id-\(device)-\(launch)"
                     let t = Double(second) + Double(slot) / Double(perSecond)
                     func attempt(
-                        _ endpoint: OptoLinkEndpoint, _ number: Int, _ start: Double, _ end: Double, _ status: Int?,
+                        _ endpoint: ContractEndpoint, _ number: Int, _ start: Double, _ end: Double, _ status: Int?,
                         retryAfter: Int? = nil, corr: String? = nil, ip: String? = nil
                     ) -> AttemptRecord {
                         AttemptRecord(
@@ -54,7 +52,7 @@ import Testing
                             responseBytes: 10, correlationId: corr, clientIP: ip)
                     }
                     func call(
-                        _ endpoint: OptoLinkEndpoint, _ count: Int, _ end: Double, ok: Bool, status: Int?, corr: String?
+                        _ endpoint: ContractEndpoint, _ count: Int, _ end: Double, ok: Bool, status: Int?, corr: String?
                     ) {
                         calls.append(
                             CallRecord(
@@ -117,7 +115,7 @@ import Testing
             // Another run's row, and a write no call made: ignored and unexpected.
             sequence += 1
             ledger.append(
-                StagingLedgerEntry(
+                LedgerRow(
                     sequence: sequence, arrivedAt: StreamingVerdictTests.epoch + 5, endpoint: "events",
                     deviceId: "x", apiKeySuffix: "client", properties: ["opl_corr": "other:d1:1"]))
             row(7, "events", "id-d1-1", corr: "\(StreamingVerdictTests.runId):d1:999999")

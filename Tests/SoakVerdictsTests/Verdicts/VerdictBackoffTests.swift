@@ -1,4 +1,3 @@
-import OptoLink
 import Testing
 
 @testable import SoakVerdicts

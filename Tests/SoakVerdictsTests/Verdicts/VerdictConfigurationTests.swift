@@ -1,5 +1,5 @@
 import Foundation
-import OptoLink
+import SoakRecords
 import Testing
 
 @testable import SoakVerdicts
@@ -81,13 +81,13 @@ import Testing
     }
 
     @Test(arguments: [
-        ("match", [OptoLinkEndpoint.match]),
+        ("match", [ContractEndpoint.match]),
         ("events", [.events]),
         ("session_identity", [.session, .identity, .identityClear]),
         ("session+identity_clear", [.session, .identityClear]),
         ("sdk", [.session, .identity, .identityClear]),
     ])
-    func bucketNamesMapToEndpoints(name: String, endpoints: [OptoLinkEndpoint]) throws {
+    func bucketNamesMapToEndpoints(name: String, endpoints: [ContractEndpoint]) throws {
         #expect(try LimitBucket.endpoints(of: name) == endpoints)
     }
 }

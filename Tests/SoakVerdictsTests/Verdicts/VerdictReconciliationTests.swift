@@ -1,5 +1,3 @@
-import OptoLink
-import OptoLinkStaging
 import Testing
 
 @testable import SoakRecords
@@ -8,7 +6,7 @@ import SoakTestSupport
 
 @Suite struct VerdictReconciliationTests {
     func reconcile(
-        _ calls: [CallRecord], _ ledger: [StagingLedgerEntry]?, deviceIds: [String: String] = [:], runStart: Double = 0
+        _ calls: [CallRecord], _ ledger: [LedgerRow]?, deviceIds: [String: String] = [:], runStart: Double = 0
     ) -> ReconciliationVerdict {
         ReconciliationVerdict.evaluate(
             calls: calls, ledger: ledger, deviceIds: deviceIds, runStartEpoch: runStart, edgeToleranceSeconds: 0.05)

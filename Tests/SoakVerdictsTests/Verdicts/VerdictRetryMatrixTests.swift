@@ -1,4 +1,3 @@
-import OptoLink
 import Testing
 
 @testable import SoakRecords
@@ -37,7 +36,7 @@ import SoakTestSupport
     }
 
     @Test(arguments: [
-        (OptoLinkEndpoint.events, 500, RetryMatrixVerdict.Kind.retried5xxTelemetry),
+        (ContractEndpoint.events, 500, RetryMatrixVerdict.Kind.retried5xxTelemetry),
         (.identity, 503, .retried5xxTelemetry),
         (.identityClear, 502, .retried5xxTelemetry),
         (.session, 503, .retriedSession),
@@ -46,7 +45,7 @@ import SoakTestSupport
         (.events, 404, .retried4xx),
         (.data, 200, .retriedSuccess),
     ])
-    func forbiddenRetryIsCounted(endpoint: OptoLinkEndpoint, status: Int, kind: RetryMatrixVerdict.Kind) {
+    func forbiddenRetryIsCounted(endpoint: ContractEndpoint, status: Int, kind: RetryMatrixVerdict.Kind) {
         let attempts =
             Fixture.call(endpoint, call: 1, [.init(status: status, gapAfter: 1), .init(status: 200)])
             + Fixture.call(.match, call: 2, start: 100, [.init(status: 201)])

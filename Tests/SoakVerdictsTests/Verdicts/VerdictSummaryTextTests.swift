@@ -1,6 +1,4 @@
 import Foundation
-import OptoLink
-import OptoLinkStaging
 import Testing
 
 @testable import SoakRecords
@@ -67,7 +65,7 @@ import SoakTestSupport
             Fixture.call(.session, device: "d1", call: 1, [.init(status: 429, retryAfter: 3)])
             + Fixture.call(.events, device: "d1", call: 2, [.init(status: 404)])
             + Fixture.call(.events, device: "d2", call: 3, [.init(status: 404)])
-        func ended(_ endpoint: OptoLinkEndpoint, _ device: String, _ call: UInt64, _ status: Int) -> CallRecord {
+        func ended(_ endpoint: ContractEndpoint, _ device: String, _ call: UInt64, _ status: Int) -> CallRecord {
             var record = Fixture.callRecord(endpoint, device: device, call: call, outcome: .apiError)
             record.finalStatus = status
             return record

@@ -1,29 +1,6 @@
 import SoakSupport
 import SoakRecords
 
-/// Names one public SDK call across the run: (virtual device, launch, call id).
-package struct CallKey: Hashable, Comparable, Sendable {
-    package var device: String
-    package var launch: Int
-    package var callId: UInt64
-
-    package init(_ attempt: AttemptRecord) {
-        device = attempt.device
-        launch = attempt.launch
-        callId = attempt.callId
-    }
-
-    package init(_ call: CallRecord) {
-        device = call.device
-        launch = call.launch
-        callId = call.callId
-    }
-
-    package static func < (lhs: CallKey, rhs: CallKey) -> Bool {
-        (lhs.device, lhs.launch, lhs.callId) < (rhs.device, rhs.launch, rhs.callId)
-    }
-}
-
 /// The attempts of each call still open in a time-ordered stream: a call's attempts are
 /// collected until its call record arrives, then handed over and forgotten.
 package struct CallGroups {
