@@ -9,7 +9,7 @@ struct SubcommandRegistryTests {
     @Test("every registered subcommand is reached by name and answers --help with its usage")
     func everySubcommandIsReachable() throws {
         let names = SoakCommandLine.subcommands.map { $0.name }
-        #expect(names == ["run", "serve", "bench", "compare", "merge"])
+        #expect(names == ["run", "serve", "bench", "compare", "merge", "capacity"])
         #expect(Set(names).count == names.count, "two subcommands share a name")
         for command in SoakCommandLine.subcommands {
             #expect(try SoakCommandLine.parse([command.name, "--help"]) == .help(command.usage))
