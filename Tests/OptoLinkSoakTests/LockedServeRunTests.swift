@@ -27,7 +27,7 @@ struct LockedServeRunTests {
         let file: URL
         var baseURL: URL { server.baseURL }
         var kind: String { "remote" }
-        func ledger() async throws -> [StagingLedgerEntry]? {
+        func ledger() async throws -> [LedgerRow]? {
             try server.writeLedger(to: file)
             return try await RemoteBackend(baseURL: baseURL, ledgerFile: file).ledger()
         }

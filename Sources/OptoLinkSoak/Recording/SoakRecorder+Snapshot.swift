@@ -52,8 +52,8 @@ extension SoakRecorder {
         }
     }
 
-    /// `<device>#<launch>` → the SDK `deviceId` of each launch still open (or with a call still open).
-    package var launchDeviceIds: [String: String] {
+    /// The SDK `deviceId` of each launch still open (or with a call still open).
+    package var launchDeviceIds: [DeviceLaunch: String] {
         state.withLock { s in
             applyQueued(in: &s)
             return s.calls.launchDeviceIds
