@@ -47,7 +47,8 @@ extension SoakRun {
             let (nativeClient, transport) = try makeTransport(transportKind, session: session)
             var runner = JourneyRunner(
                 recorder: recorder, timeline: timeline, transport: wrapTransport(transport), session: session,
-                clock: clock, control: control, baseURL: backend.baseURL, sdk: profile.sdk, runId: runId, linkIds: linkIds,
+                clock: clock, control: control, baseURL: backend.baseURL, sdk: profile.sdk, runId: runId,
+                linkIds: linkIds,
                 retryPolicy: retryPolicy)
             runner.extraHeaders = options.headers
             runner.forwardsSourceAddress = options.forwardedFor
