@@ -1,5 +1,5 @@
 /* Counts a process's heap allocations and prints the totals to stderr at exit.
- * Benchmarks/peers/before-after.py builds it (cc -O2 -shared -fPIC) and loads it with LD_PRELOAD
+ * Benchmarks/peers/binaries-ab.py builds it (cc -O2 -shared -fPIC) and loads it with LD_PRELOAD
  * to give heap allocations per request: a figure that, unlike CPU time, does not move with
  * the load of a shared machine. Counting only (glibc's allocator does the work). */
 #define _GNU_SOURCE

@@ -9,10 +9,10 @@ Heap allocations per request are counted too (`malloc-count.c` loaded with LD_PR
 compiler is present): the difference between a 3 s and a 6 s run of each binary, divided by the
 difference in requests. Unlike CPU time it does not move with the load of the machine.
 
-Usage: python3 Benchmarks/peers/before-after.py OLD_BINARY NEW_BINARY [MORE_BINARIES…] [SECONDS [ROUNDS]]
+Usage: python3 Benchmarks/peers/binaries-ab.py OLD_BINARY NEW_BINARY [MORE_BINARIES…] [SECONDS [ROUNDS]]
 A binary may carry extra `run` flags after an `@`, e.g. `.build/release/optolink-soak@--client-loops 1`.
 Prints one line per run and a JSON summary on stdout (the machine's load average included), and
-overwrites Benchmarks/results/before-after.json with that summary.
+overwrites Benchmarks/results/binaries-ab.json with that summary.
 """
 import csv
 import json
@@ -34,7 +34,7 @@ def main():
         sys.exit(__doc__)
     seconds = float(numbers[0]) if numbers else 10
     rounds = int(numbers[1]) if len(numbers) > 1 else 3
-    work = tempfile.mkdtemp(prefix="before-after-")
+    work = tempfile.mkdtemp(prefix="binaries-ab-")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = start_serve(binaries[1].split("@")[0], port)
@@ -83,7 +83,7 @@ def main():
                                mallocsPerRequest=allocations[b], runs=runs)
                        for b, runs in results.items()})
     print(json.dumps(summary, indent=2))
-    print(f"wrote {write_result('before-after', summary)}", file=sys.stderr)
+    print(f"wrote {write_result('binaries-ab', summary)}", file=sys.stderr)
 
 
 if __name__ == "__main__":
