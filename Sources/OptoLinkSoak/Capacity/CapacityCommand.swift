@@ -22,6 +22,9 @@ package enum CapacityCommand {
         /// The flags every probe passes on to `run` (backend, devices, seed, transport, processes),
         /// parsed and checked by `run`'s own parser.
         package var run = SoakRunOptions(profilePath: "")
+        /// When a probe counts the generator as saturated (not a flag: the defaults are the
+        /// documented ones; the library's callers and tests may set their own).
+        package var generatorLimits = CapacityGeneratorHealth.Limits()
         package init() {}
     }
 
@@ -100,10 +103,12 @@ package enum CapacityCommand {
         base.profilePath = options.profilePath
         base.baseURL = options.run.baseURL ?? backend?.baseURL
         guard let baseURL = base.baseURL else { return fail("capacity: no backend URL") }
-        let runner = CapacityProbeRunner(
+        var configured = CapacityProbeRunner(
             base: base, profile: profile, slo: slo, probeSeconds: probeSeconds, warmup: warmup,
             directory: directory.appendingPathComponent("probes", isDirectory: true),
             generatorCPUSeparate: options.run.processes != nil || options.run.baseURL != nil, log: log)
+        configured.limits = options.generatorLimits
+        let runner = configured
         let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
             number, name, reason in
             SignalTrap(signal: number) {
