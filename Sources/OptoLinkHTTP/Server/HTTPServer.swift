@@ -87,84 +87,104 @@ package final class HTTPServer: Sendable {
     package func start() throws {
         try state.withLock { (state: inout State) throws(HTTPServerError) in
             guard state.phase == .created else { throw .alreadyStarted }
-            let configuration = configuration
-            guard (0...65535).contains(configuration.port) else {
-                throw .invalidConfiguration("port \(configuration.port)")
-            }
-            guard configuration.loopCount >= 1 else { throw .invalidConfiguration("loopCount < 1") }
-            guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
-            let backend: EventLoopBackend
-            if let configured = configuration.eventLoopBackend {
-                backend = configured
-            } else {
-                backend = try EventLoopBackend.resolve()
-            }
-            guard backend.isAvailable else {
-                throw .invalidConfiguration("event loop backend \(backend.rawValue) is Linux-only; use poll")
-            }
-            let portable = backend == .poll
+            let backend = try Self.validatedBackend(configuration)
             cepoll_ignore_sigpipe()
-
             let shared = ServerShared(loopCount: configuration.loopCount)
-            var descriptors: [Int32] = []
-            var setups: [ServerLoopSetup] = []
-            do {
-                var boundPort = configuration.port
-                if configuration.loopCount > 1, boundPort != 0 {
-                    try ListeningSocket.probeFree(host: configuration.host, port: boundPort, portable: portable)
-                }
-                for index in 0..<configuration.loopCount {
-                    let listener = try ListeningSocket.open(
-                        host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
-                        backlog: configuration.backlog, portable: portable)
-                    descriptors.append(shared.track(listener.fd))
-                    boundPort = listener.port
-                    let pollerFD = try Self.openPollerDescriptor(backend)
-                    if pollerFD >= 0 { descriptors.append(shared.track(pollerFD)) }
-                    let waker = try Waker.open(portable: portable)
-                    for fd in waker.descriptors { descriptors.append(shared.track(fd)) }
-                    setups.append(
-                        ServerLoopSetup(
-                            pollerFD: pollerFD, waker: waker, listenFD: listener.fd, configuration: configuration,
-                            handler: handler, errorRenderer: errorRenderer, shared: shared,
-                            counters: shared.loops[index]))
-                }
-                state.port = boundPort
-            } catch let error as HTTPServerError {
-                for fd in descriptors { shared.release(fd) }
-                throw error
-            } catch {
-                for fd in descriptors { shared.release(fd) }
-                throw .invalidConfiguration("\(error)")
-            }
-
-            var threads: [LoopThread.Handle] = []
-            for setup in setups {
-                do {
-                    threads.append(
-                        try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
-                            cepoll_set_thread_name(name)
-                            Self.runLoop(setup, backend: backend)
-                        })
-                } catch {
-                    // Stop the loops already running, then release what the others would have owned.
-                    shared.shuttingDown.store(true, ordering: .releasing)
-                    for started in setups.prefix(threads.count) { started.waker.signal() }
-                    for thread in threads { LoopThread.join(thread) }
-                    for pending in setups.dropFirst(threads.count) {
-                        shared.release(pending.listenFD)
-                        if pending.pollerFD >= 0 { shared.release(pending.pollerFD) }
-                    }
-                    for setup in setups { for fd in setup.waker.descriptors { shared.release(fd) } }
-                    throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
-                }
-            }
+            let (setups, port) = try openLoops(backend: backend, shared: shared)
+            state.port = port
+            state.threads = try Self.spawnThreads(setups, backend: backend, shared: shared)
             state.backend = backend
             state.shared = shared
-            state.threads = threads
             state.wakers = setups.map(\.waker)
             state.phase = .running
         }
+    }
+
+    /// The configuration's limits checked, and the readiness backend it asks for (or the platform's
+    /// default, or `OPTOLINK_EVENT_LOOP`'s) if this platform can run it.
+    private static func validatedBackend(_ configuration: Configuration) throws(HTTPServerError) -> EventLoopBackend {
+        guard (0...65535).contains(configuration.port) else {
+            throw .invalidConfiguration("port \(configuration.port)")
+        }
+        guard configuration.loopCount >= 1 else { throw .invalidConfiguration("loopCount < 1") }
+        guard configuration.maxConnections >= 1 else { throw .invalidConfiguration("maxConnections < 1") }
+        let backend: EventLoopBackend
+        if let configured = configuration.eventLoopBackend {
+            backend = configured
+        } else {
+            backend = try EventLoopBackend.resolve()
+        }
+        guard backend.isAvailable else {
+            throw .invalidConfiguration("event loop backend \(backend.rawValue) is Linux-only; use poll")
+        }
+        return backend
+    }
+
+    /// Opens each loop's listener (sharing one port with `SO_REUSEPORT` when there are several),
+    /// poller and waker; on failure releases every descriptor opened so far.
+    private func openLoops(
+        backend: EventLoopBackend, shared: ServerShared
+    ) throws(HTTPServerError) -> (setups: [ServerLoopSetup], port: Int) {
+        let portable = backend == .poll
+        var descriptors: [Int32] = []
+        var setups: [ServerLoopSetup] = []
+        do {
+            var boundPort = configuration.port
+            if configuration.loopCount > 1, boundPort != 0 {
+                try ListeningSocket.probeFree(host: configuration.host, port: boundPort, portable: portable)
+            }
+            for index in 0..<configuration.loopCount {
+                let listener = try ListeningSocket.open(
+                    host: configuration.host, port: boundPort, reusePort: configuration.loopCount > 1,
+                    backlog: configuration.backlog, portable: portable)
+                descriptors.append(shared.track(listener.fd))
+                boundPort = listener.port
+                let pollerFD = try Self.openPollerDescriptor(backend)
+                if pollerFD >= 0 { descriptors.append(shared.track(pollerFD)) }
+                let waker = try Waker.open(portable: portable)
+                for fd in waker.descriptors { descriptors.append(shared.track(fd)) }
+                setups.append(
+                    ServerLoopSetup(
+                        pollerFD: pollerFD, waker: waker, listenFD: listener.fd, configuration: configuration,
+                        handler: handler, errorRenderer: errorRenderer, shared: shared,
+                        counters: shared.loops[index]))
+            }
+            return (setups, boundPort)
+        } catch let error as HTTPServerError {
+            for fd in descriptors { shared.release(fd) }
+            throw error
+        } catch {
+            for fd in descriptors { shared.release(fd) }
+            throw .invalidConfiguration("\(error)")
+        }
+    }
+
+    /// Starts one thread per loop; if one cannot start, stops the loops already running and releases
+    /// what the others would have owned.
+    private static func spawnThreads(
+        _ setups: [ServerLoopSetup], backend: EventLoopBackend, shared: ServerShared
+    ) throws(HTTPServerError) -> [LoopThread.Handle] {
+        var threads: [LoopThread.Handle] = []
+        for setup in setups {
+            do {
+                threads.append(
+                    try LoopThread.spawn { [name = "optolink-http-\(threads.count)"] in
+                        cepoll_set_thread_name(name)
+                        Self.runLoop(setup, backend: backend)
+                    })
+            } catch {
+                shared.shuttingDown.store(true, ordering: .releasing)
+                for started in setups.prefix(threads.count) { started.waker.signal() }
+                for thread in threads { LoopThread.join(thread) }
+                for pending in setups.dropFirst(threads.count) {
+                    shared.release(pending.listenFD)
+                    if pending.pollerFD >= 0 { shared.release(pending.pollerFD) }
+                }
+                for setup in setups { for fd in setup.waker.descriptors { shared.release(fd) } }
+                throw error as? HTTPServerError ?? .systemCall("pthread_create", errno: 0)
+            }
+        }
+        return threads
     }
 
     /// The backend's own descriptor for one loop (an epoll set), or -1 for `poll`, which needs none.

@@ -57,18 +57,58 @@ package enum CompareCommand {
             log("error: \(error)")
             return Result(exitCode: 2)
         }
+        let differs = Self.profilesDiffer(baseline.summary.run, current.summary.run)
+        var notes: [String]
+        do throws(Refusal) {
+            notes = try Self.planNotes(baseline: baseline, current: current, differs: differs, options: options)
+            notes += try Self.partialNotes(baseline: baseline, current: current, options: options)
+        } catch {
+            for line in error.lines { log("error: \(line)") }
+            return Result(exitCode: 2)
+        }
+        let out = URL(
+            fileURLWithPath: options.outDirectory ?? current.url.appendingPathComponent("compare").path,
+            isDirectory: true)
+        if !options.overwrite && !options.force, let existing = existingComparison(in: out) {
+            log("error: \(existing) already exists; use --force to overwrite it, or --out DIR to write elsewhere")
+            return Result(exitCode: 2)
+        }
+        let comparison = SoakComparison.compare(
+            baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
+        do {
+            try write(comparison, baseline: baseline, current: current, to: out, junitPath: options.junitPath)
+        } catch {
+            log("error: cannot write the comparison to \(out.path) (\(error.localizedDescription))")
+            return Result(exitCode: 2, comparison: comparison)
+        }
+        for line in comparison.consoleLines { log(line) }
+        log("compare: \(out.appendingPathComponent("compare.md").path)")
+        return Result(exitCode: comparison.exitCode, comparison: comparison, outDirectory: out)
+    }
+
+    /// Why a comparison cannot go on: each line is one error line, after "error: ".
+    private struct Refusal: Error {
+        var lines: [String]
+    }
+
+    /// Whether the two runs used different profiles (by name or fingerprint).
+    private static func profilesDiffer(_ b: SoakSummary.RunMetadata, _ c: SoakSummary.RunMetadata) -> Bool {
+        b.profile != c.profile || (b.profileHash != nil && c.profileHash != nil && b.profileHash != c.profileHash)
+    }
+
+    /// Notes on how the two runs' plans differ; refuses different profiles without `--force`.
+    private static func planNotes(
+        baseline: SoakReportDirectory, current: SoakReportDirectory, differs: Bool, options: CompareOptions
+    ) throws(Refusal) -> [String] {
         var notes: [String] = []
         let b = baseline.summary.run
         let c = current.summary.run
-        let differs =
-            b.profile != c.profile || (b.profileHash != nil && c.profileHash != nil && b.profileHash != c.profileHash)
         if differs {
             let what =
                 "the runs' profiles differ: baseline \(b.profile) (\(short(b.profileHash))) vs current "
                 + "\(c.profile) (\(short(c.profileHash)))"
             guard options.force else {
-                log("error: \(what); a comparison would not mean much. Use --force to compare anyway.")
-                return Result(exitCode: 2)
+                throw Refusal(lines: ["\(what); a comparison would not mean much. Use --force to compare anyway."])
             }
             notes.append("\(what); compared anyway (--force)")
         } else if b.profileHash == nil || c.profileHash == nil {
@@ -85,8 +125,16 @@ package enum CompareCommand {
         if b.backend != c.backend || (b.backend == "remote" && b.baseURL != c.baseURL) {
             notes.append("the runs used different backends (\(b.backend) \(b.baseURL), \(c.backend) \(c.baseURL))")
         }
-        // Counts cut short mostly look better than whole ones, and a partial baseline makes a whole
-        // run look worse: neither is evidence either way unless the user says so.
+        return notes
+    }
+
+    /// Notes for runs that did not run their course; refuses them without `--allow-partial`.
+    ///
+    /// Counts cut short mostly look better than whole ones, and a partial baseline makes a whole
+    /// run look worse: neither is evidence either way unless the user says so.
+    private static func partialNotes(
+        baseline: SoakReportDirectory, current: SoakReportDirectory, options: CompareOptions
+    ) throws(Refusal) -> [String] {
         let partial: [(line: String, why: String)] = [
             ("baseline", baseline.summary, "so it is no reference to compare with"),
             ("current", current.summary, "so it cannot show there is no regression"),
@@ -95,41 +143,27 @@ package enum CompareCommand {
                 ("the \(name) run did not run its course (\($0)): its counts are partial", why)
             }
         }
-        if !partial.isEmpty {
-            guard options.allowPartial else {
-                for side in partial {
-                    log("error: \(side.line), \(side.why). Re-run it, or use --allow-partial to compare anyway.")
-                }
-                return Result(exitCode: 2)
-            }
-            notes += partial.map { $0.line + "; compared anyway (--allow-partial)" }
+        guard partial.isEmpty || options.allowPartial else {
+            throw Refusal(
+                lines: partial.map { "\($0.line), \($0.why). Re-run it, or use --allow-partial to compare anyway." })
         }
-        let out = URL(
-            fileURLWithPath: options.outDirectory ?? current.url.appendingPathComponent("compare").path,
-            isDirectory: true)
-        if !options.overwrite && !options.force, let existing = existingComparison(in: out) {
-            log("error: \(existing) already exists; use --force to overwrite it, or --out DIR to write elsewhere")
-            return Result(exitCode: 2)
+        return partial.map { $0.line + "; compared anyway (--allow-partial)" }
+    }
+
+    /// Writes `compare.json`, `compare.md`, `report.html` and the optional JUnit file, each atomically.
+    private static func write(
+        _ comparison: SoakComparison, baseline: SoakReportDirectory, current: SoakReportDirectory, to out: URL,
+        junitPath: String?
+    ) throws {
+        try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
+        try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
+        let html = HTMLReport.compare(
+            comparison, baseline: baseline.summary, baselineAttempts: baseline.attempts(), current: current.summary,
+            currentAttempts: current.attempts())
+        try AtomicFile.write(Data(html.utf8), to: out.appendingPathComponent("report.html"))
+        if let junit = junitPath {
+            try JUnitReport.compare(comparison).write(to: URL(fileURLWithPath: junit))
         }
-        let comparison = SoakComparison.compare(
-            baseline: baseline, current: current, rules: options.rules, forced: differs, notes: notes)
-        do {
-            try AtomicFile.writeJSON(comparison, to: out.appendingPathComponent("compare.json"))
-            try AtomicFile.write(Data(comparison.markdown().utf8), to: out.appendingPathComponent("compare.md"))
-            let html = HTMLReport.compare(
-                comparison, baseline: baseline.summary, baselineAttempts: baseline.attempts(), current: current.summary,
-                currentAttempts: current.attempts())
-            try AtomicFile.write(Data(html.utf8), to: out.appendingPathComponent("report.html"))
-            if let junit = options.junitPath {
-                try JUnitReport.compare(comparison).write(to: URL(fileURLWithPath: junit))
-            }
-        } catch {
-            log("error: cannot write the comparison to \(out.path) (\(error.localizedDescription))")
-            return Result(exitCode: 2, comparison: comparison)
-        }
-        for line in comparison.consoleLines { log(line) }
-        log("compare: \(out.appendingPathComponent("compare.md").path)")
-        return Result(exitCode: comparison.exitCode, comparison: comparison, outDirectory: out)
     }
 
     /// Why a run did not run its course, or `nil` when it did: a stop signal, an early stop
