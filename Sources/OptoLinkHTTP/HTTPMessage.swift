@@ -167,7 +167,7 @@ package struct HTTPServerErrorContext: Sendable, Equatable {
 package typealias HTTPErrorRenderer = @Sendable (HTTPServerErrorContext) -> HTTPResponse
 
 /// The renderer used when none is given: `text/plain`, e.g. `400 Bad Request`.
-package let plainTextErrorRenderer: HTTPErrorRenderer = { context in
+let plainTextErrorRenderer: HTTPErrorRenderer = { context in
     let body = Array("\(context.status) \(HTTPStatusReason.phrase(for: context.status))\n".utf8)
     return HTTPResponse(status: context.status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: body)
 }

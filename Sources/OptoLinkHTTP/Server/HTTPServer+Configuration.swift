@@ -52,7 +52,7 @@ extension HTTPServer {
         package var shutdownGrace: Duration
         /// How long a closing connection keeps reading (and discarding) after its last response, so
         /// the client sees the response rather than a reset (default 2 s).
-        package var lingeringClose: Duration
+        var lingeringClose: Duration
 
         /// The defaults above; each argument overrides one.
         package init(
