@@ -6,6 +6,8 @@ import SoakRecords
 /// What the run measured beside its records, handed to the report.
 struct RunOutcome {
     var runId: String
+    /// The wall-clock time of the run's second 0, seconds since 1970.
+    var startEpoch: Double
     var stopReason: StopReason
     /// Seconds from the run's second 0 to the end of its last call.
     var activeSeconds: Double
@@ -73,8 +75,9 @@ extension SoakRun {
             await nativeClient?.shutdown()
             recorder.finish()
             let outcome = RunOutcome(
-                runId: runId, stopReason: monitor.stopReason ?? stopReason, activeSeconds: activeSeconds,
-                rss: rss.samples, scheduled: driver.scheduled.current, monitorMessage: monitor.message,
+                runId: runId, startEpoch: timeline.originEpoch, stopReason: monitor.stopReason ?? stopReason,
+                activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
+                monitorMessage: monitor.message,
                 transport: transportKind, lateSeconds: lateSeconds, ledger: ledger, sourceNotes: sourceNotes)
             let result = await finishReport(
                 outcome, profile: profile, backend: backend, recorder: recorder, directory: directory)

@@ -89,8 +89,8 @@ extension SoakRun {
     ) -> SoakSummary.RunMetadata {
         var run = SoakSummary.RunMetadata(
             runId: outcome.runId, profile: profile.name, profilePath: options.profilePath,
-            soakVersion: OptoLinkSoak.version, startedAt: MeasuredSummary.timestamp(recorder.timeline.originEpoch),
-            startEpoch: recorder.timeline.originEpoch, durationSeconds: outcome.activeSeconds,
+            soakVersion: OptoLinkSoak.version, startedAt: MeasuredSummary.timestamp(outcome.startEpoch),
+            startEpoch: outcome.startEpoch, durationSeconds: outcome.activeSeconds,
             interrupted: signal != nil, stopReason: outcome.stopReason, backend: backend.kind,
             baseURL: backend.baseURL.absoluteString, loadModel: profile.load.model.rawValue,
             devices: profile.devices.count, seed: profile.seed, transport: outcome.transport.rawValue,
@@ -135,7 +135,7 @@ extension SoakRun {
         backend: any SoakBackend, recorder: SoakRecorder, ioProblems: [String]
     ) -> ShardManifest {
         ShardManifest(
-            runId: outcome.runId, shard: shard, planHash: profileHash, startEpoch: recorder.timeline.originEpoch,
+            runId: outcome.runId, shard: shard, planHash: profileHash, startEpoch: outcome.startEpoch,
             startAt: options.startAt, lateSeconds: outcome.lateSeconds, activeSeconds: outcome.activeSeconds,
             scheduled: outcome.scheduled, stopReason: outcome.stopReason,
             interrupted: control.stopReason?.isSignal == true,
