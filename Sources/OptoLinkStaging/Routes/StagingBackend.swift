@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakSupport
 
 /// The emulator's routes as one synchronous ``HTTPHandler``: the wire contract of docs/CONTRACT.md §1,
 /// clicks and the match ladder (§4), AASA (§5), rate limits, faults, ledger and admin routes.
@@ -160,12 +161,13 @@ public final class StagingBackend: Sendable {
         return peer.hasPrefix("::ffff:") ? String(peer.dropFirst(7)) : peer
     }
 
-    /// Keys are never shown whole: `…<last 6>#<hash>`; IPs are shown as they are.
+    /// Keys are never shown whole: their redaction (`SecretRedaction`), then `#` and a hash that
+    /// tells two keys apart; IPs are shown as they are.
     static func maskBucketKey(_ bucket: StagingBucketClass, _ key: String) -> String {
         switch bucket {
         case .match, .data: key
         case .sdk, .events:
-            key.hasPrefix("ip:") ? key : "…\(key.suffix(6))#\(String(fnv1a(key) & 0xFFFF_FFFF, radix: 16))"
+            key.hasPrefix("ip:") ? key : "\(SecretRedaction.redact(key))#\(String(fnv1a(key) & 0xFFFF_FFFF, radix: 16))"
         }
     }
 
