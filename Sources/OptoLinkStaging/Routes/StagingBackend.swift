@@ -29,7 +29,7 @@ public final class StagingBackend: Sendable {
     let adminToken: String?
 
     /// Builds a backend over `configuration`, reading time from `clock`; with `adminToken`,
-    /// admin requests without it get `401` (see ``adminRefusal(_:_:)``).
+    /// admin requests without it get `401` (see ``adminRefusal(_:)``).
     public init(configuration: StagingConfiguration, clock: StagingClock = .system, adminToken: String? = nil) {
         self.configuration = configuration
         self.adminToken = adminToken
@@ -65,7 +65,7 @@ public final class StagingBackend: Sendable {
 
     private func answer(_ route: Route, _ context: RequestContext) -> HTTPHandlerResult {
         switch route {
-        case .admin(let admin): .respond(adminRefusal(admin, context) ?? handleAdmin(admin, context))
+        case .admin(let admin): .respond(adminRefusal(context) ?? handleAdmin(admin, context))
         case .unknown: .respond(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
         default: withFaults(context) { dispatch(route, $0) }
         }
