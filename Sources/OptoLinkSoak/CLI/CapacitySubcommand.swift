@@ -114,6 +114,9 @@ package struct CapacitySubcommand: SoakSubcommand {
     }
 
     package func execute() async -> Int32 {
+        for note in SecretSources.commandLineNotes(options.run) {
+            FileHandle.standardError.write(Data((note + "\n").utf8))
+        }
         let result = await CapacityCommand.run(options)
         if let directory = result.directory { print(directory.path) }
         return result.exitCode
