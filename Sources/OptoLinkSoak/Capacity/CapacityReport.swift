@@ -24,10 +24,12 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         package var probeSeconds: Double
         package var warmupSeconds: Double
         package var processes: Int
+        /// The limits past which a probe counted the generator as saturated.
+        package var generatorLimits: CapacityGeneratorHealth.Limits
 
         package init(
             minRate: Double, maxRate: Double, tolerance: Double, maxProbes: Int, probeSeconds: Double,
-            warmupSeconds: Double, processes: Int
+            warmupSeconds: Double, processes: Int, generatorLimits: CapacityGeneratorHealth.Limits = .init()
         ) {
             self.minRate = minRate
             self.maxRate = maxRate
@@ -36,6 +38,7 @@ package struct CapacityReport: Sendable, Equatable, Codable {
             self.probeSeconds = probeSeconds
             self.warmupSeconds = warmupSeconds
             self.processes = processes
+            self.generatorLimits = generatorLimits
         }
     }
 
