@@ -57,7 +57,7 @@ package enum CapacityHTML {
         return HTMLReport.page(title: title, body: body)
     }
 
-    /// The chart of one SLO term: a points series per result that has probes, the knee, the limit.
+    /// The chart of one SLO term: the knee, a points series per result that has probes, the limit.
     static func chart(term: String, probes: [Probe], knee: Double?) -> SVGChart {
         var series: [SVGChart.Series] = []
         for result in ["pass", "fail", "invalid"] {
@@ -69,14 +69,16 @@ package enum CapacityHTML {
         }
         let limit = Thresholds.evaluate(term, metrics: [:]).limit
         if let knee {
+            // First, so the probes' points are drawn over the line.
             let values = probes.compactMap { $0.observed[term] } + [limit ?? 0]
-            series.append(
+            series.insert(
                 .init(
                     name: "knee \(SVGChart.plain(knee)) journeys/s", color: kneeColor,
-                    points: [(knee, 0), (knee, values.max() ?? 1)]))
+                    points: [(knee, 0), (knee, values.max() ?? 1)]), at: 0)
         }
         var chart = SVGChart(
             title: term, xLabel: "arrival rate (journeys/s)", yLabel: metricName(term), series: series)
+        chart.xMargin = 0.05
         chart.yFormat = { Thresholds.display($0, like: term) }
         if let limit { chart.references = [(limit, "SLO: \(term)")] }
         return chart
