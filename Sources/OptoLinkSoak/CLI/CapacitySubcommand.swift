@@ -45,8 +45,9 @@ package struct CapacitySubcommand: SoakSubcommand {
           --processes P        run each probe as P shard processes (as run --processes), when one
                                process cannot generate the load
           --max-late-starts PCT, --max-dropped PCT, --max-start-lag DURATION, --max-generator-cpu PCT
-                               when a probe counts the generator as saturated (defaults 5%, 1%,
-                               100ms, 90%, else capacity.generatorLimits; docs/CAPACITY.md says why)
+                               when a probe counts the generator as saturated (default
+                               capacity.generatorLimits, else 5%, 1%, 100ms and 90%; the
+                               reasons are in docs/CAPACITY.md, "Generator limits")
           --base-url URL       search a real backend instead of the embedded emulator
           --api-key KEY, --org-key ORG, --devices N, --seed N, --transport KIND, --pool MODE,
           --connections N, --client-loops N, --cacert FILE, --insecure, --header 'N: V',
