@@ -28,8 +28,9 @@ package struct CapacitySubcommand: SoakSubcommand {
         are reported per probe and are not capacity failures.
 
         Writes capacity.json (every probe: rate, result, SLO values, 429 share, generator health;
-        the knee with its bracket and the term that limited it) and capacity.txt into the report
-        directory, each probe's own report under probes/.
+        the knee with its bracket and the term that limited it), capacity.txt and report.html (the
+        probes plotted against each SLO term, the knee marked) into the report directory, each
+        probe's own report under probes/.
 
         OPTIONS:
           --slo EXPR           an SLO term (repeatable; replaces the profile's capacity.slo), in the
