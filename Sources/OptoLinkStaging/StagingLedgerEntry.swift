@@ -13,7 +13,8 @@ public struct StagingLedgerEntry: Sendable, Codable, Equatable {
     public var endpoint: String
     /// The body's `deviceId`.
     public var deviceId: String
-    /// The API key's last 6 characters (keys are never stored whole).
+    /// The API key's last 4 characters, the ones its redaction shows (`SecretRedaction`); empty
+    /// for a key too short to show any. Keys are never stored whole.
     public var apiKeySuffix: String
     /// The event name for `events`, else `nil`.
     public var eventName: String?

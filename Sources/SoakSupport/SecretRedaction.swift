@@ -19,10 +19,15 @@ package enum SecretRedaction {
     /// `secret` in its redacted form (see the type's summary); empty stays empty.
     package static func redact(_ secret: String) -> String {
         if secret.isEmpty || isRedacted(secret) { return secret }
-        let prefix = shownPrefix(of: secret)
-        let hidden = secret.dropFirst(prefix.count)
-        let suffix = hidden.count >= 12 ? String(hidden.suffix(4)) : ""
-        return prefix + marker + suffix
+        return shownPrefix(of: secret) + marker + shownSuffix(of: secret)
+    }
+
+    /// The last 4 characters of `secret` when the redaction shows them (at least 8 characters
+    /// stay hidden behind its prefix), else empty: the most of a key any output may carry,
+    /// e.g. the ledger's `apiKeySuffix`.
+    package static func shownSuffix(of secret: String) -> String {
+        let hidden = secret.dropFirst(shownPrefix(of: secret).count)
+        return hidden.count >= 12 ? String(hidden.suffix(4)) : ""
     }
 
     /// Whether `text` already is in the redacted form (it carries the marker).

@@ -146,4 +146,29 @@ struct CapacityProbeTests {
         }
         #expect(text.contains("Exit codes: 0 a knee"))
     }
+
+    @Test("generator limits: flags over the profile's capacity.generatorLimits over the defaults, each field alone")
+    func generatorLimitsLayers() throws {
+        let command = try CapacitySubcommand(arguments: [
+            "p.json", "--max-late-starts", "20%", "--max-start-lag", "250ms",
+        ])
+        #expect(command.options.generatorLimits.lateShare == 0.2)
+        #expect(command.options.generatorLimits.startLagP99 == 0.25)
+        #expect(command.options.generatorLimits.droppedShare == nil && command.options.generatorLimits.cpuShare == nil)
+        let profile = try JSONDecoder().decode(
+            CapacityGeneratorLimits.self, from: Data(#"{"lateShare": 0.1, "droppedShare": 0.03}"#.utf8))
+        let limits = command.options.generatorLimits.applied(to: profile.applied(to: CapacityGeneratorHealth.Limits()))
+        #expect(limits.lateShare == 0.2, "the flag wins over the profile")
+        #expect(limits.droppedShare == 0.03, "the profile wins over the default")
+        #expect(limits.startLagP99 == 0.25)
+        #expect(limits.cpuShare == 0.9, "the default stays")
+        // 10 % late starts: invalid under the default 5 %, a pass under the lifted 20 %.
+        let late = Self.health(late: 100)
+        #expect(CapacityProbe.verdict(terms: Self.terms(), health: late).result == "invalid")
+        #expect(CapacityProbe.verdict(terms: Self.terms(), health: late, limits: limits).result == "pass")
+        let error = #expect(throws: SoakUsageError.self) {
+            try CapacitySubcommand(arguments: ["p.json", "--max-generator-cpu", "150%"])
+        }
+        #expect(error?.message.hasPrefix("--max-generator-cpu: \"150%\" must be 0.01…1") == true)
+    }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import OptoLinkStaging
 import SoakRecords
+import SoakSupport
+import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
@@ -123,7 +125,7 @@ import Testing
     func entryDecodesAsRow(full: Bool) throws {
         let entry = StagingLedgerEntry(
             sequence: 42, arrivedAt: 1_790_000_000.125, endpoint: full ? "events" : "session", deviceId: "device-é",
-            apiKeySuffix: "abc123", eventName: full ? "purchase" : nil, externalId: full ? "user-7" : nil,
+            apiKeySuffix: "0042", eventName: full ? "purchase" : nil, externalId: full ? "user-7" : nil,
             properties: full ? ["opl_corr": "r:d1:3", "k": "v"] : nil, faultAfterCommit: full ? "drop" : nil)
         let row = try JSONDecoder().decode(LedgerRow.self, from: JSONEncoder().encode(entry))
         #expect(row.sequence == entry.sequence)
@@ -139,5 +141,23 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         #expect(try encoder.encode(row) == encoder.encode(entry), "a row encodes to the emulator's JSON")
+    }
+
+    @Test(
+        "the emulator keeps the key's last 4 characters, the ones its redaction shows, and none of a short key",
+        arguments: [
+            ("opl_sdk_live_S3CR3TVALUE0042", "0042"), ("opl_sdk_test_acme_client", ""),
+            ("plain-secret-value-7781", "7781"), ("k", ""),
+        ])
+    func suffixIsTheRedactionsLastFour(key: String, suffix: String) throws {
+        let ledger = StagingLedger()
+        let seen = Mutex<[StagingLedgerEntry]>([])
+        ledger.observe { entry in seen.withLock { $0.append(entry) } }
+        ledger.append(arrivedAt: 1, endpoint: .session, deviceId: "d", apiKey: key)
+        let entry = try #require(seen.withLock { $0.first })
+        #expect(entry.apiKeySuffix == suffix)
+        #expect(SecretRedaction.redact(key).hasSuffix(SecretRedaction.marker + suffix))
+        let row = try JSONDecoder().decode(LedgerRow.self, from: JSONEncoder().encode(entry))
+        #expect(row.apiKeySuffix == suffix)
     }
 }

@@ -59,6 +59,15 @@ struct ProfileDecodingTests {
                 "capacity.maxProbes: must be 1…100"
             ),
             (
+                #""name": "t","#, #""name": "t", "capacity": {"generatorLimits": {"lateShare": 5}},"#,
+                "capacity.generatorLimits.lateShare: must be 0…1 (a share of journeys started: 0.05 or 5% is 5 %)"
+            ),
+            (
+                #""name": "t","#, #""name": "t", "capacity": {"generatorLimits": {"lateStarts": 0.1}},"#,
+                "capacity.generatorLimits.lateStarts: unknown field (expected one of lateShare, droppedShare, "
+                    + "startLagP99, cpuShare)"
+            ),
+            (
                 #""name": "t","#, #""name": "t", "sedd": 3,"#,
                 "sedd: unknown field (expected one of name, description, seed, devices, journeys, load, sdk, backend, "
                     + "expect, capacity)"

@@ -4,7 +4,7 @@ import Testing
 @testable import OptoLinkSoak
 
 extension WholeRuns {
-    /// No secret in any output: `run`, `run --processes`, `merge` and `compare` of the real
+    /// No secret in any output: `run`, `run --processes`, `merge`, `compare` and `capacity` of the real
     /// executable, with a distinctive key (given through the profile itself) and a distinctive
     /// `--header` value (from a header file and on the command line), leave neither in any file
     /// they write nor in what they print.
@@ -46,7 +46,7 @@ extension WholeRuns {
             return (process.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
         }
 
-        @Test("run, run --processes, merge and compare leave no key and no header value in files or output")
+        @Test("run, run --processes, merge, compare and capacity leave no key and no header value anywhere")
         func noSecretInAnyOutput() throws {
             let executable = try #require(
                 ProcessesRunTests.executable, "build the optolink-soak product (swift build --build-tests)")
@@ -65,6 +65,7 @@ extension WholeRuns {
             let sharded = outputs.appendingPathComponent("sharded")
             let merged = outputs.appendingPathComponent("merged")
             let compared = outputs.appendingPathComponent("compared")
+            let capacity = outputs.appendingPathComponent("capacity")
             let logs = outputs.appendingPathComponent("logs")
             try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
 
@@ -98,6 +99,17 @@ extension WholeRuns {
                         "--junit", compared.appendingPathComponent("junit.xml").path,
                     ]
                 ),
+                (
+                    // One probe of 1 s held at the maximum; the generator's limits lifted, so a busy
+                    // machine cannot make it invalid (this run checks outputs, not the generator).
+                    "capacity",
+                    [
+                        "capacity", profile.path, "--out", capacity.path, "--slo", "http.failed.rate < 0.5",
+                        "--min-rate", "6", "--max-rate", "6", "--probe-seconds", "1", "--warmup", "0",
+                        "--header", "X-Proxy-Token: \(Self.headerValue)", "--max-late-starts", "100%",
+                        "--max-dropped", "100%", "--max-start-lag", "3600s", "--max-generator-cpu", "100%",
+                    ]
+                ),
             ]
             var printed = ""
             for (name, arguments) in steps {
@@ -124,6 +136,8 @@ extension WholeRuns {
                 #expect(!text.contains("S3CR3TVALUE"), "\(file.path) holds part of the key")
             }
             #expect(!printed.contains(Self.key) && !printed.contains(Self.headerValue))
+            #expect(printed.contains(SecretSources.commandLineHeaderNote), "--header is noted as visible in ps")
+            #expect(files.contains { $0.path.hasSuffix("capacity/report.html") })
             let profileJSON = try String(contentsOf: whole.appendingPathComponent("profile.json"), encoding: .utf8)
             #expect(profileJSON.contains("opl_sdk_live_…0042"))
             #expect(

@@ -88,7 +88,7 @@ struct SecretsTests {
         }
     }
 
-    @Test("run: --api-key-file and --header-file are read; --api-key is marked as visible in the process list")
+    @Test("run: --api-key-file and --header-file are read; --api-key and --header are noted as visible in ps")
     func runReadsFiles() throws {
         let key = try file("key", "opl_sdk_live_S3CR3TVALUE0042\n")
         let headers = try file("headers", "X-Proxy-Token: PROXYSECRET-7781-zeta\n")
@@ -115,6 +115,23 @@ struct SecretsTests {
         }
         #expect(flag.apiKeyOnCommandLine && flag.apiKey == "k")
         #expect(SecretSources.commandLineKeyNote.contains("process list"))
+        #expect(SecretSources.commandLineNotes(flag) == [SecretSources.commandLineKeyNote])
+        // The files and a header on the command line: only the header gets its note.
+        #expect(o.headerOnCommandLine)
+        #expect(SecretSources.commandLineNotes(o) == [SecretSources.commandLineHeaderNote])
+        #expect(SecretSources.commandLineHeaderNote.contains("process list"))
+        #expect(SecretSources.commandLineHeaderNote.contains("--header-file"))
+        guard
+            let filesOnly = try SoakCommandLine.parse([
+                "run", "p.json", "--base-url", "http://127.0.0.1:9", "--api-key-file", key, "--header-file", headers,
+            ]).subcommand(RunSubcommand.self)?.options
+        else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(SecretSources.commandLineNotes(filesOnly).isEmpty)
+        let capacity = try CapacitySubcommand(arguments: ["p.json", "--header", "X-Proxy-Token: t0k3n-value-9911"])
+        #expect(SecretSources.commandLineNotes(capacity.options.run) == [SecretSources.commandLineHeaderNote])
         #expect(throws: SoakUsageError.self) {
             try SoakCommandLine.parse([
                 "run", "p.json", "--base-url", "http://x:9", "--api-key", "k", "--api-key-file", key,

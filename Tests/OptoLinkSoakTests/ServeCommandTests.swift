@@ -140,11 +140,13 @@ struct ServeCommandTests {
         #expect(first.hasSuffix(" (Ctrl-C to stop)"))
         let text = lines.joined(separator: "\n")
         for needle in [
-            "org acme", "org globex", "Authorization: Bearer opl_sdk_test_acme_client", "welcome", "promo", "hello",
+            "org acme", "org globex", "Authorization: Bearer opl_sdk_test_…", "welcome", "promo", "hello",
             "match 30/60s, data 500/1s, session_identity 60/60s, events 600/60s", "X-Forwarded-For not trusted",
+            "--show-keys prints them whole",
         ] {
             #expect(text.contains(needle), "banner lacks \(needle)")
         }
+        #expect(!text.contains("acme_client") && !text.contains("globex_client"), "the banner redacts the keys")
         let curlLine = try #require(lines.first { $0.contains("curl ") })
         let command = "curl " + (curlLine.components(separatedBy: "curl ").dropFirst().joined(separator: "curl "))
         let shell = Process()
@@ -156,6 +158,37 @@ struct ServeCommandTests {
         let body = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         shell.waitUntilExit()
         #expect(body.hasSuffix(" 201"), "the pasted curl answered: \(body)")
+        process.interrupt()
+        Self.waitForExit(process)
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("--show-keys prints the fixture keys whole, for clients that need them")
+    func showKeysPrintsThemWhole() async throws {
+        let (process, out, _) = try Self.launch(["--port", "0", "--show-keys"])
+        defer { if process.isRunning { process.terminate() } }
+        let text = try Self.lines(out) { $0.contains("curl ") }.joined(separator: "\n")
+        #expect(text.contains("Authorization: Bearer opl_sdk_test_acme_client "))
+        #expect(!text.contains("--show-keys prints them whole"))
+        process.interrupt()
+        Self.waitForExit(process)
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test("a locked serve: a token file padded with blanks and newlines works; health too is 401 without the token")
+    func lockedServeTakesAPaddedTokenFile() async throws {
+        let token = "adm-padded-token-7781"
+        let file = try Self.configFile("token", "  \t\(token) \n\n")
+        let (process, out, _) = try Self.launch(["--port", "0", "--admin-token-file", file])
+        defer { if process.isRunning { process.terminate() } }
+        let lines = try Self.lines(out) { $0.contains("curl ") }
+        let base = try #require(lines.first?.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") })
+        #expect(!lines.joined().contains(token), "the banner never shows the admin token")
+        for path in ["/__admin/health", "/__admin/counters"] {
+            #expect(try Self.curl(["\(base)\(path)"]).status == 401, "\(path) without the token")
+            #expect(try Self.curl(["-H", "Authorization: Bearer wrong", "\(base)\(path)"]).status == 401)
+            #expect(try Self.curl(["-H", "Authorization: Bearer \(token)", "\(base)\(path)"]).status == 200, "\(path)")
+        }
         process.interrupt()
         Self.waitForExit(process)
         #expect(process.terminationStatus == 0)

@@ -22,14 +22,15 @@ package struct CapacitySubcommand: SoakSubcommand {
         serves every probe.
 
         A probe passes when every SLO term holds, fails on the first term that does not, and is
-        invalid when the generator itself saturated (CPU over 90 % of its cores, or late starts,
-        dropped arrivals or start lag while the SLO held): the search then stops, naming the
-        generator, not the backend. 429s from declared rate limits are reported per probe and are
-        not capacity failures.
+        invalid when the generator itself saturated (CPU over 90 % of its cores, or, while the SLO
+        held, over 5 % late starts, over 1 % dropped arrivals or start lag p99 over 100 ms): the
+        search then stops, naming the generator, not the backend. 429s from declared rate limits
+        are reported per probe and are not capacity failures.
 
         Writes capacity.json (every probe: rate, result, SLO values, 429 share, generator health;
-        the knee with its bracket and the term that limited it) and capacity.txt into the report
-        directory, each probe's own report under probes/.
+        the knee with its bracket and the term that limited it), capacity.txt and report.html (the
+        probes plotted against each SLO term, the knee marked) into the report directory, each
+        probe's own report under probes/.
 
         OPTIONS:
           --slo EXPR           an SLO term (repeatable; replaces the profile's capacity.slo), in the
@@ -44,6 +45,10 @@ package struct CapacitySubcommand: SoakSubcommand {
           --warmup S           unmeasured load before each probe (default capacity.warmup, else 2; 0: none)
           --processes P        run each probe as P shard processes (as run --processes), when one
                                process cannot generate the load
+          --max-late-starts PCT, --max-dropped PCT, --max-start-lag DURATION, --max-generator-cpu PCT
+                               when a probe counts the generator as saturated (default
+                               capacity.generatorLimits, else 5%, 1%, 100ms and 90%; the
+                               reasons are in docs/CAPACITY.md, "Generator limits")
           --base-url URL       search a real backend instead of the embedded emulator
           --api-key KEY, --org-key ORG, --devices N, --seed N, --transport KIND, --pool MODE,
           --connections N, --client-loops N, --cacert FILE, --insecure, --header 'N: V',
@@ -93,6 +98,10 @@ package struct CapacitySubcommand: SoakSubcommand {
             case "--probe-seconds":
                 options.probeSeconds = try FlagParser.number(flag, value(), 1.0...3600.0, "seconds (1…3600)")
             case "--warmup": options.warmup = try FlagParser.number(flag, value(), 0.0...600.0, "seconds (0…600)")
+            case "--max-late-starts": options.generatorLimits.lateShare = try Self.limit(flag, value(), .lateShare)
+            case "--max-dropped": options.generatorLimits.droppedShare = try Self.limit(flag, value(), .droppedShare)
+            case "--max-start-lag": options.generatorLimits.startLagP99 = try Self.limit(flag, value(), .startLagP99)
+            case "--max-generator-cpu": options.generatorLimits.cpuShare = try Self.limit(flag, value(), .cpuShare)
             case _ where CapacityCommand.runFlags.contains(flag): forwarded += [flag, try value()]
             case _ where CapacityCommand.runSwitches.contains(flag): forwarded.append(flag)
             case "--out": options.outDirectory = try value()
@@ -113,7 +122,22 @@ package struct CapacitySubcommand: SoakSubcommand {
         self.options = options
     }
 
+    /// A generator limit's flag value: a share (`5%`, `0.05`) or a duration (`100ms`, `0.1`),
+    /// in the range the profile field accepts.
+    private static func limit(
+        _ flag: String, _ text: String, _ key: CapacityGeneratorLimits.CodingKeys
+    ) throws -> Double {
+        let bounds = CapacityGeneratorLimits.bounds(key)
+        guard let value = Thresholds.parseValue(text), bounds.range.contains(value) else {
+            throw SoakUsageError(message: "\(flag): \"\(text)\" \(bounds.problem)")
+        }
+        return value
+    }
+
     package func execute() async -> Int32 {
+        for note in SecretSources.commandLineNotes(options.run) {
+            FileHandle.standardError.write(Data((note + "\n").utf8))
+        }
         let result = await CapacityCommand.run(options)
         if let directory = result.directory { print(directory.path) }
         return result.exitCode

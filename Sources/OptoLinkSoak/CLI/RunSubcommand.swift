@@ -192,6 +192,7 @@ package struct RunSubcommand: SoakSubcommand {
                 throw SoakUsageError(message: "--header \(header.name): given twice")
             }
             options.headers.append(header)
+            options.headerOnCommandLine = true
         default: return false
         }
         return true
@@ -252,8 +253,8 @@ package struct RunSubcommand: SoakSubcommand {
     /// finish within the grace period and writes the report; the exit code says which (130 / 143).
     /// A second signal ends the grace period at once (the report is still written).
     package func execute() async -> Int32 {
-        if options.apiKeyOnCommandLine {
-            FileHandle.standardError.write(Data((SecretSources.commandLineKeyNote + "\n").utf8))
+        for note in SecretSources.commandLineNotes(options) {
+            FileHandle.standardError.write(Data((note + "\n").utf8))
         }
         let run = SoakRun(options: options)
         let control = run.control

@@ -25,7 +25,8 @@ package enum SecretSources {
                                --api-key and --api-key-file is an error. Org key: --org-key, else
                                \(orgKeyVariable)
           headers              --header and --header-file lines, plus \(headersVariable) (the same
-                               format); a name given twice is an error
+                               format); a name given twice is an error. --header values show
+                               in ps, and the run says so: keep secret ones in --header-file
           admin token          --admin-token-file FILE, else \(adminTokenVariable)
           Precedence: the flag, then its file, then the environment. --processes hands all
           three to its shards in their environment, not their arguments. Reports and logs
@@ -37,6 +38,17 @@ package enum SecretSources {
     package static let commandLineKeyNote =
         "note: --api-key is visible to every user of this machine in the process list (ps, /proc/<pid>/cmdline); "
         + "give the key with --api-key-file FILE or \(apiKeyVariable) instead"
+
+    /// What `run --header 'Name: value'` prints once on stderr.
+    package static let commandLineHeaderNote =
+        "note: --header values are visible to every user of this machine in the process list (ps, /proc/<pid>/cmdline); "
+        + "give secret headers with --header-file FILE or \(headersVariable) instead"
+
+    /// The notes `run` and `capacity` print once on stderr for secrets given on the command line.
+    package static func commandLineNotes(_ options: SoakRunOptions) -> [String] {
+        (options.apiKeyOnCommandLine ? [commandLineKeyNote] : [])
+            + (options.headerOnCommandLine ? [commandLineHeaderNote] : [])
+    }
 
     /// The one secret in the file at `path`: its text with surrounding whitespace and line
     /// breaks trimmed (a Kubernetes Secret mounted as a file, `echo KEY > file`).

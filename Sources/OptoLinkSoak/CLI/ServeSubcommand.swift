@@ -11,6 +11,8 @@ package struct ServeOptions: Sendable, Equatable {
     package var ledgerFilePath: String?
     /// `--admin-token-file FILE`: the token `/__admin/*` requests must carry.
     package var adminTokenFile: String?
+    /// `--show-keys`: the banner prints the fixture API keys whole instead of redacted.
+    package var showKeys = false
     package init() {}
 }
 
@@ -35,9 +37,12 @@ package struct ServeSubcommand: SoakSubcommand {
           --ledger-file PATH     stream the ledger to PATH as JSON lines (one entry per line)
                                  instead of keeping it in memory; GET /__admin/ledger pages it
           --admin-token-file FILE
-                                 /__admin/* (but /__admin/health) then needs Authorization: Bearer
+                                 every /__admin/* route then needs Authorization: Bearer
                                  <token>, the token being FILE's one line (else OPTOLINK_ADMIN_TOKEN).
                                  Required when --host is not a loopback address (127.0.0.0/8, ::1)
+          --show-keys            print the fixture API keys whole in the banner (default: redacted
+                                 as opl_sdk_test_…; the keys are the fixtures of --config FILE, else
+                                 the defaults in Profiles/staging/README.md)
           -h, --help             this help
         """
 
@@ -51,6 +56,7 @@ package struct ServeSubcommand: SoakSubcommand {
             case "--trust-forwarded-for": options.trustForwardedFor = true
             case "--ledger-file": options.ledgerFilePath = try value()
             case "--admin-token-file": options.adminTokenFile = try value()
+            case "--show-keys": options.showKeys = true
             default: return false
             }
             return true

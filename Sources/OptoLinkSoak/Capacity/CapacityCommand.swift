@@ -22,9 +22,9 @@ package enum CapacityCommand {
         /// The flags every probe passes on to `run` (backend, devices, seed, transport, processes),
         /// parsed and checked by `run`'s own parser.
         package var run = SoakRunOptions(profilePath: "")
-        /// When a probe counts the generator as saturated (not a flag: the defaults are the
-        /// documented ones; the library's callers and tests may set their own).
-        package var generatorLimits = CapacityGeneratorHealth.Limits()
+        /// When a probe counts the generator as saturated (`--max-late-starts`, `--max-dropped`,
+        /// `--max-start-lag`, `--max-generator-cpu`), over the profile's `capacity.generatorLimits`.
+        package var generatorLimits = CapacityGeneratorLimits()
         package init() {}
     }
 
@@ -107,7 +107,9 @@ package enum CapacityCommand {
             base: base, profile: profile, slo: slo, probeSeconds: probeSeconds, warmup: warmup,
             directory: directory.appendingPathComponent("probes", isDirectory: true),
             generatorCPUSeparate: options.run.processes != nil || options.run.baseURL != nil, log: log)
-        configured.limits = options.generatorLimits
+        let limits = options.generatorLimits.applied(
+            to: (section.generatorLimits ?? CapacityGeneratorLimits()).applied(to: CapacityGeneratorHealth.Limits()))
+        configured.limits = limits
         let runner = configured
         let traps = [(SIGINT, "SIGINT", StopReason.interrupted), (SIGTERM, "SIGTERM", .terminated)].map {
             number, name, reason in
@@ -120,7 +122,7 @@ package enum CapacityCommand {
         let settings = CapacityReport.Settings(
             minRate: search.minRate, maxRate: search.maxRate, tolerance: search.tolerance,
             maxProbes: search.maxProbes, probeSeconds: probeSeconds, warmupSeconds: warmup,
-            processes: options.run.processes ?? 1)
+            processes: options.run.processes ?? 1, generatorLimits: limits)
         let backendName = backend == nil ? baseURL.absoluteString : "the embedded emulator (\(baseURL.absoluteString))"
         log(
             "optolink-soak capacity: \(profile.name) against \(backendName) · SLO \(slo.joined(separator: " AND ")) · "

@@ -32,16 +32,21 @@ package struct CapacityGeneratorHealth: Sendable, Equatable, Codable {
         self.processCPUShare = processCPUShare
     }
 
-    /// When the generator counts as saturated.
-    package struct Limits: Sendable, Equatable {
-        /// Most late starts, as a share of journeys started.
+    /// When the generator counts as saturated. The defaults (docs/CAPACITY.md, "Generator
+    /// limits") sit well above what a generator with headroom shows and well below what a
+    /// saturated one does; ``CapacityGeneratorLimits`` overrides them.
+    package struct Limits: Sendable, Equatable, Codable {
+        /// Most late starts (more than 10 ms after their planned instant), as a share of journeys
+        /// started: a few stragglers behind a GC pause or a busy core are noise, a twentieth is not.
         package var lateShare = 0.05
         /// Most dropped arrivals, as a share of those planned (the last arrivals of a window can
         /// miss its end by a hair, so one drop alone does not mean the generator gave out).
         package var droppedShare = 0.01
-        /// Most start lag at p99, seconds.
+        /// Most start lag at p99, seconds: 100 ms, far above a healthy generator's few ms, and
+        /// below latency SLOs of 250 ms, so a lagging generator cannot pass as a slow backend.
         package var startLagP99 = 0.1
-        /// Most CPU share of the generator's cores.
+        /// Most CPU share of the generator's cores: above it the generator's own scheduling, not
+        /// the backend, sets the pace.
         package var cpuShare = 0.9
         package init() {}
     }

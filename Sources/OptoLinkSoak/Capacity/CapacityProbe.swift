@@ -96,9 +96,15 @@ package struct CapacityProbe: Sendable, Equatable, Codable {
 
     /// The SLO terms measured in `summary` (a term over nothing measured fails: it proves nothing).
     package static func terms(_ slo: [String], in summary: SoakSummary) -> [Term] {
-        let results = Thresholds.evaluate(
-            slo.map { ThresholdSpec($0) }, metrics: summary.metrics,
-            notExercised: SummaryMetrics.notExercised(summary))
+        terms(slo, metrics: summary.metrics, notExercised: SummaryMetrics.notExercised(summary))
+    }
+
+    /// The SLO terms over flat `metrics` (`summary.json`'s names); a term whose metric lies under
+    /// a prefix of `notExercised` fails with that reason.
+    package static func terms(_ slo: [String], metrics: [String: Double], notExercised: [String: String] = [:])
+        -> [Term]
+    {
+        let results = Thresholds.evaluate(slo.map { ThresholdSpec($0) }, metrics: metrics, notExercised: notExercised)
         return results.map {
             Term(
                 expression: $0.expression, observed: $0.observed, passed: $0.passed,

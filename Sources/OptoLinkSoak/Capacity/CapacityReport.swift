@@ -1,8 +1,9 @@
 import Foundation
 import SoakReports
 
-/// What `optolink-soak capacity` found: `capacity.json` (every probe, and the answer) and its
-/// readable twin `capacity.txt`, both written atomically into the report directory.
+/// What `optolink-soak capacity` found: `capacity.json` (every probe, and the answer), its
+/// readable twin `capacity.txt` and `report.html` (the probes plotted), each written atomically
+/// into the report directory.
 package struct CapacityReport: Sendable, Equatable, Codable {
     /// The answer in figures: the highest rate that held the SLO, and the bracket it lies in.
     package struct Knee: Sendable, Equatable, Codable {
@@ -24,10 +25,12 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         package var probeSeconds: Double
         package var warmupSeconds: Double
         package var processes: Int
+        /// The limits past which a probe counted the generator as saturated.
+        package var generatorLimits: CapacityGeneratorHealth.Limits
 
         package init(
             minRate: Double, maxRate: Double, tolerance: Double, maxProbes: Int, probeSeconds: Double,
-            warmupSeconds: Double, processes: Int
+            warmupSeconds: Double, processes: Int, generatorLimits: CapacityGeneratorHealth.Limits = .init()
         ) {
             self.minRate = minRate
             self.maxRate = maxRate
@@ -36,6 +39,7 @@ package struct CapacityReport: Sendable, Equatable, Codable {
             self.probeSeconds = probeSeconds
             self.warmupSeconds = warmupSeconds
             self.processes = processes
+            self.generatorLimits = generatorLimits
         }
     }
 
@@ -172,9 +176,30 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
-    /// Writes `capacity.json` and `capacity.txt` into `directory`, each atomically.
+    /// `report.html`: the answer, every probe plotted against each SLO term with the knee marked
+    /// (``CapacityHTML``), and the probes as a table.
+    package var html: String {
+        let probes = probes.map { probe in
+            CapacityHTML.Probe(
+                index: probe.index, rate: probe.rate, requestsPerSecond: probe.requestsPerSecond, result: probe.result,
+                why: probe.failed ?? probe.invalidReason,
+                observed: Dictionary(
+                    probe.slo.compactMap { term in term.observed.map { (term.expression, $0) } },
+                    uniquingKeysWith: { first, _ in first }))
+        }
+        let meta =
+            "against \(backend) · \(probes.count) of at most \(settings.maxProbes) probes of "
+            + "\(Self.rate(settings.probeSeconds)) s · tolerance "
+            + CapacityGeneratorHealth.percent(settings.tolerance)
+        return CapacityHTML.page(
+            title: "optolink-soak capacity · \(profile)", meta: meta, message: message, passed: exitCode == 0,
+            slo: slo, probes: probes, knee: knee?.journeysPerSecond, notes: notes)
+    }
+
+    /// Writes `capacity.json`, `capacity.txt` and `report.html` into `directory`, each atomically.
     package func write(to directory: URL) throws {
         try AtomicFile.writeJSON(self, to: directory.appendingPathComponent("capacity.json"))
         try AtomicFile.write(Data(text.utf8), to: directory.appendingPathComponent("capacity.txt"))
+        try AtomicFile.write(Data(html.utf8), to: directory.appendingPathComponent("report.html"))
     }
 }

@@ -7,7 +7,7 @@ import SoakVerdicts
 /// ```json
 /// "capacity": {"slo": ["http.failed.rate < 0.01", "events.call_latency.p99 < 250ms"],
 ///              "minRate": 50, "maxRate": 2000, "probeSeconds": 10, "warmup": 2,
-///              "tolerance": 0.05, "maxProbes": 8}
+///              "tolerance": 0.05, "maxProbes": 8, "generatorLimits": {"lateShare": 0.05}}
 /// ```
 package struct CapacitySettings: Sendable, Equatable, Codable {
     /// The SLO: threshold expressions that must all hold for a probe to pass.
@@ -24,9 +24,11 @@ package struct CapacitySettings: Sendable, Equatable, Codable {
     package var tolerance: Double?
     /// Most probes in all.
     package var maxProbes: Int?
+    /// When a probe counts the generator as saturated (each field replaces its default).
+    package var generatorLimits: CapacityGeneratorLimits?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case slo, minRate, maxRate, probeSeconds, warmup, tolerance, maxProbes
+        case slo, minRate, maxRate, probeSeconds, warmup, tolerance, maxProbes, generatorLimits
     }
 
     package init(slo: [String] = []) { self.slo = slo }
@@ -57,5 +59,6 @@ package struct CapacitySettings: Sendable, Equatable, Codable {
         warmup = try field(.warmup, 0...600, "must be 0…600 seconds")
         tolerance = try field(.tolerance, 0.001...0.5, "must be 0.001…0.5 (a fraction: 0.05 is 5 %)")
         maxProbes = try field(.maxProbes, 1...100, "must be 1…100")
+        generatorLimits = try c.decodeFieldIfPresent(CapacityGeneratorLimits.self, forKey: .generatorLimits)
     }
 }

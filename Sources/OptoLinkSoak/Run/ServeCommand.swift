@@ -55,7 +55,7 @@ enum ServeCommand {
         // Unbuffered, so a script or test reading a pipe sees the bound port at once; the URL line stays first.
         let banner =
             ["optolink-soak serve: staging emulator on \(server.baseURL.absoluteString) (Ctrl-C to stop)"]
-            + server.summary().dropFirst().map { "  " + $0 }
+            + server.summary(showKeys: options.showKeys).dropFirst().map { "  " + $0 }
         FileHandle.standardOutput.write(Data((banner.joined(separator: "\n") + "\n").utf8))
         // A ledger file reaches the disk at least once a second, so a reader tailing it stays current;
         // every 10 s glibc's free heap pages go back to the kernel, so a long serve's RSS follows what

@@ -14,6 +14,8 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var orgKey: String?
     /// The key came as `--api-key KEY`, visible in the process list (`run` says so once).
     package var apiKeyOnCommandLine = false
+    /// A header came as `--header 'Name: value'`, its value visible in the process list (`run` says so once).
+    package var headerOnCommandLine = false
     /// The emulator's admin token, sent as `Authorization: Bearer` to `/__admin/*` (`--admin-token-file`,
     /// `OPTOLINK_ADMIN_TOKEN`).
     package var adminToken: String?

@@ -123,7 +123,7 @@ public struct StagingConfiguration: Sendable, Codable, Equatable {
             }
             if !orgKeys.insert(org.orgKey).inserted { problems.append("fixtures: duplicate orgKey '\(org.orgKey)'") }
             for key in org.apiKeys where !keys.insert(key.key).inserted {
-                problems.append("fixtures: duplicate API key ending '\(key.key.suffix(6))'")
+                problems.append("fixtures: duplicate API key \(SecretRedaction.redact(key.key))")
             }
             var codes = Set<String>()
             for link in org.links where !codes.insert(link.shortCode).inserted || link.shortCode.contains("/") {

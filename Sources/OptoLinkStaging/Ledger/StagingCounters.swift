@@ -35,7 +35,7 @@ public struct StagingCounters: Sendable, Codable, Equatable {
 public struct StagingBucketCounters: Sendable, Codable, Equatable {
     /// The bucket class (`match`, `data`, `sdk`, `events`).
     public var bucket: StagingBucketClass
-    /// The client IP, or the API key masked as `…<last 6>#<hash>`.
+    /// The client IP, or the API key redacted, then `#<hash>` (`opl_sdk_test_…#9f3a1c07`).
     public var key: String
     /// The limit in force when the snapshot was taken.
     public var limit: Int

@@ -1,4 +1,5 @@
 import Foundation
+import SoakSupport
 import Synchronization
 
 /// The record of every accepted write (docs/CONTRACT.md §4, "Ledger"), in arrival order.
@@ -58,7 +59,7 @@ package final class StagingLedger: Sendable {
         let entry = state.withLock { state in
             let entry = StagingLedgerEntry(
                 sequence: state.nextSequence, arrivedAt: arrivedAt, endpoint: endpoint.rawValue, deviceId: deviceId,
-                apiKeySuffix: String(apiKey.suffix(6)), eventName: eventName, externalId: externalId,
+                apiKeySuffix: SecretRedaction.shownSuffix(of: apiKey), eventName: eventName, externalId: externalId,
                 properties: properties, faultAfterCommit: faultAfterCommit)
             state.nextSequence += 1
             if state.file != nil {

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakSupport
 
 /// The emulator's routes as one synchronous ``HTTPHandler``: the wire contract of docs/CONTRACT.md §1,
 /// clicks and the match ladder (§4), AASA (§5), rate limits, faults, ledger and admin routes.
@@ -28,7 +29,7 @@ public final class StagingBackend: Sendable {
     let adminToken: String?
 
     /// Builds a backend over `configuration`, reading time from `clock`; with `adminToken`,
-    /// admin requests without it get `401` (see ``adminRefusal(_:_:)``).
+    /// admin requests without it get `401` (see ``adminRefusal(_:)``).
     public init(configuration: StagingConfiguration, clock: StagingClock = .system, adminToken: String? = nil) {
         self.configuration = configuration
         self.adminToken = adminToken
@@ -64,7 +65,7 @@ public final class StagingBackend: Sendable {
 
     private func answer(_ route: Route, _ context: RequestContext) -> HTTPHandlerResult {
         switch route {
-        case .admin(let admin): .respond(adminRefusal(admin, context) ?? handleAdmin(admin, context))
+        case .admin(let admin): .respond(adminRefusal(context) ?? handleAdmin(admin, context))
         case .unknown: .respond(errorResponse(404, "Cannot \(context.request.method) \(context.path)", context))
         default: withFaults(context) { dispatch(route, $0) }
         }
@@ -160,12 +161,13 @@ public final class StagingBackend: Sendable {
         return peer.hasPrefix("::ffff:") ? String(peer.dropFirst(7)) : peer
     }
 
-    /// Keys are never shown whole: `…<last 6>#<hash>`; IPs are shown as they are.
+    /// Keys are never shown whole: their redaction (`SecretRedaction`), then `#` and a hash that
+    /// tells two keys apart; IPs are shown as they are.
     static func maskBucketKey(_ bucket: StagingBucketClass, _ key: String) -> String {
         switch bucket {
         case .match, .data: key
         case .sdk, .events:
-            key.hasPrefix("ip:") ? key : "…\(key.suffix(6))#\(String(fnv1a(key) & 0xFFFF_FFFF, radix: 16))"
+            key.hasPrefix("ip:") ? key : "\(SecretRedaction.redact(key))#\(String(fnv1a(key) & 0xFFFF_FFFF, radix: 16))"
         }
     }
 

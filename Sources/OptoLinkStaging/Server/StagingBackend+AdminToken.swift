@@ -3,11 +3,12 @@ import SoakSupport
 
 extension StagingBackend {
     /// The `401` for an admin request that does not carry the backend's admin token as
-    /// `Authorization: Bearer <token>` (compared in constant time); `nil` when it does, when
-    /// the backend has no token, and for `GET /__admin/health`, which answers only `{"ok":true}`
-    /// and stays open for liveness probes and load balancers.
-    func adminRefusal(_ route: Route.AdminRoute, _ context: RequestContext) -> HTTPResponse? {
-        guard let adminToken, route != .health else { return nil }
+    /// `Authorization: Bearer <token>` (compared in constant time); `nil` when it does and when
+    /// the backend has no token. Every admin route is behind the token, `GET /__admin/health`
+    /// included: a probe of a locked emulator sends the header (Kubernetes `httpGet.httpHeaders`)
+    /// or checks the port alone (`tcpSocket`).
+    func adminRefusal(_ context: RequestContext) -> HTTPResponse? {
+        guard let adminToken else { return nil }
         let header = context.request.headers["Authorization"] ?? ""
         let scheme = "bearer "
         let given = header.lowercased().hasPrefix(scheme) ? header.dropFirst(scheme.count) : ""

@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkHTTP
+import SoakSupport
 
 /// The embedded staging backend on a real socket: a ``StagingBackend`` served by an
 /// ``HTTPServer`` (docs/CONTRACT.md §4). The one-call entry point for `optolink-soak serve` and for tests.
@@ -95,7 +96,11 @@ public final class StagingServer: Sendable {
     /// `X-Forwarded-For` is trusted, the org keys, API keys and link short codes it serves,
     /// the CLIENT key the `/sdk/*` routes take, the admin routes and a ready-to-paste curl
     /// example (`POST /match`).
-    public func summary() -> [String] {
+    ///
+    /// API keys show in their redacted form (a console is logged and shared like a report) unless
+    /// `showKeys`; the banner then says where the whole keys are.
+    public func summary(showKeys: Bool = false) -> [String] {
+        let shown: (String) -> String = showKeys ? { $0 } : { SecretRedaction.redact($0) }
         var lines = ["OptoLink staging emulator on \(baseURL.absoluteString)"]
         let limits = configuration.limits
         lines.append(
@@ -114,7 +119,7 @@ public final class StagingServer: Sendable {
                 : "client IP: socket peer (X-Forwarded-For not trusted; --trust-forwarded-for to change)")
         for org in configuration.fixtures.orgs {
             let keys = org.apiKeys.map { key in
-                key.key + " (" + key.tier.rawValue + (key.revoked ? ", revoked" : "")
+                shown(key.key) + " (" + key.tier.rawValue + (key.revoked ? ", revoked" : "")
                     + (key.rotatedAt != nil || key.rotatedAgoSeconds != nil ? ", rotated" : "") + ")"
             }
             let links = org.links.map { $0.shortCode + ($0.active ? "" : " (inactive)") }
@@ -129,10 +134,15 @@ public final class StagingServer: Sendable {
             .map { (org, $0) }
         }.first
         if let (org, key) = usable {
-            lines.append("/sdk/* need: Authorization: Bearer \(key.key)  (CLIENT key of org \(org.orgKey))")
+            lines.append("/sdk/* need: Authorization: Bearer \(shown(key.key))  (CLIENT key of org \(org.orgKey))")
             if let link = org.links.first(where: \.active) {
                 lines.append("click a link: \(baseURL.absoluteString)/\(org.orgKey)/\(link.shortCode)")
             }
+        }
+        if !showKeys {
+            lines.append(
+                "keys are shown redacted: --show-keys prints them whole (they are the fixtures of --config FILE, "
+                    + "else the defaults in Profiles/staging/README.md)")
         }
         let faulted = configuration.faults.endpoints.filter { !$0.value.isEmpty }.keys.sorted()
         if !faulted.isEmpty {

@@ -12,7 +12,8 @@ package struct LedgerRow: Sendable, Codable, Equatable {
     package var endpoint: String
     /// The body's `deviceId`.
     package var deviceId: String
-    /// The API key's last 6 characters (keys are never stored whole).
+    /// The API key's last 4 characters, the ones its redaction shows (`SecretRedaction`); empty
+    /// for a key too short to show any. Keys are never stored whole.
     package var apiKeySuffix: String
     /// The event name for `events`, else `nil`.
     package var eventName: String?

@@ -32,6 +32,9 @@ struct SVGChart {
     var references: [(y: Double, label: String)] = []
     /// Forces the y axis to start at zero.
     var yFromZero = true
+    /// Share of the x span left empty at each end (never below zero for data that is not), so
+    /// points at the extremes stand clear of the axes.
+    var xMargin = 0.0
     package var width = 860.0
     var height = 260.0
 
@@ -61,6 +64,9 @@ struct SVGChart {
             yMax = xMax
         }
         if xMax <= xMin { xMax = xMin + 1 }
+        let margin = (xMax - xMin) * xMargin
+        xMin = xMin >= 0 ? max(0, xMin - margin) : xMin - margin
+        xMax += margin
         if yMax <= yMin { yMax = yMin + (yMin == 0 ? 1 : abs(yMin)) }
         let yTicks = Self.ticks(yMin, yMax)
         yMax = max(yMax, yTicks.last ?? yMax)

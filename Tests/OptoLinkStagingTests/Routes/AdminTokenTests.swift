@@ -41,18 +41,27 @@ import Testing
         #expect(lowercase.status == 200, "the scheme is case-insensitive (RFC 9110 §11.1)")
     }
 
-    @Test("every admin route but health is behind the token: reset, ledger, faults, limits, peer")
+    @Test("every admin route is behind the token: reset, ledger, faults, limits, peer and health")
     func everyAdminRouteIsBehindTheToken() throws {
         let backend = StagingBackend(configuration: StagingConfiguration(), adminToken: Self.token)
         let routes = [
             ("POST", "/__admin/reset"), ("GET", "/__admin/ledger"), ("GET", "/__admin/faults"),
             ("PUT", "/__admin/faults"), ("GET", "/__admin/limits"), ("PUT", "/__admin/limits"),
-            ("GET", "/__admin/peer"),
+            ("GET", "/__admin/peer"), ("GET", "/__admin/health"),
         ]
         for (method, path) in routes {
             #expect(respond(backend, method, path, authorization: nil)?.status == 401, "\(method) \(path)")
+            #expect(respond(backend, method, path, authorization: "Bearer wrong")?.status == 401, "\(method) \(path)")
         }
         #expect(respond(backend, "POST", "/__admin/reset", authorization: "Bearer \(Self.token)")?.status == 200)
+        let health = try #require(respond(backend, "GET", "/__admin/health", authorization: "Bearer \(Self.token)"))
+        #expect(health.status == 200)
+        #expect(String(decoding: health.body, as: UTF8.self) == #"{"ok":true}"#)
+    }
+
+    @Test("without a token health stays open, for the probes of a loopback emulator")
+    func healthIsOpenWithoutAToken() {
+        let backend = StagingBackend(configuration: StagingConfiguration())
         #expect(respond(backend, "GET", "/__admin/health", authorization: nil)?.status == 200)
     }
 

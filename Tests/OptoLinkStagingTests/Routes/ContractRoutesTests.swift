@@ -191,7 +191,7 @@ import Testing
         let ledger = h.backend.ledger()
         #expect(ledger.map(\.endpoint) == ["session", "identity", "identity_clear", "events"])
         #expect(ledger.map(\.sequence) == [1, 2, 3, 4])
-        #expect(ledger.allSatisfy { $0.apiKeySuffix == "client" && $0.deviceId == "device-0001" })
+        #expect(ledger.allSatisfy { $0.apiKeySuffix == "" && $0.deviceId == "device-0001" })
         #expect(ledger[1].externalId == "user-1")
         #expect(ledger[3].eventName == "open")
         #expect(ledger[3].properties == ["opl_corr": "r:d:1"])

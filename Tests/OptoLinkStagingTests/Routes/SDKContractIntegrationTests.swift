@@ -51,7 +51,8 @@ import Testing
             let ledger = e.server.ledger()
             #expect(ledger.map(\.endpoint) == ["session"])
             #expect(ledger.first?.deviceId == device.sdk.deviceId)
-            #expect(ledger.first?.apiKeySuffix == "client")
+            // The fixture key is too short behind its prefix for the redaction to show its end.
+            #expect(ledger.first?.apiKeySuffix == "")
         }
     }
 

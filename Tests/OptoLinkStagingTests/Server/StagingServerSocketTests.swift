@@ -70,10 +70,13 @@ import Testing
             #expect(decoded.count == 1)
             let summary = server.summary()
             #expect(summary.first == "OptoLink staging emulator on http://127.0.0.1:\(server.port)")
-            #expect(
-                summary.contains {
-                    $0.contains("opl_sdk_test_acme_client (CLIENT)") && $0.contains("expired (inactive)")
-                })
+            #expect(summary.contains { $0.contains("opl_sdk_test_… (CLIENT)") && $0.contains("expired (inactive)") })
+            #expect(!summary.joined().contains("acme_client"), "keys are redacted unless asked for")
+            #expect(summary.contains { $0.contains("--show-keys prints them whole") })
+            let whole = server.summary(showKeys: true)
+            #expect(whole.contains { $0.contains("opl_sdk_test_acme_client (CLIENT)") })
+            #expect(whole.contains { $0.contains("Authorization: Bearer opl_sdk_test_acme_client ") })
+            #expect(!whole.contains { $0.contains("--show-keys") })
             #expect(
                 summary.contains { $0.contains("match 30/60s, data 500/1s, session_identity 60/60s, events 600/60s") })
         }
