@@ -157,14 +157,14 @@ struct HTMLReportTests {
             series: [
                 .init(name: "one", color: "#000", points: [(0, 1), (1, 2), (2, 3)]),
                 .init(name: "two", color: "#f00", style: .points, dashed: true, points: [(0, 1), (2, 2)]),
-            ], diagonal: true
+            ], xReferences: [(1, "edge")]
         ).render()
         #expect(chart.contains("a &lt;b&gt; &amp; &quot;c&quot;"))
         #expect(chart.components(separatedBy: "<path").count - 1 == 2)
-        #expect(chart.contains("class=\"diag\""))
+        #expect(chart.contains("<line class=\"ref\"") && chart.contains(">edge</text>"))
         #expect(chart.contains("fill-opacity=\"0.45\""))
         let empty = SVGChart(
             title: "t", xLabel: "x", yLabel: "y", series: [.init(name: "n", color: "#000", points: [])])
-        #expect(empty.render().contains("no data"))
+        #expect(empty.render().contains("no data") && !empty.hasData, "a report leaves such a chart out")
     }
 }

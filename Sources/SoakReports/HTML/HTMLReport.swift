@@ -463,7 +463,7 @@ package enum HTMLReport {
         .note{color:#475569;font-size:13px}.two{display:flex;gap:8px;flex-wrap:wrap}.two svg{flex:1 1 400px}
         svg.chart{width:100%;height:auto;display:block;margin:6px 0 14px}svg text{font-size:11px;fill:#334155}
         svg .ct{font-size:13px;font-weight:600;fill:#0f172a}svg .axis line{stroke:#94a3b8}svg .grid{stroke:#e2e8f0}
-        svg .diag,svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
+        svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
         </style></head><body>
         \(body)
         <p class="note">Written by optolink-soak \(SoakVersion.current). Dashed/faded series are the baseline. Click a legend entry to hide its series.</p>

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A small inline-SVG chart: axes with rounded ticks, line/step series and point series, an
-/// optional diagonal, a legend. No script, no font file, no external reference — it renders the
+/// A small inline-SVG chart: axes with rounded ticks, line/step series and point series,
+/// reference lines, a legend. No script, no font file, no external reference — it renders the
 /// same in any browser and stays small (coordinates are rounded to 0.1 px).
 ///
 /// The `<svg>` carries its x domain as `data-x-min`/`data-x-max` (and `data-axis="time"` for a
@@ -41,8 +41,6 @@ struct SVGChart {
     /// A fixed x domain (every time chart of a report gets `0…run length`); `nil` fits the data.
     var xDomain: ClosedRange<Double>? = nil
     var xAxis = Axis.value
-    /// Draws y = x (the back-off plot: taken equal to asked).
-    var diagonal = false
     /// Horizontal reference lines (a bucket's limit), with a label.
     var references: [(y: Double, label: String)] = []
     /// Vertical reference lines (the back-off chart's early and late boundaries), with a label.
@@ -70,7 +68,7 @@ struct SVGChart {
     package func render() -> String {
         let plotted = plotted
         let all = plotted.flatMap { $0 }
-        var xMin = xDomain?.lowerBound ?? all.map(\.x).min() ?? 0
+        let xMin = xDomain?.lowerBound ?? all.map(\.x).min() ?? 0
         var xMax = xDomain?.upperBound ?? all.map(\.x).max() ?? 1
         var out = "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" "
         out += "data-axis=\"\(xAxis.rawValue)\" data-x-min=\"\(xMin)\" data-x-max=\"\(xMax)\" "
@@ -81,14 +79,8 @@ struct SVGChart {
             out += "no data</text></svg>"
             return out
         }
-        var yMin = yFromZero ? 0 : (all.map(\.y).min() ?? 0)
+        let yMin = yFromZero ? 0 : (all.map(\.y).min() ?? 0)
         var yMax = max(all.map(\.y).max() ?? 1, references.map(\.y).max() ?? -.infinity)
-        if diagonal && xDomain == nil {
-            xMin = min(xMin, yMin)
-            yMin = xMin
-            xMax = max(xMax, yMax)
-            yMax = xMax
-        }
         if xMax <= xMin { xMax = xMin + 1 }
         if yMax <= yMin { yMax = yMin + (yMin == 0 ? 1 : abs(yMin)) }
         let yTicks = Self.ticks(yMin, yMax)
@@ -119,10 +111,6 @@ struct SVGChart {
         out += "\(MarkupEscaping.escape(xLabel))</text>"
         out += "<text transform=\"translate(14 \(Self.r(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">"
         out += "\(MarkupEscaping.escape(yLabel))</text></g>"
-        if diagonal {
-            out += "<line class=\"diag\" x1=\"\(Self.r(px(xMin)))\" y1=\"\(Self.r(py(xMin)))\" "
-            out += "x2=\"\(Self.r(px(xMax)))\" y2=\"\(Self.r(py(xMax)))\"/>"
-        }
         for reference in references {
             let y = Self.r(py(reference.y))
             out += "<line class=\"ref\" x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\"/>"
