@@ -5,8 +5,12 @@
 # alarm). Then, for DETECT pairs each, compares an identical run with a run whose emulator answers
 # /match 30 ms later, and one whose every /sdk/events answer is 5 ms later (the emulator's
 # `latency` fault at rate 1): every regression there is a detection.
-# Writes Benchmarks/results/compare-false-alarms.json (overwritten each run).
+# Writes one results file, Benchmarks/results/compare-false-alarms.json (overwritten each run;
+# RESULTS=FILE writes elsewhere, for a trial run that must not replace the committed figures).
 # Usage: Benchmarks/compare-false-alarms.sh [N (default 20, 2…40)] [DETECT (default N-1, 0…39)]
+#   N=20 gives 19 identical pairs and 19 pairs for each of the two slowed variants: 59 runs of
+#   about 15 s each. Run it on a quiet machine (MACHINE_NOTE="…" describes the machine in the file).
+# The runs use the release build (built here first) unless SOAK_BIN names another binary.
 # Each run is bounded (timeout 180 s; the profile lasts 8 s plus at most 20 s of grace).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +32,10 @@ else
     WORK=$(mktemp -d /tmp/compare-false-alarms.XXXXXX)
     trap 'rm -rf "$WORK"' EXIT
 fi
-OUT=Benchmarks/results/compare-false-alarms.json
+OUT=${RESULTS:-Benchmarks/results/compare-false-alarms.json}
+NOTE=${MACHINE_NOTE:-CPU shared with other builds and tests while this ran}
+BUILD=$([[ $BIN == */release/* ]] && echo release || echo "as given: $BIN")
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 # The two slowed variants of the profile: the same workload plus a latency fault on one endpoint.
 for variant in match:0.03 events:0.005; do
@@ -84,15 +91,17 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 jq -s --argjson n "$N" --argjson detect "$DETECT" --arg started "$started" \
     --arg loadStart "$load_start" --arg loadEnd "$load_end" --arg cores "$(nproc)" \
+    --arg note "$NOTE" --arg build "$BUILD" --arg commit "$COMMIT" \
     --slurpfile runs "$WORK/runs.jsonl" '
     def tally(kind): [.[] | select(.kind == kind)] as $p
         | {pairs: ($p | length), regression: ([$p[] | select(.exit == 1)] | length),
            inconclusive: ([$p[] | select(.exit == 2)] | length), noRegression: ([$p[] | select(.exit == 0)] | length)};
     {benchmark: "compare-false-alarms", profile: "Profiles/limits.json", startedAt: $started,
+     binary: $build, commit: $commit,
      machine: {cores: ($cores | tonumber), loadAverageAtStart: $loadStart, loadAverageAtEnd: $loadEnd,
-               note: "CPU shared with other builds and tests while this ran"},
+               note: $note},
      identicalRuns: $n, detectionPairsPerFault: $detect,
      identical: tally("identical"), match30msSlower: tally("match-slow"), events5msSlower: tally("events-slow"),
      runs: $runs, pairs: .}' "$WORK/pairs.jsonl" >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
-jq '{identical, match30msSlower, events5msSlower, machine}' "$OUT"
+jq '{identical, match30msSlower, events5msSlower, binary, machine}' "$OUT"

@@ -133,9 +133,13 @@ struct HTMLReportTests {
         #expect(size < 2_000_000, "report.html is \(size) bytes")
         Self.expectSelfContained(html)
         let series = ReportSeries(label: "run", summary: summary, attempts: attempts)
-        #expect(series.backoff.total == 6_000)
-        #expect(series.backoff.early.count == 120)
-        #expect(series.backoff.shown <= ReportSeries.maxPoints)
+        // 6,000 retried 429s with N, a third of them on /sdk/session, which the contract never
+        // retries (the retry audit's business, not back-off's): 4,000 judged, 80 of them early.
+        let backoff = series.backoff
+        #expect(backoff.judged == 4_000 && backoff.afterRetryAfter == 4_000)
+        #expect(backoff.early.count == 80)
+        #expect(backoff.early.count + backoff.onTime.count + backoff.late.count <= ReportSeries.maxPoints)
+        #expect(backoff.early.count + backoff.onTime.count + backoff.late.count + backoff.thinned == 4_000)
         #expect(
             series.latency.count == endpoints.count && series.latency.allSatisfy { (600...601).contains($0.p95.count) })
         #expect(series.limits.map(\.bucket) == ["events", "match"])
@@ -153,14 +157,14 @@ struct HTMLReportTests {
             series: [
                 .init(name: "one", color: "#000", points: [(0, 1), (1, 2), (2, 3)]),
                 .init(name: "two", color: "#f00", style: .points, dashed: true, points: [(0, 1), (2, 2)]),
-            ], diagonal: true
+            ], xReferences: [(1, "edge")]
         ).render()
         #expect(chart.contains("a &lt;b&gt; &amp; &quot;c&quot;"))
         #expect(chart.components(separatedBy: "<path").count - 1 == 2)
-        #expect(chart.contains("class=\"diag\""))
+        #expect(chart.contains("<line class=\"ref\"") && chart.contains(">edge</text>"))
         #expect(chart.contains("fill-opacity=\"0.45\""))
         let empty = SVGChart(
             title: "t", xLabel: "x", yLabel: "y", series: [.init(name: "n", color: "#000", points: [])])
-        #expect(empty.render().contains("no data"))
+        #expect(empty.render().contains("no data") && !empty.hasData, "a report leaves such a chart out")
     }
 }

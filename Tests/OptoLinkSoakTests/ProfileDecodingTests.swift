@@ -103,6 +103,18 @@ struct ProfileDecodingTests {
                 #"expect.thresholds[0]: unknown bucket "evnts" in limits.evnts.exact (did you mean limits.events.exact?): expect.limits declares events"#
             ),
             (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["journey.k.duration.p95 < 2s"]},"#,
+                #"expect.thresholds[0]: unknown journey "k" in journey.k.duration.p95 (did you mean journey.j.duration.p95?): the profile's journeys are j"#
+            ),
+            (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["journey.jj.unfinished == 0"]},"#,
+                #"expect.thresholds[0]: unknown journey "jj" in journey.jj.unfinished (did you mean journey.j.unfinished?): the profile's journeys are j"#
+            ),
+            (
+                #""name": "t","#, #""name": "t", "expect": {"thresholds": ["opens.lost == 0"]},"#,
+                #"expect.thresholds[0]: opens.lost measures open steps, and no journey of this profile has one (add {"kind": "open", …} to a journey's steps, or remove the threshold)"#
+            ),
+            (
                 #""name": "t","#, #""name": "t", "expect": {"thresholds": ["backof.early == 0"]},"#,
                 #"expect.thresholds[0]: unknown metric "backof.early" (did you mean backoff.early?)"#
             ),
@@ -115,6 +127,18 @@ struct ProfileDecodingTests {
         // The problem is reported with its path, whatever else is found in the same pass.
         let message = Self.message(Self.replacing(old, with: new)) ?? ""
         #expect(message == expected || message.split(separator: "\n").contains { $0 == "  \(expected)" }, "\(message)")
+    }
+
+    @Test("thresholds naming a declared journey, and opens.* with an open step, are accepted")
+    func declaredJourneyAndOpens() {
+        let thresholds =
+            #""expect": {"thresholds": ["journey.j.duration.p95 < 2s", "journey.j.unfinished == 0", "#
+            + #""opens.lost == 0"]}"#
+        let withOpen = Self.replacing(#""name": "t","#, with: #""name": "t", \#(thresholds),"#)
+            .replacingOccurrences(
+                of: #"{"kind": "event", "name": "e", "repeat": 2}"#,
+                with: #"{"kind": "event", "name": "e", "repeat": 2}, {"kind": "open", "link": "welcome"}"#)
+        #expect(Self.message(withOpen) == nil)
     }
 
     @Test("not JSON at all is reported as such")

@@ -30,7 +30,7 @@ import Testing
             .click(status: 200, latency: 0.1, clipboardPlaced: false),
         ]
         for record in records { progress.consume(record) }
-        let c = progress.counters
+        let c = progress.counters(at: 0)
         #expect(c.requests == 5 && c.status429 == 1 && c.errors == 2 && c.done == 2)
         // The cancelled attempt's 50 s stays out: the p99 is the slowest finished attempt's.
         #expect(c.p99 > 0.039 && c.p99 < 0.041)

@@ -84,7 +84,8 @@ struct RecorderTests {
             for await _ in gate {}
             return OptoLinkHTTPResponse(status: 200)
         }
-        while recorder.progressCounters().requests == 0 && recorder.state.withLock({ $0.calls.openCalls.isEmpty }) {
+        while recorder.progressCounters(at: 0).requests == 0 && recorder.state.withLock({ $0.calls.openCalls.isEmpty })
+        {
             await Task.yield()
         }
         recorder.closeCalls(DeviceLaunch(device: "d000003", launch: 1), callIds: nil, outcome: nil)

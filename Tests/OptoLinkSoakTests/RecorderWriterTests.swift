@@ -158,11 +158,11 @@ import Testing
         await Self.drive(recorder, launches: 0..<50)
         // The writer applies on its own: wait (bounded by count, not by a time budget) until it has.
         var polls = 0
-        while recorder.progressCounters().requests < 200 + 29 && polls < 200_000 {
+        while recorder.progressCounters(at: 0).requests < 200 + 29 && polls < 200_000 {
             polls += 1
             try await Task.sleep(for: .milliseconds(1))
         }
-        #expect(recorder.progressCounters().requests == 200 + 29)
+        #expect(recorder.progressCounters(at: 0).requests == 200 + 29)
         #expect(recorder.statusCounts()[.events]?["429"] != nil)
         recorder.finish()
         #expect(recorder.callsCSV.rowCount == 200)

@@ -11,6 +11,9 @@ Python standard library is needed. Checks:
   - every number marked data-key/data-value equals the value at that path in its summary.json,
     and its visible text is not empty (at least 10 such numbers per run);
   - the page loads in under a second (navigation timing, load event);
+  - every time chart (svg data-axis="time") shares one x axis, seconds since start, 0 … the run's
+    length: data-x-min is 0 and data-x-max covers the longest run's durationSeconds (within one
+    interval), the same on every time chart; no chart is drawn empty ("no data");
   - a screenshot is not blank (decoded PNG: enough non-white pixels and colours).
 Exits 1 with a message on the first failure.
 """
@@ -116,6 +119,25 @@ def lookup(document, path):
     return value
 
 
+def check_time_axes(axes, summaries):
+    """Every time chart spans 0 … the longest run, all on the same axis."""
+    if len(axes) < 3:
+        fail(f"only {len(axes)} time charts (load, latency, memory at least)")
+    runs = list(summaries.values())
+    longest = max(float(s["run"]["durationSeconds"]) for s in runs)
+    interval = max(float(s.get("intervalSeconds", 1)) for s in runs)
+    maxima = set()
+    for title, low, high in axes:
+        low, high = float(low), float(high)
+        if low != 0:
+            fail(f"time chart {title!r} starts at {low} s, not at the run's start")
+        if high < longest - 1e-6 or high > longest + interval + 1e-6:
+            fail(f"time chart {title!r} ends at {high} s; the run lasted {longest} s")
+        maxima.add(round(high, 6))
+    if len(maxima) != 1:
+        fail(f"time charts do not share one x axis: they end at {sorted(maxima)} s")
+
+
 def png_pixels(data):
     """Decodes an 8-bit RGB/RGBA PNG (what Chromium writes) into rows of pixel tuples."""
     if data[:8] != b"\x89PNG\r\n\x1a\n":
@@ -202,6 +224,9 @@ def main():
                       ".map(e => [e.dataset.run, e.dataset.key, e.dataset.value, e.textContent.trim()]),"
                       " outcome: (document.querySelector('.outcome') || {}).textContent,"
                       " svgs: document.querySelectorAll('svg.chart').length,"
+                      " axes: Array.from(document.querySelectorAll('svg.chart[data-axis=\"time\"]'))"
+                      ".map(e => [e.querySelector('title').textContent, e.dataset.xMin, e.dataset.xMax]),"
+                      " empty: document.querySelectorAll('svg.chart text.empty').length,"
                       " load: performance.getEntriesByType('navigation')[0].loadEventEnd,"
                       " external: Array.from(document.querySelectorAll('[src],link[href],script[src]')).length,"
                       " height: document.documentElement.scrollHeight})")
@@ -224,6 +249,9 @@ def main():
                 fail(f"only {count} numbers of run {label!r} checked")
         if page["svgs"] < 5:
             fail(f"only {page['svgs']} charts")
+        check_time_axes(page["axes"], summaries)
+        if page["empty"]:
+            fail(f"{page['empty']} charts are drawn empty (a chart with no data must be left out with a note)")
         if page["external"]:
             fail(f"{page['external']} elements reference external resources")
         if page["load"] > 1000:
@@ -251,7 +279,8 @@ def main():
             with open(screenshot_path, "wb") as handle:
                 handle.write(data)
         print(f"report check: {os.path.basename(os.path.dirname(html))}/report.html {size / 1024:.0f} KB, "
-              f"no console errors, {sum(checked.values())} numbers equal summary.json, {page['svgs']} charts, "
+              f"no console errors, {sum(checked.values())} numbers equal summary.json, {page['svgs']} charts "
+              f"({len(page['axes'])} on one time axis), "
               f"loaded in {page['load']:.0f} ms, screenshot {width}x{height} not blank: passed")
     finally:
         browser.close()

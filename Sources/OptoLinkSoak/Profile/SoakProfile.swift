@@ -134,11 +134,20 @@ extension SoakProfile: Codable {
                         ],
                         debugDescription: problem)))
         }
-        // A `limits.<bucket>.*` threshold must name a bucket expect.limits declares: the names fit
-        // the metric scheme whatever the bucket, so only the profile can tell a typo (both modes).
-        let declared = Set(expect.limits.keys)
+        // A `limits.<bucket>.*`, `journey.<name>.*` or `opens.*` threshold must name what the profile
+        // declares: the names fit the metric scheme whatever the bucket or journey, so only the
+        // profile can tell a typo (both modes).
+        let buckets = Set(expect.limits.keys)
+        let journeyNames = Set(journeys.map(\.name))
+        let withOpen = Set(
+            journeys.filter { $0.steps.contains { if case .open = $0 { true } else { false } } }.map(\.name))
         for (index, threshold) in expect.thresholds.enumerated() {
-            guard let problem = Thresholds.bucketProblem(in: threshold.expression, declared: declared) else { continue }
+            let expression = threshold.expression
+            guard
+                let problem = Thresholds.bucketProblem(in: expression, declared: buckets)
+                    ?? Thresholds.journeyProblem(in: expression, declared: journeyNames)
+                    ?? Thresholds.opensProblem(in: expression, journeysWithOpen: withOpen)
+            else { continue }
             try c.reportOrThrow(
                 DecodingError.dataCorrupted(
                     .init(

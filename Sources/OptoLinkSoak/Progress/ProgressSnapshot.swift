@@ -12,9 +12,29 @@ package struct ProgressSnapshot: Sendable, Equatable {
     package var errors: Int
     /// p99 attempt latency so far, seconds.
     package var p99: Double
+    /// Calls sleeping out a 429's Retry-After (part of `inFlight`).
+    package var waitingOnRetryAfter = 0
+
+    package init(
+        elapsed: Double, scheduled: Int, done: Int, inFlight: Int, requests: Int, requestRate: Double, status429: Int,
+        errors: Int, p99: Double, waitingOnRetryAfter: Int = 0
+    ) {
+        self.elapsed = elapsed
+        self.scheduled = scheduled
+        self.done = done
+        self.inFlight = inFlight
+        self.requests = requests
+        self.requestRate = requestRate
+        self.status429 = status429
+        self.errors = errors
+        self.p99 = p99
+        self.waitingOnRetryAfter = waitingOnRetryAfter
+    }
 
     /// The one-line rendering, e.g.
-    /// `[  12.0s] journeys 240/238 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms`.
+    /// `[  12.0s] journeys 240/238 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms`;
+    /// with calls sleeping out a Retry-After, `… · 90 in flight · 38 waiting on 429 · 1520 req (0/s) …`,
+    /// and when every request has stopped for them, `1520 req (all waiting on 429)` instead of `(0/s)`.
     package var line: String {
         func fixed(_ value: Double, _ digits: Int) -> String {
             let scale = Double([1, 10, 100, 1000][digits])
@@ -30,7 +50,10 @@ package struct ProgressSnapshot: Sendable, Equatable {
         }
         let time = fixed(elapsed, 1)
         let padded = String(repeating: " ", count: Swift.max(0, 6 - time.count)) + time
-        return "[\(padded)s] journeys \(done)/\(scheduled) done · \(inFlight) in flight · \(requests) req "
-            + "(\(Int(requestRate.rounded()))/s) · 429s \(status429) · errors \(errors) · p99 \(fixed(p99 * 1000, 1))ms"
+        let rate = Int(requestRate.rounded())
+        let waiting = waitingOnRetryAfter > 0 ? " · \(waitingOnRetryAfter) waiting on 429" : ""
+        let pace = rate == 0 && waitingOnRetryAfter > 0 ? "all waiting on 429" : "\(rate)/s"
+        return "[\(padded)s] journeys \(done)/\(scheduled) done · \(inFlight) in flight\(waiting) · \(requests) req "
+            + "(\(pace)) · 429s \(status429) · errors \(errors) · p99 \(fixed(p99 * 1000, 1))ms"
     }
 }

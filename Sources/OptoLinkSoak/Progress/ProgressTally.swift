@@ -1,7 +1,7 @@
 import SoakRecords
 
 /// The numbers of the progress line, kept from the recorder's records: attempts, 429s, errors,
-/// journeys done, and the attempts' latency (for its p99).
+/// journeys done, the attempts' latency (for its p99) and the calls waiting out a Retry-After.
 struct ProgressTally: RecordConsumer {
     private(set) var requests = 0
     private(set) var status429 = 0
@@ -9,8 +9,10 @@ struct ProgressTally: RecordConsumer {
     private(set) var journeysDone = 0
     /// Every finished attempt's latency (cancelled ones are left out).
     private(set) var latency = LatencyHistogram()
+    private(set) var waits = RetryAfterWaits()
 
     mutating func consume(_ record: RecorderRecord) {
+        waits.consume(record)
         switch record {
         case .attempt(let attempt, _):
             let cancelled = attempt.status == nil && (attempt.errorKind?.isCancellation ?? false)
@@ -23,8 +25,10 @@ struct ProgressTally: RecordConsumer {
         }
     }
 
-    /// Counters for the progress line.
-    var counters: (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
-        (requests, status429, errors, journeysDone, latency.percentile(99))
+    /// Counters for the progress line at run second `now`.
+    func counters(at now: Double) -> ProgressCounters {
+        ProgressCounters(
+            requests: requests, status429: status429, errors: errors, done: journeysDone, p99: latency.percentile(99),
+            waitingOnRetryAfter: waits.waiting(at: now))
     }
 }

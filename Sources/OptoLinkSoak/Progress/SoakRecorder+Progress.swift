@@ -1,6 +1,7 @@
 extension SoakRecorder {
-    /// Counters for the progress line (``ProgressTally``), as the events applied so far made them.
-    package func progressCounters() -> (requests: Int, status429: Int, errors: Int, done: Int, p99: Double) {
-        state.withLock { $0.consumers.progress.counters }
+    /// Counters for the progress line (``ProgressTally``) at run second `now`, as the events
+    /// applied so far made them.
+    package func progressCounters(at now: Double) -> ProgressCounters {
+        state.withLock { $0.consumers.progress.counters(at: now) }
     }
 }

@@ -61,7 +61,7 @@ struct ReportAssembly {
         let result = RunJudgement.settle(&summary, invalidReason: invalidReason, signal: signal)
         let contents = ReportContents(
             summary: summary, profile: profile.redactingSecrets(),
-            earlySlackSeconds: profile.expect.backoffEarlySlackSeconds, attempts: attempts,
+            backoff: BackoffTolerances(profile.expect), attempts: attempts,
             shardManifest: shardManifest)
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

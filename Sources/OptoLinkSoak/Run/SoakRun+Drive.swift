@@ -106,14 +106,15 @@ extension SoakRun {
                 let lastBox = LastSample()
                 group.addTask {
                     await progress.run(clock: clock) {
-                        let c = recorder.progressCounters()
                         let now = timeline.now()
+                        let c = recorder.progressCounters(at: now)
                         let (lastRequests, lastTime) = lastBox.swap(requests: c.requests, time: now)
                         let rate = now > lastTime ? Double(c.requests - lastRequests) / (now - lastTime) : 0
                         return ProgressSnapshot(
                             elapsed: now, scheduled: driver.scheduled.current, done: c.done,
                             inFlight: driver.inFlight.current, requests: c.requests, requestRate: rate,
-                            status429: c.status429, errors: c.errors, p99: c.p99)
+                            status429: c.status429, errors: c.errors, p99: c.p99,
+                            waitingOnRetryAfter: c.waitingOnRetryAfter)
                     }
                     return nil
                 }

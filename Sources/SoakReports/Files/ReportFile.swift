@@ -9,20 +9,20 @@ package struct ReportContents: Sendable {
     package var summary: SoakSummary
     /// The profile as it ran (flags applied), written as `profile.json`.
     package var profile: any Encodable & Sendable
-    /// The profile's `expect.backoffEarlySlackSeconds`, for the back-off chart.
-    package var earlySlackSeconds: Double
+    /// The profile's back-off tolerances, for the back-off chart.
+    package var backoff: BackoffTolerances
     /// Every attempt, for the per-attempt charts; `nil` when they are left out (large runs).
     package var attempts: [AttemptRecord]?
     /// A shard's manifest (`run --shard`), else `nil`.
     package var shardManifest: (any Encodable & Sendable)?
 
     package init(
-        summary: SoakSummary, profile: any Encodable & Sendable, earlySlackSeconds: Double,
+        summary: SoakSummary, profile: any Encodable & Sendable, backoff: BackoffTolerances,
         attempts: [AttemptRecord]?, shardManifest: (any Encodable & Sendable)? = nil
     ) {
         self.summary = summary
         self.profile = profile
-        self.earlySlackSeconds = earlySlackSeconds
+        self.backoff = backoff
         self.attempts = attempts
         self.shardManifest = shardManifest
     }

@@ -13,11 +13,10 @@ package enum HTMLReport {
     static let colors = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#475569"]
 
     /// The page of one run.
-    package static func run(_ summary: SoakSummary, attempts: [AttemptRecord]?, earlySlackSeconds: Double = 0.001)
-        -> String
-    {
-        let series = ReportSeries(
-            label: "run", summary: summary, attempts: attempts, earlySlackSeconds: earlySlackSeconds)
+    package static func run(
+        _ summary: SoakSummary, attempts: [AttemptRecord]?, backoff: BackoffTolerances = BackoffTolerances()
+    ) -> String {
+        let series = ReportSeries(label: "run", summary: summary, attempts: attempts, backoff: backoff)
         let title = "optolink-soak · \(summary.run.profile) · run \(summary.run.runId)"
         // The run's result, as summary.txt's first line words it (an interrupted run whose
         // thresholds passed is not a pass); a summary from before `result` was written falls
@@ -170,74 +169,144 @@ package enum HTMLReport {
         }
     }
 
+    /// The x domain every time chart of a report shares: seconds since start, 0 … the longest run.
+    static func timeDomain(_ runs: [ReportSeries]) -> ClosedRange<Double> {
+        0...max(runs.map(\.timeSpan).max() ?? 0, 1)
+    }
+
+    /// The chart, or — when it has nothing to draw — one line saying which chart is left out and why.
+    static func chartOrNote(_ chart: SVGChart, leftOutBecause why: String) -> String {
+        guard !chart.hasData else { return chart.render() }
+        return
+            "<p class=\"note omitted\" data-omitted=\"\(e(chart.title))\">\(e(chart.title)): left out, \(e(why)).</p>"
+    }
+
     static func charts(_ runs: [ReportSeries]) -> String {
+        let time = timeDomain(runs)
+        let interval = runs.map { max($0.summary.intervalSeconds, 0.001) }.max() ?? 1
         var out = "<section><h2>Load over time</h2>"
-        out += SVGChart(
-            title: "Requests, 429s and failures per second", xLabel: "seconds since start", yLabel: "per second",
-            series: overlay(runs, "attempts/s", color: colors[0]) { $0.attemptsPerSecond }
-                + overlay(runs, "429/s", color: colors[4]) { $0.status429PerSecond }
-                + overlay(runs, "failures/s", color: colors[1]) { $0.errorsPerSecond }
-        ).render()
+        out += chartOrNote(
+            SVGChart(
+                title: "Requests, 429s and failures per second", xLabel: "seconds since start", yLabel: "per second",
+                series: overlay(runs, "attempts/s", color: colors[0]) { $0.attemptsPerSecond }
+                    + overlay(runs, "429/s", color: colors[4]) { $0.status429PerSecond }
+                    + overlay(runs, "failures/s", color: colors[1]) { $0.errorsPerSecond },
+                xDomain: time, xAxis: .time),
+            leftOutBecause: "the summary has no timeline rows")
         out += "</section><section><h2>Latency over time (attempt service time, per endpoint)</h2>"
         let endpoints = Set(runs.flatMap { $0.latency.map(\.endpoint) }).sorted()
-        if runs.allSatisfy({ !$0.hasAttempts }) { out += "<p class=\"note\">attempts.csv not available.</p>" }
+        if runs.allSatisfy({ !$0.hasAttempts }) {
+            out += "<p class=\"note omitted\">Latency over time: left out, attempts.csv not available.</p>"
+        } else if endpoints.isEmpty {
+            out += "<p class=\"note omitted\">Latency over time: left out, no attempt got a response.</p>"
+        }
         for endpoint in endpoints {
             func pick(_ r: ReportSeries) -> ReportSeries.Latency? { r.latency.first { $0.endpoint == endpoint } }
+            // An interval without a response is a gap in the line.
+            func gapped(_ series: [SVGChart.Series]) -> [SVGChart.Series] {
+                series.map { line in
+                    var gapped = line
+                    gapped.gapOver = interval * 1.5
+                    return gapped
+                }
+            }
             out += SVGChart(
                 title: "/\(endpoint): p50, p95, p99 per interval", xLabel: "seconds since start", yLabel: "latency",
-                series: overlay(runs, "p50", color: colors[2]) { pick($0)?.p50 ?? [] }
-                    + overlay(runs, "p95", color: colors[0]) { pick($0)?.p95 ?? [] }
-                    + overlay(runs, "p99", color: colors[1]) { pick($0)?.p99 ?? [] },
-                yFormat: SVGChart.seconds, height: 220
+                series: gapped(
+                    overlay(runs, "p50", color: colors[2]) { pick($0)?.p50 ?? [] }
+                        + overlay(runs, "p95", color: colors[0]) { pick($0)?.p95 ?? [] }
+                        + overlay(runs, "p99", color: colors[1]) { pick($0)?.p99 ?? [] }),
+                yFormat: SVGChart.seconds, xDomain: time, xAxis: .time, height: 220
             ).render()
         }
         out += "</section><section><h2>Start lag</h2><div class=\"two\">"
-        out += SVGChart(
-            title: "Start lag distribution (actual − planned start)", xLabel: "start lag", yLabel: "share of journeys",
-            series: overlay(runs, "journeys started within", color: colors[3]) { $0.startLagCDF },
-            yFormat: { String(format: "%.0f%%", $0 * 100) }, xFormat: SVGChart.seconds, width: 560
-        ).render()
-        out += SVGChart(
-            title: "Late starts per second", xLabel: "seconds since start", yLabel: "late starts/s",
-            series: overlay(runs, "late starts/s", color: colors[4]) { $0.lateStartsPerSecond }, width: 560
-        ).render()
-        out += "</div></section><section><h2>Back-off after 429: wait asked vs wait taken</h2>"
+        out += chartOrNote(
+            SVGChart(
+                title: "Start lag distribution (actual − planned start)", xLabel: "start lag",
+                yLabel: "share of journeys",
+                series: overlay(runs, "journeys started within", color: colors[3]) { $0.startLagCDF },
+                yFormat: { String(format: "%.0f%%", $0 * 100) }, xFormat: SVGChart.seconds, width: 560),
+            leftOutBecause: "no journey started")
+        let anyLate = runs.contains { $0.summary.journeys.lateStarts > 0 }
+        out += chartOrNote(
+            SVGChart(
+                title: "Late starts per second", xLabel: "seconds since start", yLabel: "late starts/s",
+                series: anyLate ? overlay(runs, "late starts/s", color: colors[4]) { $0.lateStartsPerSecond } : [],
+                xDomain: time, xAxis: .time, width: 560),
+            leftOutBecause: "no journey started late")
+        out += "</div></section>" + backoffChart(runs) + limitCharts(runs, time: time)
+        out += "<section><h2>Memory</h2>"
+        out += chartOrNote(
+            SVGChart(
+                title: "Resident memory of the soak process", xLabel: "seconds since start", yLabel: "MB",
+                series: overlay(runs, "RSS MB", color: colors[5]) { $0.rssMB }, xDomain: time, xAxis: .time,
+                height: 200),
+            leftOutBecause: "no RSS sample was recorded")
+        return out + "</section>"
+    }
+
+    /// Each judged retry's deviation from the wait it was asked for (ms), early ones red and
+    /// late ones orange, one row per asked wait.
+    static func backoffChart(_ runs: [ReportSeries]) -> String {
+        var out = "<section><h2>Back-off: wait taken minus wait asked, per judged retry</h2>"
         for r in runs {
             let b = r.backoff
             out += "<p class=\"note\">\(runs.count > 1 ? e(r.label) + ": " : "")"
-            out += "\(b.total) 429s with a Retry-After N; "
-            out += "\(b.early.count) retried early (red), \(b.total - b.notRetried - b.early.count) on time or late, "
-            out += "\(b.notRetried) not retried"
-            out += b.shown < b.total - b.notRetried ? "; \(b.shown) points shown (every early one)" : ""
-            out += "</p>"
+            out += "\(b.judged) retries judged (\(b.afterRetryAfter) after a 429 with Retry-After N): "
+            out += "\(b.early.count) early (red), \(b.onTime.count) on time, \(b.late.count) late (orange)"
+            out += b.thinned > 0 ? "; \(b.thinned) on-time or late ones thinned out (every early one shown)" : ""
+            out += "; \(b.notRetried) 429s with N not retried</p>"
         }
-        out += SVGChart(
-            title: "Each retried 429: seconds asked (N) vs seconds waited; on the diagonal = exactly as asked",
-            xLabel: "wait asked N (s)", yLabel: "wait taken (s)",
-            series: overlay(runs, "on time / late", color: colors[0], { $0.backoff.onTime }, style: .points)
-                + overlay(runs, "early", color: colors[1], { $0.backoff.early }, style: .points),
-            diagonal: true, height: 300
-        ).render()
-        out += "</section><section><h2>Limit windows per bucket: let through vs limit</h2>"
+        let all = runs.flatMap { $0.backoff.early + $0.backoff.onTime + $0.backoff.late }.map(\.x).sorted()
+        let tolerances = runs.first?.backoff.tolerances ?? BackoffTolerances()
+        // Early retries are always inside the axis; from 100 retries on, the latest 1 % may sit
+        // past its right end so the millisecond spread of the rest stays readable. The boundaries
+        // are drawn where they fall inside the axis and always stated.
+        let low = min(all.first ?? 0, -5)
+        let latest = all.count >= 100 ? all[Int(Double(all.count - 1) * 0.99)] : all.last ?? 0
+        let high = max(latest * 1.05, 5)
+        out += "<p class=\"note\">Early: shorter than asked by over "
+        out += "\(SVGChart.plain(tolerances.earlySlackSeconds * 1000)) ms; late: longer by over "
+        out += "\(SVGChart.plain(tolerances.lateToleranceSeconds * 1000)) ms."
+        let past = all.filter { $0 > high }.count
+        out += past > 0 ? " \(past) later than \(SVGChart.plain(high)) ms are past the axis.</p>" : "</p>"
+        out += chartOrNote(
+            SVGChart(
+                title: "Each judged retry: wait taken − wait asked (ms); left of the red line is early",
+                xLabel: "wait taken − wait asked (ms)", yLabel: "wait asked (s)",
+                series: overlay(runs, "on time", color: colors[0], { $0.backoff.onTime }, style: .points)
+                    + overlay(runs, "late", color: colors[4], { $0.backoff.late }, style: .points)
+                    + overlay(runs, "early", color: colors[1], { $0.backoff.early }, style: .points),
+                xDomain: low...high,
+                xReferences: [
+                    (-tolerances.earlySlackSeconds * 1000, "early"), (tolerances.lateToleranceSeconds * 1000, "late"),
+                ], height: 300),
+            leftOutBecause: runs.allSatisfy({ !$0.hasAttempts })
+                ? "attempts.csv not available" : "no retry was judged (no 429 or error was retried)")
+        return out + "</section>"
+    }
+
+    /// Per declared bucket: the requests let through in each window against the limit.
+    static func limitCharts(_ runs: [ReportSeries], time: ClosedRange<Double>) -> String {
+        var out = "<section><h2>Limit windows per bucket: let through vs limit</h2>"
         let buckets = Set(runs.flatMap { $0.limits.map(\.bucket) }).sorted()
-        if buckets.isEmpty { out += "<p class=\"note\">No limits declared in the profile's expect.limits.</p>" }
+        if buckets.isEmpty {
+            out += "<p class=\"note omitted\">Limit windows: left out, no limits declared in the profile's "
+            out += "expect.limits.</p>"
+        }
         for bucket in buckets {
             func pick(_ r: ReportSeries) -> ReportSeries.LimitWindows? { r.limits.first { $0.bucket == bucket } }
             let limit = runs.compactMap { pick($0)?.limit }.first ?? 0
             let description = runs.compactMap { pick($0)?.description }.first ?? ""
-            out += SVGChart(
-                title: "\(bucket) (\(description)): requests let through per window",
-                xLabel: "window start, seconds since start", yLabel: "let through",
-                series: overlay(runs, "within limit", color: colors[2], { pick($0)?.within ?? [] }, style: .points)
-                    + overlay(runs, "over limit", color: colors[1], { pick($0)?.over ?? [] }, style: .points),
-                references: [(Double(limit), "limit \(limit)")], height: 220
-            ).render()
+            out += chartOrNote(
+                SVGChart(
+                    title: "\(bucket) (\(description)): requests let through per window",
+                    xLabel: "window start, seconds since start", yLabel: "let through",
+                    series: overlay(runs, "within limit", color: colors[2], { pick($0)?.within ?? [] }, style: .points)
+                        + overlay(runs, "over limit", color: colors[1], { pick($0)?.over ?? [] }, style: .points),
+                    xDomain: time, xAxis: .time, references: [(Double(limit), "limit \(limit)")], height: 220),
+                leftOutBecause: "no request reached this bucket's endpoints")
         }
-        out += "</section><section><h2>Memory</h2>"
-        out += SVGChart(
-            title: "Resident memory of the soak process", xLabel: "seconds since start", yLabel: "MB",
-            series: overlay(runs, "RSS MB", color: colors[5]) { $0.rssMB }, height: 200
-        ).render()
         return out + "</section>"
     }
 
@@ -394,7 +463,7 @@ package enum HTMLReport {
         .note{color:#475569;font-size:13px}.two{display:flex;gap:8px;flex-wrap:wrap}.two svg{flex:1 1 400px}
         svg.chart{width:100%;height:auto;display:block;margin:6px 0 14px}svg text{font-size:11px;fill:#334155}
         svg .ct{font-size:13px;font-weight:600;fill:#0f172a}svg .axis line{stroke:#94a3b8}svg .grid{stroke:#e2e8f0}
-        svg .diag,svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
+        svg .ref{stroke:#64748b;stroke-dasharray:4 3}svg .lg{cursor:pointer}svg .off{opacity:.15}
         </style></head><body>
         \(body)
         <p class="note">Written by optolink-soak \(SoakVersion.current). Dashed/faded series are the baseline. Click a legend entry to hide its series.</p>

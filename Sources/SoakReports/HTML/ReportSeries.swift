@@ -16,14 +16,20 @@ struct ReportSeries {
         var p99: [(x: Double, y: Double)] = []
     }
 
+    /// Every retry the back-off verdict judged, as (wait taken − wait asked in ms, wait asked in s).
     struct Backoff {
-        /// (asked N seconds, taken seconds) of 429s whose call retried.
-        var onTime: [(x: Double, y: Double)] = []
         var early: [(x: Double, y: Double)] = []
+        var onTime: [(x: Double, y: Double)] = []
+        var late: [(x: Double, y: Double)] = []
+        /// Judged retries, and those after a 429 that carried `N`.
+        var judged = 0
+        var afterRetryAfter = 0
+        /// Retries thinned out of `onTime` and `late` to keep the page small (never an early one).
+        var thinned = 0
         /// 429s with `N` whose call made no further attempt.
         var notRetried = 0
-        var total = 0
-        var shown = 0
+        /// The boundaries the points were judged with.
+        var tolerances = BackoffTolerances()
     }
 
     struct LimitWindows {
@@ -51,7 +57,21 @@ struct ReportSeries {
     /// False when `attempts.csv` could not be read (latency over time, back-off and windows are then empty).
     var hasAttempts = false
 
-    init(label: String, summary: SoakSummary, attempts: [AttemptRecord]?, earlySlackSeconds: Double = 0.001) {
+    /// Seconds from the run's start to its end (grace period included), or to the latest time a
+    /// time series reaches when that is later: the right end of this run's time axis.
+    var timeSpan: Double {
+        let times =
+            [attemptsPerSecond, rssMB] + latency.flatMap { [$0.p50, $0.p95, $0.p99] }
+            + limits.flatMap { [$0.within, $0.over] }
+        let latest = times.flatMap { $0.map(\.x) }.filter(RunSeconds.isPlausible).max() ?? 0
+        let duration = RunSeconds.isPlausible(summary.run.durationSeconds) ? summary.run.durationSeconds : 0
+        return max(duration, latest)
+    }
+
+    init(
+        label: String, summary: SoakSummary, attempts: [AttemptRecord]?,
+        backoff tolerances: BackoffTolerances = BackoffTolerances()
+    ) {
         self.label = label
         self.summary = summary
         let interval = max(summary.intervalSeconds, 0.001)
@@ -73,7 +93,7 @@ struct ReportSeries {
         guard let attempts else { return }
         hasAttempts = true
         latency = Self.latencyOverTime(attempts, interval: interval)
-        backoff = Self.backoff(attempts, slack: earlySlackSeconds)
+        backoff = Self.backoff(attempts, tolerances: tolerances)
         if let verdicts = summary.verdicts {
             limits = Self.limitWindows(attempts, verdict: verdicts.limits)
         }
@@ -102,42 +122,49 @@ struct ReportSeries {
         }
     }
 
-    package static func backoff(_ attempts: [AttemptRecord], slack: Double) -> Backoff {
-        struct Key: Hashable {
-            package var device: String
-            package var launch: Int
-            package var callId: UInt64
-        }
-        var calls: [Key: [AttemptRecord]] = [:]
-        for a in attempts { calls[Key(device: a.device, launch: a.launch, callId: a.callId), default: []].append(a) }
-        var result = Backoff()
+    /// The judged retries of `attempts` (``JudgedRetry``, the back-off verdict's own definition),
+    /// each placed at its deviation from the asked wait in ms and, on the y axis, the wait asked
+    /// in seconds spread over ±0.2 s so equal deviations do not hide each other. Every early retry
+    /// is kept; on-time and late ones are thinned evenly to ``maxPoints`` in all.
+    package static func backoff(_ attempts: [AttemptRecord], tolerances: BackoffTolerances) -> Backoff {
+        var calls: [CallKey: [AttemptRecord]] = [:]
+        for a in attempts { calls[CallKey(a), default: []].append(a) }
+        var result = Backoff(tolerances: tolerances)
         var onTime: [(x: Double, y: Double)] = []
-        for (_, rows) in calls {
-            let ordered = rows.sorted { $0.attempt < $1.attempt }
-            for (index, a) in ordered.enumerated() where a.status == 429 {
-                guard let asked = a.retryAfterSeconds else { continue }
-                result.total += 1
-                guard index + 1 < ordered.count else {
-                    result.notRetried += 1
-                    continue
-                }
-                let taken = ordered[index + 1].actualStart - a.end
-                if taken < Double(asked) - slack {
-                    result.early.append((Double(asked), taken))
-                } else {
-                    onTime.append((Double(asked), taken))
+        var late: [(x: Double, y: Double)] = []
+        for key in calls.keys.sorted() {
+            let ordered = (calls[key] ?? []).sorted { $0.attempt < $1.attempt }
+            if let last = ordered.last, last.status == 429, last.retryAfterSeconds != nil { result.notRetried += 1 }
+            for retry in JudgedRetry.retries(of: ordered)
+            where RunSeconds.isPlausible(retry.gapSeconds) {
+                result.judged += 1
+                if retry.cause == .rateLimited { result.afterRetryAfter += 1 }
+                // A low-discrepancy spread in −0.2…0.2 s: the same input gives the same page.
+                let spread = (Double(result.judged) * 0.618_033_988_75).truncatingRemainder(dividingBy: 1) * 0.4 - 0.2
+                let point = (x: retry.excessSeconds * 1000, y: retry.expectedSeconds + spread)
+                switch retry.judgement(
+                    earlySlackSeconds: tolerances.earlySlackSeconds, toleranceSeconds: tolerances.lateToleranceSeconds)
+                {
+                case .early: result.early.append(point)
+                case .onTime: onTime.append(point)
+                case .late: late.append(point)
                 }
             }
         }
-        // Keep every early one; thin the on-time ones evenly (sorted first, so the page is stable).
-        onTime.sort { ($0.x, $0.y) < ($1.x, $1.y) }
         let room = max(0, maxPoints - result.early.count)
-        if onTime.count > room {
-            let step = Double(onTime.count) / Double(max(room, 1))
-            onTime = (0..<room).map { onTime[Int(Double($0) * step)] }
+        let rest = onTime.count + late.count
+        if rest > room {
+            let keep = { (points: [(x: Double, y: Double)]) -> [(x: Double, y: Double)] in
+                let share = Int((Double(points.count) * Double(room) / Double(rest)).rounded(.down))
+                let step = Double(points.count) / Double(max(share, 1))
+                return (0..<share).map { points[Int(Double($0) * step)] }
+            }
+            onTime = keep(onTime)
+            late = keep(late)
+            result.thinned = rest - onTime.count - late.count
         }
         result.onTime = onTime
-        result.shown = onTime.count + result.early.count
+        result.late = late
         return result
     }
 

@@ -1,8 +1,11 @@
 import Foundation
 
-/// A small inline-SVG chart: axes with rounded ticks, line/step series and point series, an
-/// optional diagonal, a legend. No script, no font file, no external reference — it renders the
+/// A small inline-SVG chart: axes with rounded ticks, line/step series and point series,
+/// reference lines, a legend. No script, no font file, no external reference — it renders the
 /// same in any browser and stays small (coordinates are rounded to 0.1 px).
+///
+/// The `<svg>` carries its x domain as `data-x-min`/`data-x-max` (and `data-axis="time"` for a
+/// time chart), so a browser test can check that every time chart of a report spans the run.
 struct SVGChart {
     enum Style {
         case line
@@ -17,6 +20,15 @@ struct SVGChart {
         /// Dashed lines mark the baseline run in a comparison.
         var dashed = false
         var points: [(x: Double, y: Double)]
+        /// A line series is broken where two neighbouring points are further apart in x than
+        /// this: an interval with no sample is drawn as a gap, not as a line across it.
+        var gapOver: Double? = nil
+    }
+
+    /// What the x axis measures: `time` marks a chart on the report's shared run-time axis.
+    enum Axis: String {
+        case time
+        case value
     }
 
     package var title: String
@@ -26,10 +38,13 @@ struct SVGChart {
     /// Formats y-axis tick values (e.g. seconds as `12ms`).
     var yFormat: (Double) -> String = { SVGChart.plain($0) }
     var xFormat: (Double) -> String = { SVGChart.plain($0) }
-    /// Draws y = x (the back-off plot: taken equal to asked).
-    var diagonal = false
+    /// A fixed x domain (every time chart of a report gets `0…run length`); `nil` fits the data.
+    var xDomain: ClosedRange<Double>? = nil
+    var xAxis = Axis.value
     /// Horizontal reference lines (a bucket's limit), with a label.
     var references: [(y: Double, label: String)] = []
+    /// Vertical reference lines (the back-off chart's early and late boundaries), with a label.
+    var xReferences: [(x: Double, label: String)] = []
     /// Forces the y axis to start at zero.
     var yFromZero = true
     /// Share of the x span left empty at each end (never below zero for data that is not), so
@@ -42,10 +57,24 @@ struct SVGChart {
     private let right = 16.0
     private let bottom = 40.0
 
+    /// The plottable points of every series (finite, inside a fixed x domain).
+    private var plotted: [[(x: Double, y: Double)]] {
+        series.map { s in
+            s.points.filter { p in p.x.isFinite && p.y.isFinite && (xDomain.map { $0.contains(p.x) } ?? true) }
+        }
+    }
+
+    /// `true` when at least one series has a point to draw; a report leaves a chart without any out.
+    var hasData: Bool { plotted.contains { !$0.isEmpty } }
+
     /// The chart as an `<svg>` element (with `role="img"` and a `<title>`).
     package func render() -> String {
-        let all = series.flatMap(\.points).filter { $0.x.isFinite && $0.y.isFinite }
+        let plotted = plotted
+        let all = plotted.flatMap { $0 }
+        let xMin = xDomain?.lowerBound ?? all.map(\.x).min() ?? 0
+        var xMax = xDomain?.upperBound ?? all.map(\.x).max() ?? 1
         var out = "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" "
+        out += "data-axis=\"\(xAxis.rawValue)\" data-x-min=\"\(xMin)\" data-x-max=\"\(xMax)\" "
         out += "xmlns=\"http://www.w3.org/2000/svg\"><title>\(MarkupEscaping.escape(title))</title>"
         out += "<text class=\"ct\" x=\"\(Int(left))\" y=\"16\">\(MarkupEscaping.escape(title))</text>"
         guard !all.isEmpty else {
@@ -53,16 +82,8 @@ struct SVGChart {
             out += "no data</text></svg>"
             return out
         }
-        var xMin = all.map(\.x).min() ?? 0
-        var xMax = all.map(\.x).max() ?? 1
-        var yMin = yFromZero ? 0 : (all.map(\.y).min() ?? 0)
+        let yMin = yFromZero ? 0 : (all.map(\.y).min() ?? 0)
         var yMax = max(all.map(\.y).max() ?? 1, references.map(\.y).max() ?? -.infinity)
-        if diagonal {
-            xMin = min(xMin, yMin)
-            yMin = xMin
-            xMax = max(xMax, yMax)
-            yMax = xMax
-        }
         if xMax <= xMin { xMax = xMin + 1 }
         let margin = (xMax - xMin) * xMargin
         xMin = xMin >= 0 ? max(0, xMin - margin) : xMin - margin
@@ -96,23 +117,26 @@ struct SVGChart {
         out += "\(MarkupEscaping.escape(xLabel))</text>"
         out += "<text transform=\"translate(14 \(Self.r(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">"
         out += "\(MarkupEscaping.escape(yLabel))</text></g>"
-        if diagonal {
-            out += "<line class=\"diag\" x1=\"\(Self.r(px(xMin)))\" y1=\"\(Self.r(py(xMin)))\" "
-            out += "x2=\"\(Self.r(px(xMax)))\" y2=\"\(Self.r(py(xMax)))\"/>"
-        }
         for reference in references {
             let y = Self.r(py(reference.y))
             out += "<line class=\"ref\" x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\"/>"
             out += "<text class=\"reft\" x=\"\(Self.r(width - right - 4))\" y=\"\(Self.r(py(reference.y) - 4))\" "
             out += "text-anchor=\"end\">\(MarkupEscaping.escape(reference.label))</text>"
         }
+        for reference in xReferences where reference.x >= xMin && reference.x <= xMax {
+            let x = Self.r(px(reference.x))
+            out += "<line class=\"ref\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Int(top))\" y2=\"\(Self.r(top + plotH))\"/>"
+            out += "<text class=\"reft\" x=\"\(Self.r(px(reference.x) + 3))\" y=\"\(Self.r(top + 10))\">"
+            out += "\(MarkupEscaping.escape(reference.label))</text>"
+        }
         for (index, s) in series.enumerated() {
-            let points = s.points.filter { $0.x.isFinite && $0.y.isFinite }
+            let points = plotted[index]
             out += "<g class=\"series\" data-series=\"\(index)\">"
             switch s.style {
             case .line:
                 let path = points.enumerated().map { i, p in
-                    "\(i == 0 ? "M" : "L")\(Self.r(px(p.x))) \(Self.r(py(p.y)))"
+                    let joined = i > 0 && (s.gapOver.map { p.x - points[i - 1].x <= $0 } ?? true)
+                    return "\(joined ? "L" : "M")\(Self.r(px(p.x))) \(Self.r(py(p.y)))"
                 }.joined()
                 out += "<path d=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.6\""
                 out += s.dashed ? " stroke-dasharray=\"5 3\"/>" : "/>"

@@ -159,33 +159,29 @@ package struct BackoffVerdict: Verdict {
                 let cut = group.call.map { [.cancelledByRun, .unfinished].contains($0.outcome) } ?? true
                 if cut { notRetried.runEnded += 1 } else { notRetried.callEnded += 1 }
             }
-            for (previous, next) in zip(callAttempts, callAttempts.dropFirst()) {
-                let outcome = ContractRetryExpectation.Outcome(previous)
-                guard ContractRetryExpectation.requiresRetry(after: outcome, endpoint: previous.endpoint) else {
-                    continue
-                }
-                let retryIndex = max(0, next.attempt - 2)
-                let expected = ContractRetryExpectation.expectedBackoff(after: outcome, retryIndex: retryIndex)
-                var cause = BackoffCause.exponential
-                if case .rateLimited(let n) = outcome {
-                    if n == nil { withoutN += 1 } else { cause = .rateLimited }
-                }
-                let gap = next.actualStart - previous.end
-                let excess = gap - expected
+            for retry in JudgedRetry.retries(of: callAttempts) {
+                if retry.rateLimitedWithoutN { withoutN += 1 }
+                let cause = retry.cause
+                let excess = retry.excessSeconds
                 excesses.append(excess)
                 BackoffVerdict.count(excess, in: &excessBars)
                 let offender = Offender(
-                    device: key.device, launch: key.launch, callId: key.callId, endpoint: previous.endpoint,
-                    attempt: next.attempt, cause: cause, gapSeconds: gap, expectedSeconds: expected)
+                    device: key.device, launch: key.launch, callId: key.callId, endpoint: retry.previous.endpoint,
+                    attempt: retry.attempt, cause: cause, gapSeconds: retry.gapSeconds,
+                    expectedSeconds: retry.expectedSeconds)
                 var counts = cause == .rateLimited ? rateLimited : exponential
                 counts.checked += 1
-                let order = WorstOrder(key: key, attempt: next.attempt)
-                if excess < -configuration.backoffEarlySlackSeconds {
+                let order = WorstOrder(key: key, attempt: retry.attempt)
+                let judgement = retry.judgement(
+                    earlySlackSeconds: configuration.backoffEarlySlackSeconds,
+                    toleranceSeconds: configuration.backoffToleranceSeconds)
+                switch judgement {
+                case .early:
                     counts.early += 1
                     early.insert(offender, badness: -excess, order: order)
-                } else if excess <= configuration.backoffToleranceSeconds {
+                case .onTime:
                     counts.onTime += 1
-                } else {
+                case .late:
                     counts.late += 1
                     late.insert(offender, badness: excess, order: order)
                 }

@@ -118,13 +118,45 @@ extension Thresholds {
     /// `expect.limits` (such a metric would only be "not available" after the whole run), with the
     /// nearest declared bucket; `nil` when it is declared, not such a metric, or nothing is declared.
     package static func bucketProblem(in expression: String, declared: Set<String>) -> String? {
-        guard case .success(let parsed) = parse(expression), !declared.isEmpty else { return nil }
+        guard !declared.isEmpty else { return nil }
+        return nameProblem(
+            in: expression, family: "limits", parts: 3...3, noun: "bucket", declared: declared,
+            declaredBy: "expect.limits declares")
+    }
+
+    /// Why an expression's `journey.<name>.*` names a journey the profile does not declare, with
+    /// the nearest declared name; `nil` when it is declared or not such a metric.
+    package static func journeyProblem(in expression: String, declared: Set<String>) -> String? {
+        nameProblem(
+            in: expression, family: "journey", parts: 3...4, noun: "journey", declared: declared,
+            declaredBy: "the profile's journeys are")
+    }
+
+    /// Why an expression's `opens.*` metric cannot exist in a run of this profile: no journey has
+    /// an `open` step, so no open is ever measured; `nil` otherwise.
+    package static func opensProblem(in expression: String, journeysWithOpen: Set<String>) -> String? {
+        guard journeysWithOpen.isEmpty, case .success(let parsed) = parse(expression),
+            parsed.metric.hasPrefix("opens.")
+        else { return nil }
+        return "\(parsed.metric) measures open steps, and no journey of this profile has one "
+            + "(add {\"kind\": \"open\", …} to a journey's steps, or remove the threshold)"
+    }
+
+    /// Why `<family>.<name>.…` names something `declared` does not hold, with the nearest declared
+    /// name put in its place.
+    private static func nameProblem(
+        in expression: String, family: String, parts count: ClosedRange<Int>, noun: String, declared: Set<String>,
+        declaredBy: String
+    ) -> String? {
+        guard case .success(let parsed) = parse(expression) else { return nil }
         let parts = parsed.metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, parts[0] == "limits", !declared.contains(parts[1]) else { return nil }
+        guard count.contains(parts.count), parts[0] == family, !declared.contains(parts[1]) else { return nil }
         let nearest = declared.sorted().min { editDistance($0, parts[1]) < editDistance($1, parts[1]) }
-        let hint = nearest.map { " (did you mean limits.\($0).\(parts[2])?)" } ?? ""
-        return "unknown bucket \"\(parts[1])\" in \(parsed.metric)\(hint): expect.limits declares "
-            + declared.sorted().joined(separator: ", ")
+        let hint = nearest.map { name in
+            " (did you mean \(([family, name] + parts.dropFirst(2)).joined(separator: "."))?)"
+        }
+        return "unknown \(noun) \"\(parts[1])\" in \(parsed.metric)\(hint ?? ""): \(declaredBy) "
+            + (declared.isEmpty ? "none" : declared.sorted().joined(separator: ", "))
     }
 }
 
