@@ -88,6 +88,11 @@ struct ShardedReportTests {
         #expect(!ledger.isEmpty && ledgerLines.count == ledger.count)
         #expect(
             try ledgerLines.map { try JSONDecoder().decode(LedgerRow.self, from: Data($0.utf8)) } == ledger)
+        // `compare` reads the merged directory as any report: its summary, and per-request
+        // latencies from the merged attempts.csv for the per-block test.
+        _ = try SoakReportDirectory.load(out)
+        let samples = try #require(LatencySamples.read(directory: out))
+        #expect(samples.series.values.reduce(0) { $0 + $1.count } >= attempts.filter { $0.status != nil }.count)
     }
 
     @Test("a shard that failed its health check, or never finished, makes merge refuse, naming it")
