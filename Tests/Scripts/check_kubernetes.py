@@ -256,6 +256,10 @@ def run_jobs(binary, docs, overlay):
                   for i in range(shards)}
         if len(starts) != 1:
             fail(f"the shard pods did not share one start: {starts}")
+        # `serve` flushes its ledger file once a second and at exit: stop it first, so the merge
+        # reads every write, as it would read a ledger exported after a real run.
+        server.terminate()
+        server.wait(timeout=10)
         merged = subprocess.run(["/bin/sh", "-c", local(merge_spec["containers"][0]["args"][0])], env=sh_env,
                                 capture_output=True, text=True, timeout=120)
         if merged.returncode != 0:
