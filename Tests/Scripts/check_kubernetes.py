@@ -189,6 +189,17 @@ def data_rows(path):
         return sum(1 for _ in handle) - 1
 
 
+def kubernetes_expand(text, env):
+    """What the kubelet does to a container's command and args before the shell sees them:
+    `$$` becomes `$`, `$(NAME)` becomes the value of a variable the container defines, and any
+    other `$(...)` stays as written."""
+    def replace(match):
+        if match.group(0) == "$$":
+            return "$"
+        return env.get(match.group(1), match.group(0))
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)", replace, text)
+
+
 def run_jobs(binary, docs, overlay):
     """Runs the rendered Jobs' own scripts on this machine, no cluster: `serve` stands in for
     staging, each shard pod's script runs under sh with the pod's environment (the ConfigMap,
@@ -236,18 +247,20 @@ def run_jobs(binary, docs, overlay):
                     break
                 time.sleep(0.1)
         shard_spec = docs[("Job", "optolink-soak-shards")]["spec"]["template"]["spec"]["containers"][0]
-        script = local(shard_spec["args"][0])
         env["PROFILE"] = env["PROFILE"].replace("/etc/optolink-soak/profile", overlay)
         pods = []
         for index in range(shards):
-            pod_env = dict(os.environ, **env, JOB_COMPLETION_INDEX=str(index), HOSTNAME=f"shard-pod-{index}")
+            spec_env = dict(env, JOB_COMPLETION_INDEX=str(index))
+            script = local(kubernetes_expand(shard_spec["args"][0], spec_env))
+            pod_env = dict(os.environ, **spec_env, HOSTNAME=f"shard-pod-{index}")
             log = open(os.path.join(reports, f"pod-{index}.log"), "w")
             pods.append(subprocess.Popen([*shard_spec["command"], script], stdout=log, stderr=subprocess.STDOUT,
                                          env=pod_env))
         merge_spec = docs[("Job", "optolink-soak-merge")]["spec"]["template"]["spec"]
         sh_env = dict(os.environ, **env)
+        wait_script = local(kubernetes_expand(merge_spec["initContainers"][0]["args"][0], env))
         # Shorter polls than the pod's 15 s, same logic.
-        wait_script = local(merge_spec["initContainers"][0]["args"][0]).replace("sleep 15", "sleep 1")
+        wait_script = wait_script.replace("sleep 15", "sleep 1")
         subprocess.run(["/bin/sh", "-c", wait_script], env=sh_env, check=True, timeout=150, capture_output=True)
         codes = [pod.wait(timeout=60) for pod in pods]
         if any(code != 0 for code in codes):
@@ -260,7 +273,8 @@ def run_jobs(binary, docs, overlay):
         # reads every write, as it would read a ledger exported after a real run.
         server.terminate()
         server.wait(timeout=10)
-        merged = subprocess.run(["/bin/sh", "-c", local(merge_spec["containers"][0]["args"][0])], env=sh_env,
+        merge_script = local(kubernetes_expand(merge_spec["containers"][0]["args"][0], env))
+        merged = subprocess.run(["/bin/sh", "-c", merge_script], env=sh_env,
                                 capture_output=True, text=True, timeout=120)
         if merged.returncode != 0:
             fail(f"the merge Job's command exited {merged.returncode}:\n{merged.stderr[-2000:]}")
