@@ -31,9 +31,7 @@ extension MergeCommand {
         var fallbackReason: String?
         /// The reorder window the stream needed, seconds (`nil` when sorted in memory).
         var window: Double?
-        /// Rows written to the merged `attempts.csv` and `calls.csv` (`nil`: not written).
-        var rowsWritten: (attempts: Int, calls: Int)?
-        /// What could not be written to them.
+        /// What could not be written to the merged `attempts.csv` and `calls.csv`.
         var fileProblems: [String] = []
     }
 
@@ -133,12 +131,11 @@ extension MergeCommand {
 }
 
 extension MergeCommand.Evaluated {
-    /// This result with the merged CSVs closed, their row counts and any write failure noted.
+    /// This result with the merged CSVs closed and any write failure noted.
     fileprivate func closing(_ files: MergedRecordFiles?) -> Self {
         guard let files else { return self }
         var result = self
         result.fileProblems = files.close()
-        result.rowsWritten = files.rowCounts
         return result
     }
 }

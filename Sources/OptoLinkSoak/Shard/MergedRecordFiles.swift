@@ -25,9 +25,6 @@ final class MergedRecordFiles {
         }
     }
 
-    /// Rows written so far: attempts, calls.
-    var rowCounts: (attempts: Int, calls: Int) { (files.attempts.rowCount, files.calls.rowCount) }
-
     /// Flushes and renames both files; returns what could not be written (empty when all was).
     func close() -> [String] {
         files.close()
