@@ -60,6 +60,32 @@ final class EndToEndRun: Sendable {
         return run
     }
 
+    /// Runs `count` shards of the profile at once against `baseURL`, with one `--start-at` 1.5 s
+    /// ahead and one run id, each into `directory/shard-I`; returns their results and
+    /// directories, by shard index.
+    func runShards(
+        _ count: Int, against baseURL: URL, runId: String
+    ) async -> (results: [SoakRunResult], directories: [String]) {
+        let startAt = (Date().timeIntervalSince1970 + 1.5).rounded(.up)
+        let directories = (0..<count).map { directory.appendingPathComponent("shard-\($0)").path }
+        let results = await withTaskGroup(of: (Int, SoakRunResult).self) { group in
+            for index in 0..<count {
+                var options = SoakRunOptions(profilePath: profileURL.path)
+                options.baseURL = baseURL
+                options.shard = SoakShard(index: index, count: count)
+                options.startAt = startAt
+                options.runId = runId
+                options.outDirectory = directories[index]
+                options.progress = false
+                var run = SoakRun(options: options)
+                run.log = { _ in }
+                group.addTask { (index, await run.execute()) }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }.sorted { $0.key < $1.key }.map(\.value)
+        }
+        return (results, directories)
+    }
+
     var server: StagingServer? { backend.withLock { $0?.server } }
     var log: [String] { messages.withLock { $0 } }
 

@@ -58,6 +58,44 @@ struct LiveMetricsTests {
         }
     }
 
+    @Test("a shard's samples all carry its shard label, so summing over shards adds counters and buckets")
+    func shardLabel() {
+        func shard(_ index: Int, latencies: [Double]) -> String {
+            var h = LatencyHistogram()
+            for latency in latencies { h.record(latency) }
+            let endpoint = LiveMetrics.Endpoint(
+                attemptsByStatus: ["200": latencies.count], callsByOutcome: ["ok": latencies.count],
+                attemptLatency: h.prometheus, callLatency: h.prometheus)
+            var live = LiveMetrics(
+                profile: "p", runId: "r", elapsedSeconds: 1, endpoints: ["events": endpoint], status429: 0,
+                errors: 0, journeysStarted: 1, journeysCompleted: 1, journeysUnfinished: 0, journeysInFlight: 0,
+                lateStarts: 0, lateThresholdSeconds: 0.01)
+            live.shard = SoakShard(index: index, count: 2)
+            return live.exposition()
+        }
+        let texts = [shard(0, latencies: [0.002, 0.002]), shard(1, latencies: [0.2])]
+        for (index, text) in texts.enumerated() {
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                #expect(line.contains("shard=\"\(index)/2\""), "\(line)")
+            }
+        }
+        // `sum without (shard)` over the two: counters and each `le` bucket add.
+        func value(_ prefix: String, in text: String) -> Double {
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ")[1]) }
+                ?? -1
+        }
+        let requests = texts.map { value(#"optolink_soak_requests_total{shard="#, in: $0) }.reduce(0, +)
+        #expect(requests == 3)
+        let bucket = #"optolink_soak_attempt_latency_seconds_bucket{shard="#
+        let le0025 = texts.enumerated().map {
+            value(bucket + #""\#($0.offset)/2",endpoint="events",le="0.0025"}"#, in: $0.element)
+        }
+        let le025 = texts.enumerated().map {
+            value(bucket + #""\#($0.offset)/2",endpoint="events",le="0.25"}"#, in: $0.element)
+        }
+        #expect(le0025 == [2, 0] && le025 == [2, 1])
+    }
+
     @Test("--metrics-listen serves /metrics during a real run; 404 elsewhere")
     func servesDuringRun() async throws {
         let e2e = try EndToEndRun(

@@ -125,5 +125,12 @@ struct ProcessesRunTests {
             #expect(FileManager.default.fileExists(atPath: shard.path + ".log"))
         }
         #expect(FileManager.default.fileExists(atPath: run.reportDirectory.appendingPathComponent("summary.json").path))
+        // The merged report keeps the shards' rows and the emulator ledger its reconciliation used.
+        func lines(_ name: String) throws -> Int {
+            try String(contentsOf: run.reportDirectory.appendingPathComponent(name), encoding: .utf8)
+                .split(separator: "\n").count
+        }
+        #expect(try lines("attempts.csv") - 1 == summary.totals.attempts)
+        #expect(try lines("ledger.jsonl") == summary.server?.ledgerEntries)
     }
 }

@@ -29,24 +29,9 @@ struct ShardEndToEndTests {
         let sharded = try EndToEndRun(profile: Self.profile)
         let decoded = try SoakProfile.load(contentsOf: sharded.profileURL)
         let backend = try await EmbeddedBackend.start(decoded)
-        let startAt = (Date().timeIntervalSince1970 + 1.5).rounded(.up)
-        let directories = (0..<3).map { sharded.directory.appendingPathComponent("shard-\($0)").path }
-        let codes = await withTaskGroup(of: Int32.self) { group in
-            for index in 0..<3 {
-                var options = SoakRunOptions(profilePath: sharded.profileURL.path)
-                options.baseURL = backend.baseURL
-                options.shard = SoakShard(index: index, count: 3)
-                options.startAt = startAt
-                options.runId = "e2eshards"
-                options.outDirectory = directories[index]
-                options.progress = false
-                var run = SoakRun(options: options)
-                run.log = { _ in }
-                group.addTask { await run.execute().exitCode }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        #expect(codes.allSatisfy { $0 == 0 || $0 == 1 }, "shard exit codes \(codes)")
+        let (results, directories) = await sharded.runShards(3, against: backend.baseURL, runId: "e2eshards")
+        let codes = results.map(\.exitCode)
+        #expect(codes == [0, 0, 0], "shard exit codes \(codes)")
         var merge = MergeOptions(directories: directories)
         merge.outDirectory = sharded.directory.appendingPathComponent("merged").path
         let extras = MergeCommand.Extras(

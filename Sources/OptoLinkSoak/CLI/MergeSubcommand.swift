@@ -18,18 +18,21 @@ package struct MergeSubcommand: SoakSubcommand {
         latency histograms merge exactly from their bucket counts (each percentile within the
         histogram's 1 % precision of the union of samples), every verdict is re-run on the union
         of the shards' attempts and calls in time order (a per-IP or per-key limit window spans
-        shards), and the profile's thresholds are judged on the merged result. Writes
-        summary.json, summary.txt, report.html and profile.json into --out.
+        shards), and the profile's thresholds are judged on the merged result (a shard judges
+        only its own health). Writes summary.json, summary.txt, report.html, profile.json,
+        attempts.csv and calls.csv (every shard's rows in time order, streamed) into --out, and
+        ledger.jsonl when there is a ledger.
 
         Refuses shards of different plans (profile hash), a shard given twice, and a missing
-        shard unless --allow-partial.
+        shard or one that failed its health check (it names them) unless --allow-partial.
 
         OPTIONS:
           --out DIR          where the merged report goes (required)
-          --allow-partial    merge even when shards are missing; the report names them
+          --allow-partial    merge even when shards are missing or unhealthy; the report names them
           --force            write into an --out directory that already holds a report
-          --ledger FILE      server ledger exported from the real backend (a JSON array, or JSON
-                             lines: one entry per line), for the reconciliation verdict
+          --ledger FILE      server ledger for the reconciliation verdict: JSON Lines (one
+                             entry per line, as `serve --ledger-file` writes) or one JSON
+                             array; the merged report keeps it as ledger.jsonl
           --junit FILE       also write thresholds and verdicts as JUnit XML to FILE
           --threshold EXPR   judge this threshold too (repeatable), e.g.
                              --threshold 'limits.match.too_lenient == 0'

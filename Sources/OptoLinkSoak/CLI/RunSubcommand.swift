@@ -96,7 +96,9 @@ package struct RunSubcommand: SoakSubcommand {
           --shard I/N          run only shard I (0-based) of N: journeys k with k mod N = I, on
                                devices d with d mod N = I (ids, seeds and client IPs stay global).
                                Needs --base-url (one backend shared by all shards). Writes
-                               shard.json beside the usual report; combine with `merge`
+                               shard.json beside the usual report; combine with `merge`. A
+                               shard judges only its own health (exit 0 when healthy); merge
+                               judges the profile's thresholds on the whole
           --start-at EPOCH     start the plan's second 0 at this Unix time (seconds), the same
                                for every shard; a shard that starts later says so and its
                                missed arrivals count as late starts

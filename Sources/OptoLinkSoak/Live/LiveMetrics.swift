@@ -50,29 +50,37 @@ package struct LiveMetrics: Sendable, Equatable {
     package var journeysDropped = 0
     /// Resident memory of the soak process, bytes (`nil` where `/proc` is missing).
     package var residentBytes: Int?
+    /// The shard this process runs (`run --shard I/N`): every sample then carries a
+    /// `shard="I/N"` label, so one Prometheus sums the shards' series without them colliding.
+    package var shard: SoakShard?
 
     /// The Prometheus text exposition (format 0.0.4) of this snapshot.
     package func exposition() -> String {
         var out = PrometheusText()
         let names = endpoints.keys.sorted()
+        let shardLabel = shard.map { [("shard", $0.description)] } ?? []
         out.family("optolink_soak_info", .gauge, help: "The run: profile, run id and tool version (value 1).")
         out.sample(
-            "optolink_soak_info", [("profile", profile), ("run_id", runId), ("version", OptoLinkSoak.version)], 1)
+            "optolink_soak_info",
+            shardLabel + [("profile", profile), ("run_id", runId), ("version", OptoLinkSoak.version)], 1)
         out.family("optolink_soak_elapsed_seconds", .gauge, help: "Seconds since the run started.")
-        out.sample("optolink_soak_elapsed_seconds", [], elapsedSeconds)
+        out.sample("optolink_soak_elapsed_seconds", shardLabel, elapsedSeconds)
 
         out.family(
             "optolink_soak_requests_total", .counter,
             help: "Finished HTTP attempts by endpoint and status (HTTP status, or the error kind when no response).")
         for name in names {
             for (status, count) in (endpoints[name]?.attemptsByStatus ?? [:]).sorted(by: { $0.key < $1.key }) {
-                out.sample("optolink_soak_requests_total", [("endpoint", name), ("status", status)], Double(count))
+                out.sample(
+                    "optolink_soak_requests_total", shardLabel + [("endpoint", name), ("status", status)], Double(count)
+                )
             }
         }
         out.family("optolink_soak_calls_total", .counter, help: "Finished SDK calls by endpoint and outcome.")
         for name in names {
             for (outcome, count) in (endpoints[name]?.callsByOutcome ?? [:]).sorted(by: { $0.key < $1.key }) {
-                out.sample("optolink_soak_calls_total", [("endpoint", name), ("outcome", outcome)], Double(count))
+                out.sample(
+                    "optolink_soak_calls_total", shardLabel + [("endpoint", name), ("outcome", outcome)], Double(count))
             }
         }
         let histograms: [(String, String, KeyPath<Endpoint, Histogram>)] = [
@@ -92,37 +100,39 @@ package struct LiveMetrics: Sendable, Equatable {
             for name in names {
                 guard let h = endpoints[name]?[keyPath: path] else { continue }
                 out.histogram(
-                    family, [("endpoint", name)], bounds: Self.latencyBounds, cumulative: h.cumulative, sum: h.sum,
+                    family, shardLabel + [("endpoint", name)], bounds: Self.latencyBounds, cumulative: h.cumulative,
+                    sum: h.sum,
                     count: h.count)
             }
         }
         out.family("optolink_soak_in_flight_calls", .gauge, help: "SDK calls with an HTTP attempt in flight.")
         for name in names {
             out.sample(
-                "optolink_soak_in_flight_calls", [("endpoint", name)], Double(endpoints[name]?.inFlightCalls ?? 0))
+                "optolink_soak_in_flight_calls", shardLabel + [("endpoint", name)],
+                Double(endpoints[name]?.inFlightCalls ?? 0))
         }
         out.family("optolink_soak_429_total", .counter, help: "HTTP 429 responses (all endpoints).")
-        out.sample("optolink_soak_429_total", [], Double(status429))
+        out.sample("optolink_soak_429_total", shardLabel, Double(status429))
         out.family("optolink_soak_errors_total", .counter, help: "5xx responses plus attempts with no response.")
-        out.sample("optolink_soak_errors_total", [], Double(errors))
+        out.sample("optolink_soak_errors_total", shardLabel, Double(errors))
         out.family(
             "optolink_soak_journeys_total", .counter,
             help: "Journeys by state: started, completed, unfinished, dropped.")
-        out.sample("optolink_soak_journeys_total", [("state", "started")], Double(journeysStarted))
-        out.sample("optolink_soak_journeys_total", [("state", "completed")], Double(journeysCompleted))
-        out.sample("optolink_soak_journeys_total", [("state", "unfinished")], Double(journeysUnfinished))
-        out.sample("optolink_soak_journeys_total", [("state", "dropped")], Double(journeysDropped))
+        out.sample("optolink_soak_journeys_total", shardLabel + [("state", "started")], Double(journeysStarted))
+        out.sample("optolink_soak_journeys_total", shardLabel + [("state", "completed")], Double(journeysCompleted))
+        out.sample("optolink_soak_journeys_total", shardLabel + [("state", "unfinished")], Double(journeysUnfinished))
+        out.sample("optolink_soak_journeys_total", shardLabel + [("state", "dropped")], Double(journeysDropped))
         out.family("optolink_soak_journeys_in_flight", .gauge, help: "Journeys running now.")
-        out.sample("optolink_soak_journeys_in_flight", [], Double(journeysInFlight))
+        out.sample("optolink_soak_journeys_in_flight", shardLabel, Double(journeysInFlight))
         out.family(
             "optolink_soak_late_starts_total", .counter,
             help: "Journeys started more than the late threshold after their planned time (driver lateness).")
-        out.sample("optolink_soak_late_starts_total", [], Double(lateStarts))
+        out.sample("optolink_soak_late_starts_total", shardLabel, Double(lateStarts))
         out.family("optolink_soak_late_threshold_seconds", .gauge, help: "The late-start threshold, seconds.")
-        out.sample("optolink_soak_late_threshold_seconds", [], lateThresholdSeconds)
+        out.sample("optolink_soak_late_threshold_seconds", shardLabel, lateThresholdSeconds)
         if let residentBytes {
             out.family("process_resident_memory_bytes", .gauge, help: "Resident memory of the soak process, bytes.")
-            out.sample("process_resident_memory_bytes", [], Double(residentBytes))
+            out.sample("process_resident_memory_bytes", shardLabel, Double(residentBytes))
         }
         return out.text
     }

@@ -32,6 +32,8 @@ struct ReportAssembly {
     var signal: StopReason?
     /// The manifest of a shard's report (`run --shard`), written first.
     var shardManifest: ShardManifest?
+    /// A shard's health rows (``ShardHealth``): judged instead of the profile's thresholds.
+    var shardHealth: [ThresholdResult]?
     /// `--junit FILE`.
     var junitPath: String?
     /// `--baseline DIR`: compare the report with that one (into `<report>/compare/`).
@@ -50,10 +52,15 @@ struct ReportAssembly {
     /// a failed threshold), the worse of it and the comparison's when there is a baseline.
     func finish(_ summary: SoakSummary, in directory: URL) -> SoakRunResult {
         var summary = summary
-        RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
+        if let shardHealth {
+            RunJudgement.judgeShard(&summary, verdicts: verdicts, health: shardHealth)
+        } else {
+            RunJudgement.judge(&summary, verdicts: verdicts, thresholds: profile.expect.thresholds)
+        }
         // After the "started nothing" row when there is one: that says the most.
         summary.thresholds.insert(
-            contentsOf: aborts.map(RunJudgement.abortRow), at: summary.journeys.started == 0 ? 1 : 0)
+            contentsOf: aborts.map(RunJudgement.abortRow),
+            at: summary.journeys.started == 0 && !summary.thresholds.isEmpty ? 1 : 0)
         summary.notes =
             notes + recordNotes + (chartsLeftOut ? [RunJudgement.chartsLeftOutNote(shards: fromShards)] : [])
             + RunJudgement.ioNotes(ioProblems)

@@ -11,10 +11,7 @@ package enum RunJudgement {
     /// `thresholds` plus ``DroppedArrivalsThreshold`` when arrivals were dropped, then the
     /// "started nothing" check). `summary.notes` is left to the caller.
     package static func judge(_ summary: inout SoakSummary, verdicts: VerdictsReport, thresholds: [ThresholdSpec]) {
-        var metrics = SummaryMetrics.build(summary)
-        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
-        summary.metrics = metrics
-        summary.verdicts = verdicts
+        let metrics = fillMetrics(&summary, verdicts: verdicts)
         summary.thresholds = Thresholds.evaluate(
             DroppedArrivalsThreshold.adding(to: thresholds, dropped: summary.journeys.dropped),
             metrics: metrics,
@@ -28,6 +25,23 @@ package enum RunJudgement {
                     message: "the run started no journey, so it tested nothing (load.startRate and every stage "
                         + "target 0? load.iterations 0?)"), at: 0)
         }
+    }
+
+    /// Fills `summary.metrics` and `summary.verdicts` as ``judge(_:verdicts:thresholds:)`` does, and
+    /// sets `summary.thresholds` to a shard's ``ShardHealth`` rows instead of the profile's
+    /// thresholds (those are judged once, by `merge`, on the whole).
+    package static func judgeShard(_ summary: inout SoakSummary, verdicts: VerdictsReport, health: [ThresholdResult]) {
+        fillMetrics(&summary, verdicts: verdicts)
+        summary.thresholds = health
+    }
+
+    @discardableResult
+    private static func fillMetrics(_ summary: inout SoakSummary, verdicts: VerdictsReport) -> [String: Double] {
+        var metrics = SummaryMetrics.build(summary)
+        metrics.merge(verdicts.metrics()) { _, verdict in verdict }
+        summary.metrics = metrics
+        summary.verdicts = verdicts
+        return metrics
     }
 
     /// The failed `abortOnFail` row a run stopped by an abortOnFail threshold reports, saying why.

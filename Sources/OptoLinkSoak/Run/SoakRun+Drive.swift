@@ -22,6 +22,8 @@ struct RunOutcome {
     var ledger: LedgerSource
     /// The source-address check's lines.
     var sourceNotes: [String]
+    /// CPU seconds this process used while the devices were driven (a shard's generator health).
+    var cpuSeconds: Double
 }
 
 /// The run itself: prepare (``SoakRun`` + Setup), drive the devices alongside the progress
@@ -70,15 +72,17 @@ extension SoakRun {
             let rss = RSSSampler(
                 timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300),
                 emulator: backend.retained)
+            let cpuAtStart = ProcessCPUTime.now().own
             let stopReason = await drive(driver, recorder: recorder, timeline: timeline, monitor: monitor, rss: rss)
             let activeSeconds = timeline.now()
+            let cpuSeconds = ProcessCPUTime.now().own - cpuAtStart
             await nativeClient?.shutdown()
             recorder.finish()
             let outcome = RunOutcome(
                 runId: runId, startEpoch: timeline.originEpoch, stopReason: monitor.stopReason ?? stopReason,
                 activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
-                monitorMessage: monitor.message,
-                transport: transportKind, lateSeconds: lateSeconds, ledger: ledger, sourceNotes: sourceNotes)
+                monitorMessage: monitor.message, transport: transportKind, lateSeconds: lateSeconds, ledger: ledger,
+                sourceNotes: sourceNotes, cpuSeconds: cpuSeconds)
             let result = await finishReport(
                 outcome, profile: profile, backend: backend, recorder: recorder, directory: directory)
             // The endpoint serves until the report is written, so a last scrape sees the final counts.

@@ -56,10 +56,15 @@ extension SoakRun {
                 "the --ledger file could not be read, so the run is not reconciled: \(ledgerError)"
         }
         assembly.signal = signal
-        assembly.shardManifest = options.shard.map {
-            shardManifest(
-                $0, outcome: outcome, profile: profile, profileHash: profileHash, backend: backend,
+        if let shard = options.shard {
+            let health = ShardHealth.rows(summary, cpuShare: Self.cpuShare(outcome))
+            assembly.shardHealth = health
+            assembly.notes.append(ShardHealth.note(shard))
+            var manifest = shardManifest(
+                shard, outcome: outcome, profile: profile, profileHash: profileHash, backend: backend,
                 recorder: recorder, ioProblems: readBack.ioProblems)
+            manifest.health = health
+            assembly.shardManifest = manifest
         }
         assembly.junitPath = options.junitPath
         assembly.baselineDirectory = options.baselineDirectory
@@ -100,9 +105,20 @@ extension SoakRun {
             var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
             sharding.startAt = options.startAt
             sharding.lateSeconds = outcome.lateSeconds
+            let slice = ShardHealth.slice(shard, profile: profile, journeys: outcome.scheduled)
+            sharding.slice = slice
             run.shards = sharding
+            // The devices this shard drove; `shards.slice.planDevices` has the whole plan's.
+            run.devices = slice.devices
         }
         return run
+    }
+
+    /// The process's CPU over the run as a share of the machine's cores, or `nil` before second 0.
+    private static func cpuShare(_ outcome: RunOutcome) -> Double? {
+        let cores = Double(Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
+        guard outcome.activeSeconds > 0 else { return nil }
+        return outcome.cpuSeconds / (outcome.activeSeconds * cores)
     }
 
     /// What the report files read back: the attempts for the HTML report's charts (only while

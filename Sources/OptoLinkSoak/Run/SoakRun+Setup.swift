@@ -161,10 +161,11 @@ extension SoakRun {
         guard let address = options.metricsListen else { return nil }
         let endpoint: MetricsEndpoint
         do {
-            endpoint = try MetricsEndpoint(address: address) { [profileName = profile.name] in
+            endpoint = try MetricsEndpoint(address: address) { [profileName = profile.name, shard = options.shard] in
                 var live = recorder.liveMetrics(elapsed: recorder.timeline.now())
                 live.profile = profileName
                 live.runId = runId
+                live.shard = shard
                 live.journeysInFlight = driver.inFlight.current
                 live.residentBytes = ProcessMemory.residentBytes()
                 return live

@@ -31,30 +31,39 @@ extension MergeCommand {
         var fallbackReason: String?
         /// The reorder window the stream needed, seconds (`nil` when sorted in memory).
         var window: Double?
+        /// What could not be written to the merged `attempts.csv` and `calls.csv`.
+        var fileProblems: [String] = []
     }
 
     /// Runs every verdict over the union of the shards' records: streamed from the CSVs in time
     /// order with a reorder window that widens to fit the rows' lag, or — past `maxWindow` —
-    /// read whole and sorted. Every way gives the same records in the same order.
-    /// - Throws: ``ReportIOError`` when a shard's CSV cannot be read or has a malformed row.
+    /// read whole and sorted. Every way gives the same records in the same order; with
+    /// `recordsDirectory` they are also written there as `attempts.csv` and `calls.csv`
+    /// (``MergedRecordFiles``), in that order.
+    /// - Throws: ``ReportIOError`` when a shard's CSV cannot be read or has a malformed row;
+    ///   the file-system error when the merged CSVs cannot be created.
     static func evaluate(
         _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext,
-        window: Double = reorderWindowSeconds, maxWindow: Double = maxReorderWindowSeconds
+        window: Double = reorderWindowSeconds, maxWindow: Double = maxReorderWindowSeconds,
+        recordsDirectory: URL? = nil
     ) throws -> Evaluated {
         var window = window
         while true {
+            let files = try recordsDirectory.map(MergedRecordFiles.init(directory:))
             do {
                 var evaluated = try evaluateStreaming(
-                    plan, shifts: shifts, attribution: attribution, context: context, window: window)
+                    plan, shifts: shifts, attribution: attribution, context: context, window: window, files: files)
                 evaluated.window = window
-                return evaluated
+                return evaluated.closing(files)
             } catch let violation as StreamOrderViolation {
                 let wider = Swift.max(window * 2, violation.lag * 2)
                 guard wider <= maxWindow else {
-                    return try evaluateSorted(
+                    let evaluated = try evaluateSorted(
                         plan, shifts: shifts, attribution: attribution, context: context,
                         reason: "\(violation.path) row \(violation.row) ends \(formatSeconds(violation.lag)) s before "
-                            + "rows written ahead of it, beyond the \(formatSeconds(maxWindow)) s reorder window")
+                            + "rows written ahead of it, beyond the \(formatSeconds(maxWindow)) s reorder window",
+                        files: files)
+                    return evaluated.closing(files)
                 }
                 window = wider
             }
@@ -64,7 +73,8 @@ extension MergeCommand {
     /// One streamed pass with a reorder window of `window` seconds.
     /// - Throws: ``StreamOrderViolation`` when a row lags further; ``ReportIOError``.
     private static func evaluateStreaming(
-        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, window: Double
+        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, window: Double,
+        files: MergedRecordFiles?
     ) throws -> Evaluated {
         var streams: [ShardRecordStream] = []
         for (position, shard) in plan.shards.enumerated() {
@@ -72,7 +82,7 @@ extension MergeCommand {
                 try ShardRecordStream(directory: shard.url, position: position, shift: shifts[position], window: window)
             )
         }
-        let tap = MergedRecordTap(attemptLimit: chartAttemptLimit(plan))
+        let tap = MergedRecordTap(attemptLimit: chartAttemptLimit(plan), files: files)
         var report = Verdicts.evaluate(
             stream: MergedRecordSequence(streams: streams, attribution: attribution, tap: tap), context: context)
         if let error = tap.error { throw error }
@@ -83,7 +93,8 @@ extension MergeCommand {
     /// Every shard's rows read whole, moved by their shifts and sorted (the stream's order, so
     /// the same verdicts; only the memory differs).
     private static func evaluateSorted(
-        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, reason: String
+        _ plan: Plan, shifts: [Double], attribution: [AttributionRecord], context: VerdictContext, reason: String,
+        files: MergedRecordFiles?
     ) throws -> Evaluated {
         var attempts: [AttemptRecord] = []
         var calls: [CallRecord] = []
@@ -104,6 +115,9 @@ extension MergeCommand {
                 return c
             }
         }
+        if let files {
+            for record in Verdicts.timeOrdered(attempts: attempts, calls: calls) { files.write(record) }
+        }
         let inputs = VerdictInputs(
             attempts: attempts, calls: calls, ledger: context.ledger, attribution: attribution,
             configuration: context.configuration, maxRetries: context.maxRetries,
@@ -113,5 +127,15 @@ extension MergeCommand {
             report: Verdicts.evaluate(inputs), notes: SummaryNotes.build(attempts: attempts, calls: calls),
             attempts: chartAttemptLimit(plan) > 0 ? attempts : nil, streamed: false,
             fallbackReason: reason)
+    }
+}
+
+extension MergeCommand.Evaluated {
+    /// This result with the merged CSVs closed and any write failure noted.
+    fileprivate func closing(_ files: MergedRecordFiles?) -> Self {
+        guard let files else { return self }
+        var result = self
+        result.fileProblems = files.close()
+        return result
     }
 }

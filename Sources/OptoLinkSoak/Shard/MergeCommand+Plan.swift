@@ -10,8 +10,9 @@ extension MergeCommand {
         var count: Int
         var missing: [Int]
 
-        /// - Throws: ``SoakReportError`` naming the directories: different plans, different
-        ///   shard counts, a shard given twice, or missing shards without `allowPartial`.
+        /// - Throws: ``SoakReportError`` naming the directories or shards: different plans,
+        ///   different shard counts, a shard given twice, or missing or unhealthy shards without
+        ///   `allowPartial`.
         static func check(_ given: [(url: URL, manifest: ShardManifest)], allowPartial: Bool) throws -> Plan {
             guard let first = given.first else { throw SoakReportError(message: "merge: no shard given") }
             let hashes = Set(given.map(\.manifest.planHash))
@@ -45,6 +46,13 @@ extension MergeCommand {
                 throw SoakReportError(
                     message: "merge: the shards started \(formatSeconds(latest - earliest)) s apart, longer than a "
                         + "shard ran: they are not one run. Run all shards with one --start-at")
+            }
+            let unhealthy = given.flatMap { ShardHealth.problems($0.manifest.health, shard: $0.manifest.shard) }
+            if !unhealthy.isEmpty && !allowPartial {
+                throw SoakReportError(
+                    message: "merge: " + unhealthy.joined(separator: "; ")
+                        + ". A shard that failed its own health check did not measure the backend as planned; "
+                        + "pass --allow-partial to merge it anyway (the report then names it)")
             }
             let missing = (0..<count).filter { seen[$0] == nil }
             if !missing.isEmpty && !allowPartial {

@@ -93,10 +93,18 @@ package enum MergeCommand {
             let url = URL(fileURLWithPath: path, isDirectory: true)
             var isDirectory: ObjCBool = false
             let manifestPath = url.appendingPathComponent(ShardManifest.fileName).path
-            if options.allowPartial, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
                 isDirectory.boolValue, !FileManager.default.fileExists(atPath: manifestPath)
             {
-                // A shard that started but never finished its report (killed, out of memory).
+                // A shard that started but never finished its report (killed, out of memory,
+                // or it could not run at all).
+                guard options.allowPartial else {
+                    return fail(
+                        "merge: \(path) has no \(ShardManifest.fileName): it is not a shard's report (write one "
+                            + "with `run PROFILE --shard I/N --base-url URL`), or that shard did not finish (killed, "
+                            + "or it could not run: see its log). Pass --allow-partial to merge the other shards "
+                            + "without it (the report then names it as missing)")
+                }
                 skipped.append(path)
                 continue
             }
@@ -144,13 +152,24 @@ package enum MergeCommand {
         let shifts = manifests.map { $0.startEpoch - start }
         // Verdicts over the union of records, streamed in time order; sorted in memory if a
         // shard's rows are further out of order than the reorder window.
+        // The merged attempts.csv and calls.csv are written by the same pass, in its order.
         let evaluated: Evaluated
         do {
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             evaluated = try evaluate(
                 plan, shifts: shifts, attribution: manifests.flatMap(\.attribution),
-                context: verdictContext(manifests, profile: profile, ledger: ledger, start: start))
+                context: verdictContext(manifests, profile: profile, ledger: ledger, start: start),
+                recordsDirectory: out)
         } catch {
             return Result(exitCode: 2, directory: nil, summary: nil, error: "\(error)").logged(log)
+        }
+        var fileProblems = evaluated.fileProblems
+        if let ledger {
+            do {
+                try MergedLedgerFile.write(ledger, to: out)
+            } catch {
+                fileProblems.append("\(out.appendingPathComponent(MergedLedgerFile.name).path): \(error)")
+            }
         }
         if !evaluated.streamed, let reason = evaluated.fallbackReason { log("note: \(reason)") }
         let summary = mergedSummary(
@@ -166,7 +185,8 @@ package enum MergeCommand {
         assembly.aborts = manifests.filter { $0.stopReason == .thresholdAborted }.map {
             "shard \($0.shard) was aborted by an abortOnFail threshold"
         }
-        assembly.ioProblems = manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } }
+        assembly.ioProblems =
+            manifests.flatMap { m in m.ioProblems.map { "shard \(m.shard): \($0)" } } + fileProblems
         assembly.invalidReason = extras.invalidReason
         assembly.signal = extras.signal
         assembly.junitPath = junitPath
@@ -263,6 +283,11 @@ package enum MergeCommand {
             notes.append(
                 "shard \(manifest.shard) stopped early (\(manifest.stopReason.rawValue)): the merged report covers "
                     + "the part of its plan it ran")
+        }
+        for manifest in manifests {
+            for problem in ShardHealth.problems(manifest.health, shard: manifest.shard) {
+                notes.append("\(problem) (its health check failed; merged with --allow-partial)")
+            }
         }
         for manifest in manifests where manifest.lateSeconds > summary.journeys.lateThresholdSeconds {
             notes.append(

@@ -134,7 +134,8 @@ package struct ProcessesRun: Sendable {
             if FileManager.default.fileExists(atPath: manifest.path) {
                 present.append(outcome.directory.path)
             }
-            if outcome.status != 0 && outcome.status != 1 {
+            // A shard judges its own health only (``ShardHealth``): any exit but 0 means it failed.
+            if outcome.status != 0 {
                 extras.notes.append(
                     "shard \(outcome.shard) exited with \(outcome.status)"
                         + (FileManager.default.fileExists(atPath: manifest.path) ? "" : " and wrote no report")
@@ -154,13 +155,13 @@ package struct ProcessesRun: Sendable {
         mergeOptions.force = true
         mergeOptions.junitPath = options.junitPath
         mergeOptions.ledgerPath = options.ledgerPath
-        let failedShards = outcomes.filter { $0.status != 0 && $0.status != 1 }.map { "\($0.shard)" }
+        let failedShards = outcomes.filter { $0.status != 0 }.map { "\($0.shard)" }
         if signal == nil && (!failedShards.isEmpty || present.count < processes) {
             let missing = processes - present.count
             let problems =
                 (missing > 0 ? ["\(missing) of \(processes) shards wrote no report"] : [])
                 + (failedShards.isEmpty
-                    ? [] : ["shard \(failedShards.joined(separator: ", ")) exited with a status other than 0 or 1"])
+                    ? [] : ["shard \(failedShards.joined(separator: ", ")) failed (a status other than 0)"])
             extras.invalidReason =
                 problems.joined(separator: "; ") + ", so the merged report may cover only part of the plan"
         }

@@ -43,6 +43,9 @@ package struct ShardManifest: Sendable, Codable {
     package var rss: [SoakSummary.RSSSample]
     /// Report I/O problems of the shard (its CSVs are then incomplete).
     package var ioProblems: [String] = []
+    /// The shard's own health rows (``ShardHealth``); `merge` refuses a shard with a failed one
+    /// unless `--allow-partial`. Absent in manifests written before shards judged their health.
+    package var health: [ThresholdResult]?
 
     /// Reads `directory/shard.json`.
     /// - Throws: ``SoakReportError`` naming the file: missing (not a shard's report), not JSON,

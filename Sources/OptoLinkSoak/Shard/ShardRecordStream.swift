@@ -202,11 +202,17 @@ final class MergedRecordTap {
     let attemptLimit: Int
     var ignoredAttempts = 0
     var error: (any Error)?
+    /// The merged report's CSVs, written as the records pass (`nil`: not written).
+    let files: MergedRecordFiles?
 
-    init(attemptLimit: Int) { self.attemptLimit = attemptLimit }
+    init(attemptLimit: Int, files: MergedRecordFiles? = nil) {
+        self.attemptLimit = attemptLimit
+        self.files = files
+    }
 
     func see(_ record: RunRecord) {
         notes.consume(record)
+        files?.write(record)
         if case .attempt(let attempt) = record, attempts != nil {
             if (attempts?.count ?? 0) >= attemptLimit {
                 attempts = nil

@@ -29,6 +29,11 @@ package enum SummaryText {
                 + " · \(s.run.loadModel) model · \(s.run.devices) devices · "
                 + String(format: "%.1f s", s.run.durationSeconds) + " · stop: \(s.run.stopReason.rawValue)"
                 + (s.run.interrupted && s.run.stopReason == .deadline ? " (after a stop signal)" : ""))
+        if let shards = s.run.shards, let index = shards.index, let slice = shards.slice {
+            lines.append(
+                "shard \(index)/\(shards.count): \(slice.devices) of the plan's \(slice.planDevices) devices, "
+                    + "\(slice.journeys) journeys planned, \(Int((slice.loadShare * 100).rounded())) % of the load")
+        }
         lines += headline(s)
         lines.append(
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
@@ -115,11 +120,17 @@ extension SummaryText {
     /// The first line: `summary.json` `result` in the same word, its exit code, and why.
     static func resultLine(_ result: RunResult, _ s: SoakSummary) -> String {
         let failed = s.thresholds.filter { !$0.passed }.count
+        // A shard's report judges the shard's health; `merge` judges the profile's thresholds.
+        let shard = s.run.shards?.index != nil && s.run.shards?.slice != nil
         let why: String
         switch result {
+        case .passed where shard:
+            why = "the shard is healthy (\(s.thresholds.count) checks); `merge` judges the profile's thresholds"
         case .passed:
             why =
                 s.thresholds.isEmpty ? "no threshold to judge" : "every threshold passed (\(s.thresholds.count) judged)"
+        case .failed where shard:
+            why = "\(failed) of the shard's \(s.thresholds.count) health checks failed (listed at the end)"
         case .failed: why = "\(failed) of \(s.thresholds.count) thresholds failed (listed at the end)"
         case .invalid:
             let cause =

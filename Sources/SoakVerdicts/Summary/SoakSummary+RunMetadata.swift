@@ -129,6 +129,8 @@ extension SoakSummary {
         /// A merged report: the reorder window the streamed records needed, seconds (rows of a
         /// shard lag behind each other by up to this much in its CSVs).
         package var reorderWindowSeconds: Double?
+        /// A shard's report: the part of the plan it ran (``ShardSlice``). `nil` in a merged report.
+        package var slice: ShardSlice?
 
         package init(count: Int, index: Int? = nil) {
             self.count = count
