@@ -12,6 +12,10 @@ package struct ProgressSnapshot: Sendable, Equatable {
     package var errors: Int
     /// p99 attempt latency so far, seconds.
     package var p99: Double
+    /// Journeys started late per second since the previous snapshot (`nil`: not shown).
+    package var lateStartsPerSecond: Double? = nil
+    /// The generator process's CPU since the previous snapshot, as a share of its cores (`nil`: not shown).
+    package var cpuShare: Double? = nil
 
     /// The one-line rendering, e.g.
     /// `[  12.0s] journeys 240/238 done · 2 in flight · 1520 req (130/s) · 429s 3 · errors 0 · p99 4.1ms`.
@@ -32,5 +36,12 @@ package struct ProgressSnapshot: Sendable, Equatable {
         let padded = String(repeating: " ", count: Swift.max(0, 6 - time.count)) + time
         return "[\(padded)s] journeys \(done)/\(scheduled) done · \(inFlight) in flight · \(requests) req "
             + "(\(Int(requestRate.rounded()))/s) · 429s \(status429) · errors \(errors) · p99 \(fixed(p99 * 1000, 1))ms"
+            + generatorPart
+    }
+
+    /// ` · late 12/s · cpu 85%`: whether the generator keeps up (the parts it has).
+    var generatorPart: String {
+        (lateStartsPerSecond.map { " · late \(Int($0.rounded()))/s" } ?? "")
+            + (cpuShare.map { " · cpu \(Int(($0 * 100).rounded()))%" } ?? "")
     }
 }

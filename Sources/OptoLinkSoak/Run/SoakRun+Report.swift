@@ -28,6 +28,7 @@ extension SoakRun {
             scheduled: outcome.scheduled, rss: outcome.rss, counters: await backend.counters(),
             ledgerEntries: ledgerEntries)
         summary.run.profileHash = profileHash
+        summary.journeys.lateStartLimit = profile.expect.effectiveLateStartLimit
         Self.placeRSS(outcome.rss, in: &summary.timeline, interval: recorder.interval)
         summary.rssScope =
             backend.kind == "embedded"
@@ -96,6 +97,7 @@ extension SoakRun {
             devices: profile.devices.count, seed: profile.seed, transport: outcome.transport.rawValue,
             tls: outcome.transport == .native ? Self.tlsNote(options.tls, baseURL: backend.baseURL) : nil)
         run.recording = recorder.recordingLag
+        run.generator = outcome.generator
         if let shard = options.shard {
             var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
             sharding.startAt = options.startAt
