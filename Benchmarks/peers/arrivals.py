@@ -9,8 +9,9 @@ does every planned journey start on time? For each journey kind and rate, one ru
 
 Each run writes start lag p50 / p99 / p99.9, the late-start share (over the run's 10 ms threshold),
 dropped arrivals (planned, never started), requests/s, the driver's CPU seconds per journey (user +
-system, rusage of its process) and its peak RSS per device (ru_maxrss over the devices: an upper
-bound, the process's fixed cost included), and whether its summary named the generator as the limit.
+system, rusage of its process), `serve`'s CPU seconds per journey (/proc), the driver's peak RSS
+per device (ru_maxrss over the devices: an upper bound, the process's fixed cost included), and
+whether its summary named the generator as the limit.
 
 Usage: python3 Benchmarks/peers/arrivals.py BINARY [SECONDS [RATES [KINDS]]]
   RATES: comma-separated journeys/s (default 500,1000,2500,5000,10000); KINDS: first-launch,event.
@@ -78,6 +79,13 @@ def run_one(binary, base, work, kind, rate, seconds):
         loadavg1=loadavg()[0])
 
 
+def process_cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` so far (/proc/PID/stat, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -100,13 +108,19 @@ def main():
         for kind in kinds:
             for rate in rates:
                 reset_server(base)
+                serve_before = process_cpu_seconds(server.pid)
                 result = run_one(binary, base, work, kind, rate, seconds)
+                # The server's CPU per journey beside the driver's: together they say how many of
+                # the machine's cores a rate needs.
+                result["serveCPUSecondsPerJourney"] = (
+                    (process_cpu_seconds(server.pid) - serve_before) / max(1, result["started"]))
                 runs.append(result)
                 print(f"{kind} {rate:.0f}/s: start lag p50 {result['startLagP50ms']:.2f} p99 "
                       f"{result['startLagP99ms']:.2f} p99.9 {result['startLagP999ms']:.2f} ms, late "
                       f"{100 * result['lateStartShare']:.2f} %, dropped {result['dropped']}, "
                       f"{result['requestsPerSecond']:.0f} req/s, {1e6 * result['cpuSecondsPerJourney']:.0f} "
-                      f"us CPU/journey, {result['rssPerDeviceKB']:.1f} KB/device", file=sys.stderr)
+                      f"us CPU/journey (serve {1e6 * result['serveCPUSecondsPerJourney']:.0f}), "
+                      f"{result['rssPerDeviceKB']:.1f} KB/device", file=sys.stderr)
     finally:
         server.terminate()
         server.wait()
