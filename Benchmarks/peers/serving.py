@@ -25,9 +25,15 @@ def timed(cmd, out_path, limit):
     """Runs cmd to completion; returns (exit code, CPU seconds of it and its children, wall seconds).
     A command still running after `limit` seconds is killed, so a hung tool (siege once hung after
     its 10 s) fails its round instead of stopping the bench."""
+    code, usage, wall = timed_usage(cmd, out_path, limit)
+    return code, usage.ru_utime + usage.ru_stime, wall
+
+
+def timed_usage(cmd, out_path, limit, env=None):
+    """`timed` with the child's whole rusage (its peak RSS in `ru_maxrss`, KiB) and an environment."""
     with open(out_path, "w") as out:
         started = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         watchdog = threading.Timer(limit, proc.kill)
         watchdog.start()
         try:
@@ -35,7 +41,7 @@ def timed(cmd, out_path, limit):
         finally:
             watchdog.cancel()
         wall = time.monotonic() - started
-    return os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, wall
+    return os.waitstatus_to_exitcode(status), usage, wall
 
 
 def write_result(name, result):

@@ -16,7 +16,11 @@ extension WholeRuns {
         func mainJobAnswersItsQuestion() async throws {
             let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("Profiles/limits.json")
-            let run = try EndToEndRun(profile: try String(contentsOf: url, encoding: .utf8))
+            // The headline lines are checked at fixed places: a virtual-time run on a busy machine can
+            // start a few journeys late, and the generator line would then lead the summary.
+            let profile = try String(contentsOf: url, encoding: .utf8)
+                .replacingOccurrences(of: #""expect": {"#, with: #""expect": {"lateStartLimit": 1, "#)
+            let run = try EndToEndRun(profile: profile)
             // In virtual time: the Retry-After waits and the emulator's windows take no real time.
             let clock = SteppingClock()
             let result = await run.makeVirtualRun(on: clock).execute(driving: clock)

@@ -17,7 +17,7 @@ import Testing
 
     @Test("progress: 429s, errors (5xx, no response) and done journeys; a cancelled attempt has no latency")
     func progressTally() {
-        var progress = ProgressTally()
+        var progress = ProgressTally(lateThreshold: 0.01)
         let records: [RecorderRecord] = [
             .attempt(Self.attempt(1, status: 200, latency: 0.010), offContractBody: nil),
             .attempt(Self.attempt(2, status: 429, latency: 0.020), offContractBody: nil),

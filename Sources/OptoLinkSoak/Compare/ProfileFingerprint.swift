@@ -2,16 +2,18 @@ import Foundation
 
 /// The identity of a run's effective profile, so `compare` can refuse to compare two runs of
 /// different workloads: SHA-256 (hex) of the profile's canonical JSON (sorted keys), with the
-/// pass/fail sections left out — `expect.thresholds` and `expect.regression` — since adding a
-/// `--threshold` does not change what was run. Secrets count in their redacted form only
-/// (``SoakProfile/redactingSecrets()``): the hash never depends on a key's hidden characters, so
-/// two runs whose keys differ only behind the redaction are the same plan.
+/// pass/fail sections left out — `expect.thresholds`, `expect.regression` and
+/// `expect.lateStartLimit` — since adding a `--threshold` does not change what was run. Secrets
+/// count in their redacted form only (``SoakProfile/redactingSecrets()``): the hash never depends
+/// on a key's hidden characters, so two runs whose keys differ only behind the redaction are the
+/// same plan.
 package enum ProfileFingerprint {
     /// The fingerprint of `profile` (flag overrides already applied).
     package static func of(_ profile: SoakProfile) -> String {
         var workload = profile.redactingSecrets()
         workload.expect.thresholds = []
         workload.expect.regression = []
+        workload.expect.lateStartLimit = nil
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // A profile that decoded always encodes; should it not, fall back to its description.

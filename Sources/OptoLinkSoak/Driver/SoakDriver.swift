@@ -190,10 +190,13 @@ package final class SoakDriver: Sendable {
         let timeline = runner.timeline
         var k = 0
         let busy = BusyDevices(count: devices.count, shard: shard)
+        // Each device's executor, looked up once rather than by device id (a string hash) per arrival.
+        let executors = devices.map { runner.executor(for: $0) ?? globalConcurrentExecutor }
         var reason: StopReason = load.duration != nil ? .duration : .completed
         // Journeys started, and journeys whose task is over (its result may not be taken yet).
         var added = 0
         let finished = AtomicCounter()
+        var notTakenPeak = 0
         // The planned arrival the loop is on and has not started yet: when the loop leaves with
         // one, it and every later arrival already due are dropped.
         var pending: Double? = nil
@@ -212,7 +215,7 @@ package final class SoakDriver: Sendable {
             }
             scheduled.add()
             pending = intended
-            await makeRoom(&group, tracker: &tracker, added: added, finished: finished)
+            await makeRoom(&group, tracker: &tracker, added: added, finished: finished, peak: &notTakenPeak)
             if tracker.cut { break }
             // A journey planned in the schedule starts even when late (counted, with its lag),
             // unless the step window has closed.
@@ -234,7 +237,7 @@ package final class SoakDriver: Sendable {
             var journeyRng = SeededRandom(seed: rng.next())
             let runner = self.runner
             let inFlight = self.inFlight
-            group.addTask(executorPreference: runner.executor(for: device) ?? globalConcurrentExecutor) {
+            group.addTask(executorPreference: executors[index]) {
                 inFlight.add()
                 defer {
                     inFlight.add(-1)
@@ -260,12 +263,17 @@ package final class SoakDriver: Sendable {
     /// (or the run is cut). A task group keeps a finished child (its task and every stack slab it
     /// grew) until its result is taken, so without this up to `maxInFlight` finished journeys pile
     /// up, memory that grows with the run's length. `added`: journeys started so far; `finished`:
-    /// journeys whose task is over.
+    /// journeys whose task is over; `peak`: the loop's copy of ``finishedNotTakenPeak``, so the
+    /// lock is taken only when the peak rises, not once per arrival.
     private func makeRoom(
-        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, added: Int, finished: AtomicCounter
+        _ group: inout TaskGroup<ChildResult>, tracker: inout Tracker, added: Int, finished: AtomicCounter,
+        peak: inout Int
     ) async {
         let notTaken = finished.current - (added - tracker.running)
-        finishedNotTakenPeak.withLock { $0 = Swift.max($0, notTaken) }
+        if notTaken > peak {
+            peak = notTaken
+            finishedNotTakenPeak.withLock { $0 = Swift.max($0, notTaken) }
+        }
         while !tracker.cut, finished.current > added - tracker.running, let result = await group.next() {
             tracker.handle(result, driver: self, group: &group)
         }

@@ -12,6 +12,10 @@ package struct ProgressSnapshot: Sendable, Equatable {
     package var errors: Int
     /// p99 attempt latency so far, seconds.
     package var p99: Double
+    /// Journeys started late per second since the previous snapshot (`nil`: not shown).
+    package var lateStartsPerSecond: Double? = nil
+    /// The generator process's CPU since the previous snapshot, as a share of its cores (`nil`: not shown).
+    package var cpuShare: Double? = nil
     /// Calls sleeping out a 429's Retry-After (part of `inFlight`).
     package var waitingOnRetryAfter = 0
 
@@ -55,5 +59,12 @@ package struct ProgressSnapshot: Sendable, Equatable {
         let pace = rate == 0 && waitingOnRetryAfter > 0 ? "all waiting on 429" : "\(rate)/s"
         return "[\(padded)s] journeys \(done)/\(scheduled) done · \(inFlight) in flight\(waiting) · \(requests) req "
             + "(\(pace)) · 429s \(status429) · errors \(errors) · p99 \(fixed(p99 * 1000, 1))ms"
+            + generatorPart
+    }
+
+    /// ` · late 12/s · cpu 85%`: whether the generator keeps up (the parts it has).
+    var generatorPart: String {
+        (lateStartsPerSecond.map { " · late \(Int($0.rounded()))/s" } ?? "")
+            + (cpuShare.map { " · cpu \(Int(($0 * 100).rounded()))%" } ?? "")
     }
 }

@@ -10,6 +10,12 @@ struct ProgressTally: RecordConsumer {
     /// Every finished attempt's latency (cancelled ones are left out).
     private(set) var latency = LatencyHistogram()
     private(set) var waits = RetryAfterWaits()
+    /// Journeys that started more than `lateThreshold` seconds after their plan.
+    private(set) var lateStarts = 0
+    /// The run's late threshold (the recorder's).
+    let lateThreshold: Double
+
+    init(lateThreshold: Double) { self.lateThreshold = lateThreshold }
 
     mutating func consume(_ record: RecorderRecord) {
         waits.consume(record)
@@ -21,6 +27,7 @@ struct ProgressTally: RecordConsumer {
             if !cancelled && (attempt.status.map { $0 >= 500 } ?? true) { errors += 1 }
             if !cancelled { latency.record(attempt.end - attempt.actualStart) }
         case .journeyEnded: journeysDone += 1
+        case .journeyStarted(_, _, let lag): if lag > lateThreshold { lateStarts += 1 }
         default: break
         }
     }

@@ -8,12 +8,13 @@ struct RecordConsumers: RecordConsumer {
     /// Counts and histograms for `summary.json`, live metrics and live thresholds.
     var aggregate: RunAggregate
     /// The progress line's numbers.
-    var progress = ProgressTally()
+    var progress: ProgressTally
 
     init(csv: RecordCSVFiles, feed: RecordFeed, aggregate: RunAggregate) {
         self.csv = csv
         self.feed = feed
         self.aggregate = aggregate
+        progress = ProgressTally(lateThreshold: aggregate.lateThreshold)
     }
 
     mutating func consume(_ record: RecorderRecord) {

@@ -22,8 +22,8 @@ struct RunOutcome {
     var ledger: LedgerSource
     /// The source-address check's lines.
     var sourceNotes: [String]
-    /// CPU seconds this process used while the devices were driven (a shard's generator health).
-    var cpuSeconds: Double
+    /// The process's CPU while the driver ran.
+    var generator: SoakSummary.GeneratorUse
 }
 
 /// The run itself: prepare (``SoakRun`` + Setup), drive the devices alongside the progress
@@ -72,17 +72,21 @@ extension SoakRun {
             let rss = RSSSampler(
                 timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300),
                 emulator: backend.retained)
-            let cpuAtStart = ProcessCPUTime.now().own
+            let cpuBefore = ProcessCPUTime.now().own
+            let driveStart = timeline.now()
             let stopReason = await drive(driver, recorder: recorder, timeline: timeline, monitor: monitor, rss: rss)
             let activeSeconds = timeline.now()
-            let cpuSeconds = ProcessCPUTime.now().own - cpuAtStart
+            let generator = SoakSummary.GeneratorUse(
+                cpuSeconds: ProcessCPUTime.now().own - cpuBefore, wallSeconds: activeSeconds - driveStart,
+                cores: ProcessInfo.processInfo.activeProcessorCount, withEmbeddedBackend: backend.kind == "embedded")
             await nativeClient?.shutdown()
             recorder.finish()
             let outcome = RunOutcome(
                 runId: runId, startEpoch: timeline.originEpoch, stopReason: monitor.stopReason ?? stopReason,
                 activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
-                monitorMessage: monitor.message, transport: transportKind, lateSeconds: lateSeconds, ledger: ledger,
-                sourceNotes: sourceNotes, cpuSeconds: cpuSeconds)
+                monitorMessage: monitor.message,
+                transport: transportKind, lateSeconds: lateSeconds, ledger: ledger, sourceNotes: sourceNotes,
+                generator: generator)
             let result = await finishReport(
                 outcome, profile: profile, backend: backend, recorder: recorder, directory: directory)
             // The endpoint serves until the report is written, so a last scrape sees the final counts.
@@ -107,18 +111,27 @@ extension SoakRun {
         return await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if let progress {
-                let lastBox = LastSample()
+                let lastBox = LastSample(cpu: ProcessCPUTime.now().own)
+                let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
                 group.addTask {
                     await progress.run(clock: clock) {
                         let now = timeline.now()
                         let c = recorder.progressCounters(at: now)
-                        let (lastRequests, lastTime) = lastBox.swap(requests: c.requests, time: now)
-                        let rate = now > lastTime ? Double(c.requests - lastRequests) / (now - lastTime) : 0
-                        return ProgressSnapshot(
+                        let sample = LastSample.Sample(
+                            requests: c.requests, lateStarts: recorder.progressLateStarts(),
+                            cpu: ProcessCPUTime.now().own, time: now)
+                        let last = lastBox.swap(sample)
+                        let seconds = now - last.time
+                        func perSecond(_ delta: Double) -> Double { seconds > 0 ? delta / seconds : 0 }
+                        var snapshot = ProgressSnapshot(
                             elapsed: now, scheduled: driver.scheduled.current, done: c.done,
-                            inFlight: driver.inFlight.current, requests: c.requests, requestRate: rate,
+                            inFlight: driver.inFlight.current, requests: c.requests,
+                            requestRate: perSecond(Double(c.requests - last.requests)),
                             status429: c.status429, errors: c.errors, p99: c.p99,
                             waitingOnRetryAfter: c.waitingOnRetryAfter)
+                        snapshot.lateStartsPerSecond = perSecond(Double(sample.lateStarts - last.lateStarts))
+                        snapshot.cpuShare = perSecond(sample.cpu - last.cpu) / cores
+                        return snapshot
                     }
                     return nil
                 }
@@ -158,13 +171,26 @@ extension SoakRun {
     }
 }
 
-/// The previous progress sample (for the request rate).
+/// The previous progress sample (for the rates since it).
 private final class LastSample: Sendable {
-    private let value = Mutex<(Int, Double)>((0, 0))
+    struct Sample {
+        var requests: Int
+        var lateStarts: Int
+        /// The process's CPU seconds.
+        var cpu: Double
+        /// Run time, seconds.
+        var time: Double
+    }
+
+    private let value: Mutex<Sample>
+
+    /// A first sample at run time 0 with the process's CPU seconds so far.
+    init(cpu: Double) { value = Mutex(Sample(requests: 0, lateStarts: 0, cpu: cpu, time: 0)) }
+
     /// Stores the new sample and returns the previous one.
-    func swap(requests: Int, time: Double) -> (Int, Double) {
+    func swap(_ sample: Sample) -> Sample {
         value.withLock { v in
-            defer { v = (requests, time) }
+            defer { v = sample }
             return v
         }
     }

@@ -28,6 +28,7 @@ extension SoakRun {
             scheduled: outcome.scheduled, rss: outcome.rss, counters: await backend.counters(),
             ledgerEntries: ledgerEntries)
         summary.run.profileHash = profileHash
+        summary.journeys.lateStartLimit = profile.expect.effectiveLateStartLimit
         Self.placeRSS(outcome.rss, in: &summary.timeline, interval: recorder.interval)
         summary.rssScope =
             backend.kind == "embedded"
@@ -101,6 +102,7 @@ extension SoakRun {
             devices: profile.devices.count, seed: profile.seed, transport: outcome.transport.rawValue,
             tls: outcome.transport == .native ? Self.tlsNote(options.tls, baseURL: backend.baseURL) : nil)
         run.recording = recorder.recordingLag
+        run.generator = outcome.generator
         if let shard = options.shard {
             var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
             sharding.startAt = options.startAt
@@ -116,9 +118,7 @@ extension SoakRun {
 
     /// The process's CPU over the run as a share of the machine's cores, or `nil` before second 0.
     private static func cpuShare(_ outcome: RunOutcome) -> Double? {
-        let cores = Double(Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
-        guard outcome.activeSeconds > 0 else { return nil }
-        return outcome.cpuSeconds / (outcome.activeSeconds * cores)
+        outcome.generator.wallSeconds > 0 ? outcome.generator.share : nil
     }
 
     /// What the report files read back: the attempts for the HTML report's charts (only while

@@ -71,7 +71,7 @@ struct SVGChart {
     package func render() -> String {
         let plotted = plotted
         let all = plotted.flatMap { $0 }
-        let xMin = xDomain?.lowerBound ?? all.map(\.x).min() ?? 0
+        var xMin = xDomain?.lowerBound ?? all.map(\.x).min() ?? 0
         var xMax = xDomain?.upperBound ?? all.map(\.x).max() ?? 1
         var out = "<svg class=\"chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" "
         out += "data-axis=\"\(xAxis.rawValue)\" data-x-min=\"\(xMin)\" data-x-max=\"\(xMax)\" "

@@ -42,6 +42,7 @@ package enum SummaryText {
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)"
                     : ""))
         lines.append(DroppedArrivalsLine.render(s.journeys, loadModel: s.run.loadModel))
+        if !GeneratorLine.isLimit(s) { lines.append(GeneratorLine.render(s)) }
         // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
         for name in s.journeys.byName.keys.sorted() {
             let h = s.journeys.durationFromIntended[name]
@@ -160,6 +161,8 @@ extension SummaryText {
         if s.run.stopReason == .misconfigured {
             lines.append("STOPPED EARLY (misconfigured): " + (s.notes.first { $0.hasPrefix("stopped early") } ?? ""))
         }
+        // A generator that fell behind its plan qualifies every figure below, so it comes first.
+        if GeneratorLine.isLimit(s) { lines.append(GeneratorLine.render(s)) }
         guard let verdicts = s.verdicts else { return lines }
         let limits = verdicts.limits
         if !limits.buckets.isEmpty {

@@ -19,7 +19,7 @@ package struct GeneratorHealth: Sendable, Codable, Equatable {
     /// The health of the run `summary` describes, judged against `rules`' limits.
     package static func of(_ summary: SoakSummary, rules: RegressionRules) -> GeneratorHealth {
         let journeys = summary.journeys
-        let lateRate = journeys.started > 0 ? Double(journeys.lateStarts) / Double(journeys.started) : 0
+        let lateRate = lateStartRate(journeys)
         let dropped = journeys.dropped ?? 0
         var problems: [String] = []
         if journeys.startLag.p99 > rules.healthyStartLagP99Seconds {
@@ -37,5 +37,11 @@ package struct GeneratorHealth: Sendable, Codable, Equatable {
         if dropped > 0 { problems.append("\(dropped) planned arrivals never started") }
         return GeneratorHealth(
             startLagP99: journeys.startLag.p99, lateStartRate: lateRate, dropped: dropped, problems: problems)
+    }
+
+    /// Late starts per started journey (0 when none started): the metric
+    /// `journeys.late_starts.rate`, the share `compare` and the run's generator line judge.
+    package static func lateStartRate(_ journeys: SoakSummary.JourneySummary) -> Double {
+        journeys.started > 0 ? Double(journeys.lateStarts) / Double(journeys.started) : 0
     }
 }

@@ -49,6 +49,9 @@ extension SoakSummary {
         /// How far the recording fell behind the requests (absent when the run recorded inline,
         /// and in reports of older versions).
         public var recording: RecordingLag? = nil
+        /// The generator's CPU use while it drove the journeys (absent in merged reports and in
+        /// reports of older versions).
+        package var generator: GeneratorUse? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(

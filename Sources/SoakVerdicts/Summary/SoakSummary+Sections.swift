@@ -36,6 +36,9 @@ extension SoakSummary {
         /// slot or a device until the run ended (k6's `dropped_iterations`). `nil` in the closed
         /// model, which plans no arrivals and so drops none, and in reports written before it.
         public var dropped: Int? = nil
+        /// The profile's `expect.lateStartLimit` (share of started journeys) the report judged the
+        /// generator against; `nil` in merged reports and reports of older versions (the default then).
+        package var lateStartLimit: Double? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(

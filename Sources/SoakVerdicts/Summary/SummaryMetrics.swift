@@ -28,6 +28,7 @@ package enum SummaryMetrics {
             MetricPattern(
                 endpoints, ["attempt_latency", "latency_from_intended", "call_latency"], statistics, unit: .seconds),
             MetricPattern("journeys", ["started", "completed", "unfinished", "late_starts", "dropped"]),
+            MetricPattern("journeys", "late_starts", "rate", unit: .ratio),
             MetricPattern("journeys", "start_lag", statistics, unit: .seconds),
             MetricPattern("journey", .anyName, "duration", statistics, unit: .seconds),
             MetricPattern("journey", .anyName, ["completed", "unfinished"]),
@@ -181,6 +182,7 @@ package enum SummaryMetrics {
         m["journeys.completed"] = Double(s.journeys.completed)
         m["journeys.unfinished"] = Double(s.journeys.unfinished)
         m["journeys.late_starts"] = Double(s.journeys.lateStarts)
+        m["journeys.late_starts.rate"] = GeneratorHealth.lateStartRate(s.journeys)
         m["journeys.dropped"] = Double(s.journeys.dropped ?? 0)
         for (p, v) in s.journeys.startLag.namedValues { m["journeys.start_lag.\(p)"] = v }
         for name in s.journeys.byName.keys {

@@ -7,7 +7,7 @@ import SoakSupport
 /// {"limits": {"match": "30/60s per ip", "events": "600/60s per key",
 ///             "session_identity": "60/60s per key shared"},
 ///  "algorithm": "fixed_window",
-///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.01,
+///  "backoffToleranceSeconds": 0.25, "edgeToleranceSeconds": 0.01, "lateStartLimit": 0.01,
 ///  "thresholds": ["backoff.early == 0", "match.call_latency.p95 < 250ms"],
 ///  "regression": ["match.call_latency.p95 < baseline * 1.10", "backoff.early == 0"]}
 /// ```
@@ -44,6 +44,16 @@ package struct VerdictsConfiguration: Sendable, Codable, Equatable {
     package var edgeToleranceSeconds: Double
     /// How many worst offenders each verdict lists.
     package var worstOffenderCount: Int
+    /// The share of started journeys that may start late (after the run's late threshold) before
+    /// the report says the load generator, not the backend, was the limit; `nil`: the default,
+    /// ``defaultLateStartLimit``. Left out of the profile's JSON when not set.
+    package var lateStartLimit: Double? = nil
+
+    /// 1 %: beyond it the arrival schedule, not the backend, shapes the figures.
+    package static let defaultLateStartLimit = 0.01
+
+    /// ``lateStartLimit`` or its default.
+    package var effectiveLateStartLimit: Double { lateStartLimit ?? Self.defaultLateStartLimit }
 
     package init(
         thresholds: [ThresholdSpec] = [],
@@ -77,11 +87,15 @@ package struct VerdictsConfiguration: Sendable, Codable, Equatable {
         if worstOffenderCount < 0 {
             throw VerdictsConfigurationError.invalidValue(field: "worstOffenderCount", reason: "must be ≥ 0")
         }
+        if let lateStartLimit, !(0...1).contains(lateStartLimit) {
+            throw VerdictsConfigurationError.invalidValue(
+                field: "lateStartLimit", reason: "must be a share of started journeys, 0…1 (0.01 = 1 %)")
+        }
     }
 
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case thresholds, regression, limits, algorithm, backoffToleranceSeconds, backoffEarlySlackSeconds
-        case edgeToleranceSeconds, worstOffenderCount
+        case edgeToleranceSeconds, worstOffenderCount, lateStartLimit
     }
 
     package init(from decoder: any Decoder) throws {
@@ -126,6 +140,7 @@ package struct VerdictsConfiguration: Sendable, Codable, Equatable {
             try c.decodeFieldIfPresent(Double.self, forKey: .edgeToleranceSeconds) ?? defaults.edgeToleranceSeconds
         worstOffenderCount =
             try c.decodeFieldIfPresent(Int.self, forKey: .worstOffenderCount) ?? defaults.worstOffenderCount
+        lateStartLimit = try c.decodeFieldIfPresent(Double.self, forKey: .lateStartLimit)
         do {
             try validate()
         } catch let error as VerdictsConfigurationError {
