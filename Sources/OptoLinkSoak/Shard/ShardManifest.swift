@@ -43,6 +43,9 @@ package struct ShardManifest: Sendable, Codable {
     package var rss: [SoakSummary.RSSSample]
     /// Report I/O problems of the shard (its CSVs are then incomplete).
     package var ioProblems: [String] = []
+    /// When the shard's latest successful write attempt started, Unix seconds (`nil`: none, or a
+    /// shard written before this was kept): how far `merge --ledger` waits for the ledger file.
+    package var lastWriteEpoch: Double?
 
     /// Reads `directory/shard.json`.
     /// - Throws: ``SoakReportError`` naming the file: missing (not a shard's report), not JSON,

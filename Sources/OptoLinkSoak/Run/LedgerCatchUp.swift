@@ -1,0 +1,169 @@
+import Foundation
+
+/// When to stop waiting for a `--ledger FILE` the backend may still be writing, read after the
+/// run: once it holds a row at or after the run's last successful write (then a little longer,
+/// until it stops growing, for rows written out of order), once it stops growing without getting
+/// there, or at the limit (`--ledger-wait SECONDS`). A pure state machine: the caller looks at the
+/// file (``LedgerFileTail``) and sleeps on its own clock between steps.
+struct LedgerCatchUp {
+    /// Why the wait ended.
+    enum Stop: String, Equatable {
+        /// The file holds a row at or after the last successful write and then stopped growing.
+        case caughtUp = "caught up"
+        /// The file stopped growing before it got there.
+        case stoppedGrowing = "stopped growing"
+        /// The limit passed first.
+        case limitReached = "limit reached"
+    }
+
+    /// What to do next.
+    enum Step: Equatable {
+        /// Look at the file again after this many seconds.
+        case look(after: Double)
+        case stop(Stop)
+    }
+
+    /// How often the file is looked at, seconds.
+    static let pollSeconds = 0.1
+    /// How long a caught-up file must not grow before the wait ends: a backend that writes its
+    /// rows out of order may still be writing ones that arrived before the last write.
+    static let settleSeconds = 1.0
+    /// The default `--ledger-wait`, seconds.
+    static let defaultLimitSeconds = 5.0
+
+    /// How long to wait at most, seconds (`--ledger-wait`).
+    let limit: Double
+    /// How long a file that has not caught up must not grow before the wait gives up on it.
+    var stallSeconds: Double { max(1, limit / 2) }
+    private var started: Double?
+    private var lastGrowth = 0.0
+    private var lastSize: UInt64 = 0
+
+    init(limit: Double) { self.limit = max(0, limit) }
+
+    /// The next step at `now` (seconds on the caller's clock), given the file's size and whether
+    /// it reaches the run's last successful write.
+    mutating func step(now: Double, size: UInt64, reaches: Bool) -> Step {
+        let start = started ?? now
+        if started == nil {
+            started = now
+            lastGrowth = now
+            lastSize = size
+        } else if size != lastSize {
+            lastSize = size
+            lastGrowth = now
+        }
+        let quiet = now - lastGrowth
+        if reaches && quiet >= Self.settleSeconds { return .stop(.caughtUp) }
+        if now - start >= limit - 1e-9 { return .stop(reaches ? .caughtUp : .limitReached) }
+        if !reaches && quiet >= stallSeconds { return .stop(.stoppedGrowing) }
+        return .look(after: min(Self.pollSeconds, start + limit - now))
+    }
+}
+
+/// How a wait for a ledger file ended, for the report's notes.
+struct LedgerCatchUpOutcome: Equatable {
+    var stop: LedgerCatchUp.Stop
+    /// Seconds waited.
+    var waited: Double
+    /// The latest arrival the file held (seconds since the Unix epoch), if it is JSON lines.
+    var latestArrival: Double?
+    /// The run's last successful write (seconds since the Unix epoch), if it made one.
+    var target: Double?
+
+    /// A note for the report when the file did not catch up; `nil` when it did.
+    var note: String? {
+        guard stop != .caughtUp else { return nil }
+        let reach = latestArrival.map { String(format: "its latest row arrived at %.2f", $0) } ?? "it holds no row yet"
+        let goal = target.map { String(format: ", the run's last successful write started at %.2f", $0) } ?? ""
+        return String(format: "--ledger: waited %.1f s and the file ", waited)
+            + "\(stop.rawValue) before it reached the run's end (\(reach)\(goal), seconds since 1970); "
+            + "reconciliation is incomplete, not lost, for the calls it does not reach"
+    }
+}
+
+/// One wait on one file: the file's tail and the state machine, stepped by a driver that owns the clock.
+struct LedgerCatchUpWatch {
+    private var catchUp: LedgerCatchUp
+    private var tail: LedgerFileTail
+    private let target: Double?
+    private let start: Double
+
+    init(_ file: URL, through target: Double?, limit: Double, now: Double) {
+        catchUp = LedgerCatchUp(limit: limit)
+        tail = LedgerFileTail(file)
+        self.target = target
+        start = now
+    }
+
+    /// Looks at the file and says what to do next.
+    mutating func next(now: Double) -> LedgerCatchUp.Step {
+        tail.look()
+        return catchUp.step(now: now, size: tail.size, reaches: tail.reaches(target))
+    }
+
+    func outcome(_ stop: LedgerCatchUp.Stop, now: Double) -> LedgerCatchUpOutcome {
+        LedgerCatchUpOutcome(stop: stop, waited: now - start, latestArrival: tail.latestArrival, target: target)
+    }
+}
+
+extension LedgerCatchUp {
+    /// Waits on `clock` until `file` reaches `target` (seconds since the Unix epoch; `nil`: the
+    /// run made no successful write), stops growing, or `limit` seconds pass. A cancelled wait
+    /// ends as ``Stop/limitReached``.
+    static func wait(
+        for file: URL, through target: Double?, limit: Double, clock: any Clock<Duration>
+    ) async -> LedgerCatchUpOutcome {
+        await wait(file, target, limit, on: clock)
+    }
+
+    private static func wait<C: Clock>(
+        _ file: URL, _ target: Double?, _ limit: Double, on clock: C
+    ) async -> LedgerCatchUpOutcome where C.Duration == Duration {
+        let origin = clock.now
+        func now() -> Double {
+            let elapsed = origin.duration(to: clock.now).components
+            return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        }
+        var watch = LedgerCatchUpWatch(file, through: target, limit: limit, now: now())
+        while true {
+            switch watch.next(now: now()) {
+            case .look(let seconds):
+                do {
+                    try await clock.sleep(until: clock.now.advanced(by: .seconds(seconds)), tolerance: nil)
+                } catch {
+                    return watch.outcome(.limitReached, now: now())
+                }
+            case .stop(let stop): return watch.outcome(stop, now: now())
+            }
+        }
+    }
+
+    /// The same wait, blocking the calling thread (`merge`, which is synchronous).
+    static func waitBlocking(
+        for file: URL, through target: Double?, limit: Double, clock: BlockingWaitClock
+    ) -> LedgerCatchUpOutcome {
+        var watch = LedgerCatchUpWatch(file, through: target, limit: limit, now: clock.now())
+        while true {
+            switch watch.next(now: clock.now()) {
+            case .look(let seconds): clock.sleep(seconds)
+            case .stop(let stop): return watch.outcome(stop, now: clock.now())
+            }
+        }
+    }
+}
+
+/// The time a blocking wait reads (seconds) and sleeps on: the system's, or a test's stepped one.
+package struct BlockingWaitClock: Sendable {
+    package var now: @Sendable () -> Double
+    package var sleep: @Sendable (Double) -> Void
+
+    package init(now: @escaping @Sendable () -> Double, sleep: @escaping @Sendable (Double) -> Void) {
+        self.now = now
+        self.sleep = sleep
+    }
+
+    /// Monotonic seconds, and a real sleep of the thread.
+    package static let system = BlockingWaitClock(
+        now: { ProcessInfo.processInfo.systemUptime }, sleep: { Thread.sleep(forTimeInterval: $0) })
+}
