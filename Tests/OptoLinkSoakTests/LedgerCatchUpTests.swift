@@ -1,6 +1,7 @@
 import Foundation
 import OptoLinkTestSupport
 import SoakRecords
+import SoakReports
 import SoakSupport
 import SoakTestSupport
 import SoakVerdicts
@@ -233,5 +234,55 @@ final class WritingClock: Clock, Sendable {
     func sleep(until deadline: VirtualInstant, tolerance: Duration? = nil) async throws {
         let offset = deadline.offset.components
         ledger.advance(to: start + Double(offset.seconds) + Double(offset.attoseconds) / 1e18)
+    }
+}
+
+@Suite("merge --ledger with a lagging file")
+struct MergeLaggingLedgerTests {
+    /// One shard of 40 event calls (``LaggingLedger/call(_:)``), its last write kept in `shard.json`.
+    func shard(_ fixture: ShardFixture) throws -> String {
+        let made = (1...40).map(LaggingLedger.call)
+        let path = try fixture.write(
+            "s0", shard: SoakShard(index: 0, count: 1), profile: try ShardFixture.profile(),
+            attempts: made.map(\.attempt), calls: made.map(\.call), startEpoch: LaggingLedger.runStart)
+        var manifest = try ShardManifest.load(URL(fileURLWithPath: path))
+        manifest.lastWriteEpoch = LaggingLedger.runStart + 10
+        try AtomicFile.writeJSON(
+            manifest, to: URL(fileURLWithPath: path).appendingPathComponent(ShardManifest.fileName))
+        return path
+    }
+
+    func merge(_ fixture: ShardFixture, _ ledger: LaggingLedger) throws -> ReconciliationVerdict {
+        var options = MergeOptions(directories: [try shard(fixture)])
+        options.outDirectory = fixture.root.appendingPathComponent("merged").path
+        options.ledgerPath = ledger.file.path
+        var extras = MergeCommand.Extras()
+        extras.ledgerWaitClock = ledger.blockingClock
+        let result = MergeCommand.run(options, extras: extras) { _ in }
+        return try #require(result.summary?.verdicts?.reconciliation, "\(result.error ?? "")")
+    }
+
+    @Test("a file written 1–3 s behind: merge waits for it, and nothing is lost")
+    func catchesUp() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let ledger = try LaggingLedger(LaggingLedger.inOrder(40, lag: LedgerCatchUpTests.lags(seed: 3)))
+        ledger.advance(to: 10.1)
+        let verdict = try merge(fixture, ledger)
+        #expect(verdict.endpoints["events"]?.deliveredOnce == 40)
+        #expect(verdict.endpoints["events"]?.lost == 0)
+        #expect(verdict.incomplete == nil)
+    }
+
+    @Test("a file that stops short: merge says incomplete, not lost")
+    func stopsShort() throws {
+        let fixture = try ShardFixture()
+        defer { fixture.remove() }
+        let ledger = try LaggingLedger(Array(LaggingLedger.inOrder(40, lag: { _ in 2 }).prefix(30)))
+        ledger.advance(to: 10.1)
+        let verdict = try merge(fixture, ledger)
+        let events = try #require(verdict.endpoints["events"])
+        #expect(events.deliveredOnce == 30 && events.lost == 0 && events.notCovered == 10)
+        #expect(verdict.incomplete?.notCovered == 10)
     }
 }
