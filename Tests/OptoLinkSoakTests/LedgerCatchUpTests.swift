@@ -205,6 +205,30 @@ struct LedgerCatchUpTests {
         #expect(tail.closedArray && tail.reaches(LaggingLedger.runStart + 100))
     }
 
+    @Test("--ledger-wait: run and merge take it with --ledger, and refuse it without")
+    func theFlagParses() throws {
+        let run = try SoakCommandLine.parse(
+            ["run", "p.json", "--base-url", "http://127.0.0.1:1", "--ledger", "l.jsonl", "--ledger-wait", "2.5"])
+        #expect(run.subcommand(RunSubcommand.self)?.options.ledgerWaitSeconds == 2.5)
+        let merge = try SoakCommandLine.parse([
+            "merge", "s0", "--out", "m", "--ledger", "l.jsonl", "--ledger-wait", "0",
+        ])
+        #expect(merge.subcommand(MergeSubcommand.self)?.options.ledgerWaitSeconds == 0)
+        #expect(throws: SoakUsageError.self) {
+            try SoakCommandLine.parse(["run", "p.json", "--base-url", "http://127.0.0.1:1", "--ledger-wait", "2"])
+        }
+        #expect(throws: SoakUsageError.self) {
+            try SoakCommandLine.parse(["merge", "s0", "--out", "m", "--ledger-wait", "2"])
+        }
+        #expect(throws: (any Error).self) {
+            try SoakCommandLine.parse([
+                "run", "p.json", "--base-url", "http://x", "--ledger", "l", "--ledger-wait", "-1",
+            ])
+        }
+        #expect(RunSubcommand.usage.contains("--ledger-wait SECONDS"))
+        #expect(MergeSubcommand.usage.contains("--ledger-wait SECONDS"))
+    }
+
     @Test("the run's wait sleeps on the run's clock")
     func asyncWaitOnAVirtualClock() async throws {
         let ledger = try LaggingLedger(LaggingLedger.inOrder(40, lag: Self.lags(seed: 11)))
