@@ -1,5 +1,6 @@
 import Foundation
 import OptoLinkStaging
+import SoakReports
 import Synchronization
 import Testing
 
@@ -37,13 +38,13 @@ struct LaggingLedgerRunTests {
         }
     }
 
-    func run(wait: Double) async throws -> (EndToEndRun, SoakRunResult) {
+    func run(wait: Double, lag: Double = 2) async throws -> (EndToEndRun, SoakRunResult) {
         let server = StagingServer(configuration: StagingConfiguration())
         try await server.start()
         let e2e = try EndToEndRun(profile: Self.profile)
         let file = e2e.directory.appendingPathComponent("shipped-ledger.jsonl")
         try Data().write(to: file)
-        let shipper = Self.ship(server, to: file, lag: 2)
+        let shipper = Self.ship(server, to: file, lag: lag)
         var run = e2e.makeRun {
             $0.baseURL = server.baseURL
             $0.ledgerPath = file.path
@@ -65,17 +66,19 @@ struct LaggingLedgerRunTests {
         #expect(reconciliation.incomplete == nil)
     }
 
-    @Test("without the wait the tail is not covered yet: never lost")
+    @Test("a ledger 60 s behind, read at once: every call not covered, never lost, and the check fails")
     func noWaitIsIncompleteNotLost() async throws {
-        let (e2e, result) = try await run(wait: 0)
-        let reconciliation = try #require(result.summary?.verdicts?.reconciliation, "\(e2e.log)")
+        let (e2e, result) = try await run(wait: 0, lag: 60)
+        let summary = try #require(result.summary, "\(e2e.log)")
+        let reconciliation = try #require(summary.verdicts?.reconciliation)
         let events = try #require(reconciliation.endpoints["events"])
-        #expect(events.lost == 0, "\(e2e.log)")
-        #expect(events.deliveredOnce + events.notCovered == 18)
-        let notCovered = reconciliation.endpoints.values.reduce(0) { $0 + $1.notCovered }
-        #expect(notCovered == (reconciliation.incomplete?.notCovered ?? 0))
-        if reconciliation.incomplete != nil {
-            #expect(result.summary?.notes.contains { $0.contains("--ledger: waited 0.0 s") } == true)
-        }
+        #expect(events.calls == 18 && events.lost == 0 && events.notCovered == 18, "\(e2e.log)")
+        let incomplete = try #require(reconciliation.incomplete)
+        #expect(incomplete.ledgerReachesSeconds == nil)
+        #expect(incomplete.notCovered == reconciliation.endpoints.values.reduce(0) { $0 + $1.notCovered })
+        #expect(summary.notes.contains { $0.contains("--ledger: waited 0.0 s") })
+        // The JUnit file and the HTML verdict table fail the check, saying why.
+        let check = try #require(VerdictCheck.checks(summary).first { $0.name == "reconciliation" })
+        #expect(check.status == .failed && check.detail.contains("the ledger is incomplete"))
     }
 }
