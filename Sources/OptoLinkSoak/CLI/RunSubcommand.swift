@@ -39,7 +39,9 @@ package struct RunSubcommand: SoakSubcommand {
           --force              write into an --out directory that already holds a report
           --ledger FILE        server ledger exported from the real backend (a JSON array, or JSON
                                lines: one entry per line, read as a stream) at the end of the run;
-                               if it cannot be read then, the report is written and the exit is 2
+                               if it cannot be read then, the report is written and the exit is 2.
+                               A remote emulator's http(s)://HOST/__admin/ledger is read page by
+                               page up to the run's end (with --admin-token-file if it is locked)
           --ledger-wait SECONDS
                                with --ledger: wait up to SECONDS (default 5) for the file to hold
                                a row at or after the run's last successful write, then until it

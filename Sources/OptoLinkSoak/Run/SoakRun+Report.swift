@@ -78,6 +78,19 @@ extension SoakRun {
         case .live(let relay):
             return (relay.count, nil, nil)
         case .atEnd:
+            if let url = options.ledgerPath.flatMap(AdminLedgerReader.url) {
+                // A remote emulator's ledger route, asked for the entries up to now: the run's end.
+                do {
+                    let until = recorder.timeline.originEpoch + recorder.timeline.now()
+                    return (
+                        try await AdminLedgerReader.read(
+                            url, until: until, adminToken: options.adminToken, tls: options.tls
+                        ) { recorder.ledgerRecorded($0) }, nil, nil
+                    )
+                } catch {
+                    return (nil, "\(error)", nil)
+                }
+            }
             var note: String?
             if let path = options.ledgerPath {
                 let waited = await LedgerCatchUp.wait(

@@ -124,6 +124,11 @@ package enum MergeCommand {
         var extras = extras
         var ledger = extras.ledger
         if let path = options.ledgerPath {
+            if AdminLedgerReader.url(path) != nil {
+                return fail(
+                    "merge --ledger \(path): give a file (export GET /__admin/ledger?until=EPOCH to one); "
+                        + "only run reads an emulator's ledger route")
+            }
             let url = URL(fileURLWithPath: path)
             let waited = LedgerCatchUp.waitBlocking(
                 for: url, through: plan.shards.compactMap(\.manifest.lastWriteEpoch).max(),
