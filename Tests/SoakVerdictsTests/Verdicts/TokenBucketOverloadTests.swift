@@ -17,10 +17,9 @@ import Testing
 
     /// A replay by interval middles cannot know the server's order when an interval spans more
     /// than one token's refill; 429s replayed ahead of overlapping passes are explained by those
-    /// passes (one pass may explain several 429s, several passes one). Without that, 33 of the
-    /// 650 answers were missed. One is still missed: an earlier narrow 429 showed the bucket held
-    /// under one token, which the replay does not learn, so its level runs a fraction of a token
-    /// high for a few refills.
+    /// passes (one pass may explain several 429s, several passes one). One answer stays
+    /// unexplained: an earlier narrow 429 showed the bucket held under one token, which the
+    /// replay does not learn, so its level runs a fraction of a token high for a few refills.
     @Test("a correct token bucket under overload: the closest family, one answer of 650 unexplained")
     func overloadedTokenBucketIsClosest() throws {
         let configuration = VerdictsConfiguration(
