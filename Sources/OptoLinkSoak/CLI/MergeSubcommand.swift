@@ -33,6 +33,12 @@ package struct MergeSubcommand: SoakSubcommand {
           --ledger FILE      server ledger for the reconciliation verdict: JSON Lines (one
                              entry per line, as `serve --ledger-file` writes) or one JSON
                              array; the merged report keeps it as ledger.jsonl
+          --ledger-wait SECONDS
+                             with --ledger: wait up to SECONDS (default 5) for the file to hold
+                             a row at or after the shards' last successful write, then until it
+                             has not grown for 1 s (rows written out of order); one that stops
+                             growing for half of SECONDS ends the wait sooner. Calls past its
+                             last row are then reported as not covered, never as lost
           --junit FILE       also write thresholds and verdicts as JUnit XML to FILE
           --threshold EXPR   judge this threshold too (repeatable), e.g.
                              --threshold 'limits.match.too_lenient == 0'
@@ -51,6 +57,8 @@ package struct MergeSubcommand: SoakSubcommand {
             case "--allow-partial": options.allowPartial = true
             case "--force": options.force = true
             case "--ledger": options.ledgerPath = try value()
+            case "--ledger-wait":
+                options.ledgerWaitSeconds = try FlagParser.number(flag, value(), 0.0...3600.0, "seconds (0…3600)")
             case "--junit": options.junitPath = try value()
             case "--threshold": options.extraThresholds.append(try value())
             case "--no-thresholds": options.noThresholds = true
@@ -63,6 +71,9 @@ package struct MergeSubcommand: SoakSubcommand {
         }
         guard options.outDirectory != nil else {
             throw SoakUsageError(message: "merge: --out DIR is required (where the merged report goes)")
+        }
+        if options.ledgerPath == nil && options.ledgerWaitSeconds != SoakRunOptions.defaultLedgerWaitSeconds {
+            throw SoakUsageError(message: "--ledger-wait: only with --ledger FILE (it bounds the wait for that file)")
         }
         self.options = options
     }

@@ -39,7 +39,15 @@ package struct RunSubcommand: SoakSubcommand {
           --force              write into an --out directory that already holds a report
           --ledger FILE        server ledger exported from the real backend (a JSON array, or JSON
                                lines: one entry per line, read as a stream) at the end of the run;
-                               if it cannot be read then, the report is written and the exit is 2
+                               if it cannot be read then, the report is written and the exit is 2.
+                               A remote emulator's http(s)://HOST/__admin/ledger is read page by
+                               page up to the run's end (with --admin-token-file if it is locked)
+          --ledger-wait SECONDS
+                               with --ledger: wait up to SECONDS (default 5) for the file to hold
+                               a row at or after the run's last successful write, then until it
+                               has not grown for 1 s (rows written out of order); one that stops
+                               growing for half of SECONDS ends the wait sooner. Calls past its
+                               last row are then reported as not covered, never as lost
           --ledger-file PATH   embedded emulator: stream its ledger there as JSON lines (default
                                ledger.jsonl in the report directory); never held in memory
           --transport KIND     native (default) or urlsession: the HTTP stack under the SDK. native
@@ -157,6 +165,8 @@ package struct RunSubcommand: SoakSubcommand {
         case "--force": options.force = true
         case "--ledger": options.ledgerPath = try value()
         case "--ledger-file": options.ledgerFilePath = try value()
+        case "--ledger-wait":
+            options.ledgerWaitSeconds = try FlagParser.number(flag, value(), 0.0...3600.0, "seconds (0…3600)")
         case "--no-progress": options.progress = false
         case "--threshold": options.extraThresholds.append(try value())
         case "--no-thresholds": options.noThresholds = true
@@ -227,6 +237,9 @@ package struct RunSubcommand: SoakSubcommand {
         if options.baseURL != nil && options.ledgerFilePath != nil {
             throw SoakUsageError(
                 message: "--ledger-file: only with the embedded emulator (a remote backend's ledger: --ledger FILE)")
+        }
+        if options.ledgerPath == nil && options.ledgerWaitSeconds != SoakRunOptions.defaultLedgerWaitSeconds {
+            throw SoakUsageError(message: "--ledger-wait: only with --ledger FILE (it bounds the wait for that file)")
         }
         if options.baseURL == nil && options.ledgerPath != nil {
             throw SoakUsageError(

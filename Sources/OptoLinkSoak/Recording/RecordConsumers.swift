@@ -1,3 +1,5 @@
+import SoakVerdicts
+
 /// The fixed list of what consumes the recorder's records, each called in turn, synchronously,
 /// under the recorder's lock: no queue, copy or allocation per record on the way.
 struct RecordConsumers: RecordConsumer {
@@ -9,6 +11,8 @@ struct RecordConsumers: RecordConsumer {
     var aggregate: RunAggregate
     /// The progress line's numbers.
     var progress: ProgressTally
+    /// The latest successful write: how far a ledger read after the run must reach.
+    var ledgerReach = LedgerReach()
 
     init(csv: RecordCSVFiles, feed: RecordFeed, aggregate: RunAggregate) {
         self.csv = csv
@@ -22,5 +26,6 @@ struct RecordConsumers: RecordConsumer {
         feed.consume(record)
         aggregate.consume(record)
         progress.consume(record)
+        if case .attempt(let attempt, _) = record { ledgerReach.take(attempt) }
     }
 }

@@ -10,6 +10,15 @@ extension SoakRecorder {
         state.withLock { $0.consumers.aggregate.tally() }
     }
 
+    /// When the run's latest successful (2xx) write attempt started, seconds since the Unix
+    /// epoch; `nil` before one. A ledger read after the run has caught up once it holds a row
+    /// that arrived at or after it.
+    package var lastSuccessfulWriteEpoch: Double? {
+        applyPending()
+        let seconds = state.withLock { $0.consumers.ledgerReach.lastWriteSeconds }
+        return seconds.isFinite ? timeline.originEpoch + seconds : nil
+    }
+
     /// The per-interval counters, in time order: one row for every interval from 0 to the
     /// end of the run (`activeSeconds`), idle ones included (all zero), so a stall shows as
     /// rows of zeros rather than as a gap.

@@ -80,6 +80,7 @@ package struct RemoteBackend: SoakBackend {
     /// Streams a `--ledger` file: JSON lines are read line by line; a JSON array is decoded whole.
     package func readLedger(_ body: (LedgerRow) -> Void) async throws -> Int? {
         guard let ledgerFile else { return nil }
+        if Self.holdsNothingYet(ledgerFile) { return 0 }
         if let problem = PathProblem.readingFile(ledgerFile.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
         }
@@ -89,6 +90,14 @@ package struct RemoteBackend: SoakBackend {
             return entries.count
         }
         return try LedgerLines.read(ledgerFile, label: "--ledger", body)
+    }
+
+    /// Whether `url` is a readable regular file of 0 bytes: a ledger the backend has not written a
+    /// row to yet (JSON lines with no line), read as empty; reconciliation then says how little it covers.
+    static func holdsNothingYet(_ url: URL) -> Bool {
+        guard PathProblem.kind(at: url.path) == "a regular file", FileManager.default.isReadableFile(atPath: url.path)
+        else { return false }
+        return (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) == 0
     }
 
     /// Whether the file's first non-blank byte (after a UTF-8 byte order mark, if any) opens an
@@ -104,6 +113,7 @@ package struct RemoteBackend: SoakBackend {
     /// Reads a `--ledger` file whole: a JSON array of `LedgerRow`, or JSON lines.
     /// - Throws: ``SoakProfileError`` naming the file and the problem.
     package static func readLedger(_ url: URL) throws -> [LedgerRow] {
+        if holdsNothingYet(url) { return [] }
         if let problem = PathProblem.readingFile(url.path, as: "ledger") {
             throw SoakProfileError(message: "--ledger \(problem)")
         }

@@ -11,7 +11,8 @@ extension SoakRun {
         // A signal stopped the run even when the grace deadline then cut its in-flight work
         // (stopReason `deadline`): the exit code still says which signal.
         let signal = control.stopReason.flatMap { $0.isSignal ? $0 : nil }
-        let (ledgerEntries, ledgerError) = await settleLedger(outcome.ledger, backend: backend, recorder: recorder)
+        let (ledgerEntries, ledgerError, ledgerNote) = await settleLedger(
+            outcome.ledger, backend: backend, recorder: recorder)
         var verdicts = recorder.finishVerdicts()
         if ledgerEntries == nil {
             verdicts = VerdictsReport(
@@ -41,7 +42,7 @@ extension SoakRun {
         assembly.chartsLeftOut = readBack.attempts == nil && readBack.attemptsSize != nil
         assembly.notes =
             (misconfigured ? outcome.monitorMessage.map { [$0] } ?? [] : []) + outcome.sourceNotes
-            + (ledgerError.map { ["--ledger could not be read: \($0)"] } ?? [])
+            + (ledgerError.map { ["--ledger could not be read: \($0)"] } ?? []) + (ledgerNote.map { [$0] } ?? [])
         assembly.recordNotes = recorder.summaryNotes()
         if outcome.stopReason == .thresholdAborted, let message = outcome.monitorMessage {
             assembly.aborts = ["the run was aborted: \(message)"]
@@ -73,18 +74,41 @@ extension SoakRun {
     }
 
     /// The ledger reaches the verdicts live (embedded emulator) or now, streamed from the
-    /// backend: how many entries it had, or why it could not be read.
+    /// backend: how many entries it had, or why it could not be read. A `--ledger` file is read
+    /// once it has caught up with the run's last successful write (``LedgerCatchUp``, at most
+    /// `--ledger-wait` seconds on the run's clock); `note` says how far it got when it did not.
     private func settleLedger(
         _ source: LedgerSource, backend: any SoakBackend, recorder: SoakRecorder
-    ) async -> (entries: Int?, error: String?) {
+    ) async -> (entries: Int?, error: String?, note: String?) {
         switch source {
         case .live(let relay):
-            return (relay.count, nil)
+            return (relay.count, nil, nil)
         case .atEnd:
+            if let url = options.ledgerPath.flatMap(AdminLedgerReader.url) {
+                // A remote emulator's ledger route, asked for the entries up to now: the run's end.
+                do {
+                    let until = recorder.timeline.originEpoch + recorder.timeline.now()
+                    return (
+                        try await AdminLedgerReader.read(
+                            url, until: until, adminToken: options.adminToken, tls: options.tls
+                        ) { recorder.ledgerRecorded($0) }, nil, nil
+                    )
+                } catch {
+                    return (nil, "\(error)", nil)
+                }
+            }
+            var note: String?
+            if let path = options.ledgerPath {
+                let waited = await LedgerCatchUp.wait(
+                    for: URL(fileURLWithPath: path), through: recorder.lastSuccessfulWriteEpoch,
+                    limit: options.ledgerWaitSeconds, clock: clock)
+                note = waited.note
+                if let note { log("note: \(note)") }
+            }
             do {
-                return (try await backend.readLedger { recorder.ledgerRecorded($0) }, nil)
+                return (try await backend.readLedger { recorder.ledgerRecorded($0) }, nil, note)
             } catch {
-                return (nil, "\(error)")
+                return (nil, "\(error)", note)
             }
         }
     }
@@ -158,6 +182,6 @@ extension SoakRun {
             backend: backend.kind, baseURL: backend.baseURL.absoluteString, transport: outcome.transport.rawValue,
             profile: profile.redactingSecrets(), tally: recorder.tally(), attribution: recorder.attribution,
             deviceIds: recorder.deviceIds, launchDeviceIds: recorder.launchDeviceIds, rss: outcome.rss,
-            ioProblems: ioProblems)
+            ioProblems: ioProblems, lastWriteEpoch: recorder.lastSuccessfulWriteEpoch)
     }
 }

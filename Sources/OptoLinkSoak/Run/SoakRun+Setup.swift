@@ -121,6 +121,8 @@ extension SoakRun {
                 ledgerLive: ledgerLive, horizonSeconds: Self.horizon(for: profile))
             // The run's own emulator was started for it: nothing used its buckets before.
             context.bucketsStartEmpty = backend.kind == "embedded"
+            // A `--ledger` file is read after the run, and the backend may still be writing it.
+            context.ledgerMayLag = !ledgerLive && options.ledgerPath != nil
             recorder = try SoakRecorder(
                 directory: directory, timeline: timeline, interval: Swift.max(1, (span / 600).rounded(.up)),
                 control: control, outage: OutagePlan.of(profile), verdictContext: context,

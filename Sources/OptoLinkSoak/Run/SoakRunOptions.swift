@@ -31,6 +31,11 @@ public struct SoakRunOptions: Sendable, Equatable {
     public var outDirectory: String?
     /// A ledger file exported from the real backend (a JSON array of `LedgerRow`, or JSON lines).
     public var ledgerPath: String?
+    /// `--ledger-wait SECONDS`: how long to wait at most for the `--ledger` file to catch up with
+    /// the run's last successful write (``LedgerCatchUp``).
+    package var ledgerWaitSeconds = Self.defaultLedgerWaitSeconds
+    /// The default `--ledger-wait`: a backend that writes its ledger a few seconds behind.
+    package static let defaultLedgerWaitSeconds = 5.0
     /// `--ledger-file PATH`: where the embedded emulator streams its ledger (JSON lines); default
     /// `ledger.jsonl` in the report directory.
     public var ledgerFilePath: String?

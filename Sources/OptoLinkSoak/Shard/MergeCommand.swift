@@ -17,6 +17,8 @@ package struct MergeOptions: Sendable, Equatable {
     package var force = false
     /// The server ledger exported from the real backend (a JSON array, or JSON lines), for reconciliation.
     package var ledgerPath: String?
+    /// `--ledger-wait SECONDS`: how long to wait at most for the `--ledger` file to catch up.
+    package var ledgerWaitSeconds = SoakRunOptions.defaultLedgerWaitSeconds
     /// Also write the thresholds and verdicts as JUnit XML there.
     package var junitPath: String?
     /// `--threshold EXPR` (repeatable): thresholds added to the profile's for the merged judgement.
@@ -64,6 +66,10 @@ package enum MergeCommand {
         /// are dropped (`--no-thresholds`).
         var thresholds: [ThresholdSpec] = []
         var noThresholds = false
+        /// The ledger came from `--ledger FILE`, which may not have caught up with the shards' writes.
+        var ledgerMayLag = false
+        /// What the wait for a `--ledger` file reads and sleeps on (tests step a virtual time).
+        package var ledgerWaitClock = BlockingWaitClock.system
         package init(ledger: [LedgerRow]? = nil, counters: JSONValue? = nil, signal: StopReason? = nil) {
             self.ledger = ledger
             self.counters = counters
@@ -123,16 +129,27 @@ package enum MergeCommand {
         } catch {
             return fail("\(error)")
         }
+        var extras = extras
         var ledger = extras.ledger
         if let path = options.ledgerPath {
+            if AdminLedgerReader.url(path) != nil {
+                return fail(
+                    "merge --ledger \(path): give a file (export GET /__admin/ledger?until=EPOCH to one); "
+                        + "only run reads an emulator's ledger route")
+            }
+            let url = URL(fileURLWithPath: path)
+            let waited = LedgerCatchUp.waitBlocking(
+                for: url, through: plan.shards.compactMap(\.manifest.lastWriteEpoch).max(),
+                limit: options.ledgerWaitSeconds, clock: extras.ledgerWaitClock)
+            if let note = waited.note { extras.notes.append(note) }
             do {
-                ledger = try RemoteBackend.readLedger(URL(fileURLWithPath: path))
+                ledger = try RemoteBackend.readLedger(url)
             } catch {
                 return fail("\(error)")
             }
+            extras.ledgerMayLag = true
         }
         let outURL = URL(fileURLWithPath: out, isDirectory: true)
-        var extras = extras
         extras.thresholds = options.extraThresholds.map(ThresholdSpec.init)
         extras.noThresholds = options.noThresholds
         extras.notes += skipped.map {
@@ -158,7 +175,8 @@ package enum MergeCommand {
             try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
             evaluated = try evaluate(
                 plan, shifts: shifts, attribution: manifests.flatMap(\.attribution),
-                context: verdictContext(manifests, profile: profile, ledger: ledger, start: start),
+                context: verdictContext(
+                    manifests, profile: profile, ledger: ledger, ledgerMayLag: extras.ledgerMayLag, start: start),
                 recordsDirectory: out)
         } catch {
             return Result(exitCode: 2, directory: nil, summary: nil, error: "\(error)").logged(log)
@@ -197,7 +215,7 @@ package enum MergeCommand {
     /// drop what no later row can need, as in the live run, so a merge's memory follows the rate
     /// and the windows, not the run's length.
     private static func verdictContext(
-        _ manifests: [ShardManifest], profile: SoakProfile, ledger: [LedgerRow]?, start: Double
+        _ manifests: [ShardManifest], profile: SoakProfile, ledger: [LedgerRow]?, ledgerMayLag: Bool, start: Double
     ) -> VerdictContext {
         var deviceIds: [String: String] = [:]
         var launchDeviceIds: [DeviceLaunch: String] = [:]
@@ -205,9 +223,11 @@ package enum MergeCommand {
             deviceIds.merge(manifest.deviceIds) { first, _ in first }
             launchDeviceIds.merge(manifest.launchDeviceIds) { first, _ in first }
         }
-        return VerdictContext(
+        var context = VerdictContext(
             configuration: profile.expect, maxRetries: profile.sdk.maxRetries, ledger: ledger, runStartEpoch: start,
             deviceIds: deviceIds, launchDeviceIds: launchDeviceIds, horizonSeconds: SoakRun.horizon(for: profile))
+        context.ledgerMayLag = ledgerMayLag
+        return context
     }
 
     /// The merged run's measured summary: the shards' tallies added on the earliest start's

@@ -155,6 +155,7 @@ package struct ProcessesRun: Sendable {
         mergeOptions.force = true
         mergeOptions.junitPath = options.junitPath
         mergeOptions.ledgerPath = options.ledgerPath
+        mergeOptions.ledgerWaitSeconds = options.ledgerWaitSeconds
         let failedShards = outcomes.filter { $0.status != 0 }.map { "\($0.shard)" }
         if signal == nil && (!failedShards.isEmpty || present.count < processes) {
             let missing = processes - present.count

@@ -46,6 +46,9 @@ package struct ShardManifest: Sendable, Codable {
     /// The shard's own health rows (``ShardHealth``); `merge` refuses a shard with a failed one
     /// unless `--allow-partial`. Absent in manifests written before shards judged their health.
     package var health: [ThresholdResult]?
+    /// When the shard's latest successful write attempt started, Unix seconds (`nil`: none, or a
+    /// shard written before this was kept): how far `merge --ledger` waits for the ledger file.
+    package var lastWriteEpoch: Double?
 
     /// Reads `directory/shard.json`.
     /// - Throws: ``SoakReportError`` naming the file: missing (not a shard's report), not JSON,

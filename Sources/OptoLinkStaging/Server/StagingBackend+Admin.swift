@@ -3,10 +3,12 @@ import OptoLinkHTTP
 import SoakSupport
 
 extension StagingBackend {
-    /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N]` (JSON array of
+    /// The admin routes: `GET /__admin/ledger[?since=SEQ&limit=N&until=EPOCH]` (JSON array of
     /// ``StagingLedgerEntry`` with `sequence > SEQ`, at most N; all by default; `after` is
     /// accepted for `since`; page a long run's ledger with `since` = the last sequence read; a
-    /// value that is not a whole number ≥ 0 is a 400 naming it),
+    /// value that is not a whole number ≥ 0 is a 400 naming it; `until` ends the page before the
+    /// first entry that arrived after EPOCH, Unix seconds, so a run's ledger can be asked for up to
+    /// the run's end and a page shorter than N says it is all there; not a number ≥ 0: a 400),
     /// `GET /__admin/counters` (``StagingCounters``), `GET|PUT /__admin/faults`
     /// (``StagingFaults``), `GET|PUT /__admin/limits` (``StagingLimits``), `POST /__admin/reset`,
     /// `GET /__admin/health`, `GET /__admin/peer` (`{"clientIP": …}`: the address the per-IP
@@ -27,8 +29,17 @@ extension StagingBackend {
             }
             let since = count(sinceName, absent: 0)
             let limit = count("limit", absent: Int.max)
+            var until = Double.infinity
+            if let text = PercentDecoding.queryValue(query, "until") {
+                if let value = Double(text), value.isFinite, value >= 0 {
+                    until = value
+                } else {
+                    issues.append(ValidationIssue(field: "until", message: "until must be a Unix time in seconds ≥ 0"))
+                }
+            }
             guard issues.isEmpty else { return validationResponse(issues, context) }
-            return encoded(ledger(since: since, limit: limit), context)
+            let page = ledger(since: since, limit: limit)
+            return encoded(Array(page.prefix { $0.arrivedAt <= until }), context)
         case .counters: return encoded(counters(), context)
         case .getFaults: return encoded(currentFaults(), context)
         case .getLimits: return encoded(limiter.limits(), context)

@@ -114,6 +114,9 @@ package enum ReconcileOutcome: String, Sendable, Codable, CaseIterable {
     case landedUnknown = "landed_unknown"
     /// The client saw a failure and the server stored nothing (consistent).
     case notDelivered = "not_delivered"
+    /// The client saw success, no row is in the ledger, and the call ended after the ledger's
+    /// last row while the ledger had not caught up with the run: its row may still be written.
+    case notCovered = "not_covered"
 }
 
 /// How one judged retry's wait compares with the contract's back-off.

@@ -4,7 +4,7 @@ import SoakVerdicts
 /// Each verdict of a run as one pass / fail / not-judged check, for the JUnit file and the
 /// HTML report's verdict table. The rules are the verdicts' own (`Profiles/verdicts/README.md`):
 /// a back-off verdict fails on an early retry, the retry audit on a violation, reconciliation on a
-/// duplicated or lost write, a limit bucket on a too-lenient, too-strict, wrong-`N` or
+/// duplicated or lost write or a ledger that had not caught up with the run, a limit bucket on a too-lenient, too-strict, wrong-`N` or
 /// wrong-message hit; attribution is reported (its rates are gated by thresholds, not here).
 package struct VerdictCheck: Sendable, Equatable, Codable {
     package enum Status: String, Sendable, Codable {
@@ -45,9 +45,11 @@ package struct VerdictCheck: Sendable, Equatable, Codable {
         checks.append(
             VerdictCheck(
                 name: "reconciliation",
-                status: !r.available || calls == 0 ? .notJudged : duplicated + lost > 0 ? .failed : .passed,
+                status: !r.available || calls == 0
+                    ? .notJudged : duplicated + lost > 0 || r.incomplete != nil ? .failed : .passed,
                 detail: r.available
                     ? "\(calls) writes: \(duplicated) duplicated, \(lost) lost"
+                        + (r.incomplete.map { "; \($0.description)" } ?? "")
                     : (r.note ?? "no server ledger")))
         for (name, bucket) in v.limits.buckets.sorted(by: { $0.key < $1.key }) {
             let wrong = bucket.tooLenient + bucket.tooStrict + bucket.wrongN + bucket.wrongMessage

@@ -14,11 +14,13 @@ import SoakRecords
 /// Per call: **delivered once**; **duplicated** (stored more than once — both copies of a
 /// retried write, say); **lost** (client saw success, server stored nothing); **landed unknown**
 /// (client saw a failure, the server stored it once); **not delivered** (failure, nothing stored
-/// — consistent). Per endpoint also **unexpected**: rows of this run no call accounts for.
+/// — consistent); **not covered** (success, nothing stored, but the call ended after the last
+/// row of a ledger that had not caught up with the run: see ``LedgerCoverage``). Per endpoint
+/// also **unexpected**: rows of this run no call accounts for.
 package struct ReconciliationVerdict: Verdict {
     /// The reconciliation of one endpoint.
     package struct EndpointCounts: Sendable, Codable, Equatable {
-        /// Client calls judged; always the sum of the five per-call outcomes.
+        /// Client calls judged; always the sum of the six per-call outcomes.
         package var calls = 0
         package var deliveredOnce = 0
         /// Calls stored more than once.
@@ -28,6 +30,8 @@ package struct ReconciliationVerdict: Verdict {
         package var lost = 0
         package var landedUnknown = 0
         package var notDelivered = 0
+        /// Successful calls past the end of a ledger that had not caught up (``LedgerCoverage``).
+        package var notCovered = 0
         /// Ledger rows of this run that no call accounts for.
         package var unexpected = 0
         /// `correlation_id`, `device`, `endpoint_total` or a `+`-joined mix.
@@ -43,6 +47,7 @@ package struct ReconciliationVerdict: Verdict {
             case .lost: lost
             case .landedUnknown: landedUnknown
             case .notDelivered: notDelivered
+            case .notCovered: notCovered
             }
         }
     }
@@ -55,6 +60,8 @@ package struct ReconciliationVerdict: Verdict {
     package var endpoints: [String: EndpointCounts]
     /// Ledger rows that belong to other traffic (another run's prefix, unknown devices, or before this run started).
     package var ignoredLedgerEntries: Int
+    /// Set when the ledger read after the run had not caught up with the run's writes.
+    package var incomplete: LedgerCoverage?
 
     package static let notAvailable = ReconciliationVerdict(
         available: false, note: "not available: no ledger (embedded emulator's ledger route or --ledger FILE)",
@@ -95,7 +102,7 @@ package struct ReconciliationVerdict: Verdict {
     /// The per-endpoint counts, as metric suffixes.
     static let countNames = ReconcileOutcome.allCases.map(\.rawValue) + ["duplicate_writes", "unexpected"]
     /// The run-wide totals, as metric suffixes of `reconcile.`.
-    static let totalNames = [ReconcileOutcome.duplicated.rawValue, ReconcileOutcome.lost.rawValue]
+    static let totalNames = [ReconcileOutcome.duplicated, .lost, .notCovered].map(\.rawValue)
 
     package static func makePass(_ context: VerdictContext) -> Pass { Pass(context: context) }
 
@@ -108,6 +115,13 @@ package struct ReconciliationVerdict: Verdict {
             }
         }
         if endpoints.values.allSatisfy({ $0.calls == 0 }) { result["reconcile"] = "no write was made" }
+        // An incomplete ledger cannot show that a call was not lost: a `lost` threshold is not judged.
+        if let incomplete, result["reconcile"] == nil {
+            result["reconcile.lost"] = incomplete.description
+            for (name, counts) in endpoints where counts.notCovered > 0 {
+                result[name + ".lost"] = incomplete.description
+            }
+        }
         return result
     }
 
@@ -173,6 +187,11 @@ package struct ReconciliationVerdict: Verdict {
         /// virtual clock), so a row waits a horizon of the *calls'* time before it is judged.
         var now = -Double.infinity
         var lastPrune = -Double.infinity
+        /// The ledger's latest row and the run's latest successful write.
+        var reach = LedgerReach()
+        /// Set at the end when a ledger that may lag has not caught up: successful calls without
+        /// a row that ended after this run second are not covered.
+        var coveredUntil: Double?
 
         /// Calls of one endpoint from one SDK `deviceId` (`nil`: unknown, compared as one group).
         struct WriteGroup: Hashable {
@@ -211,9 +230,11 @@ package struct ReconciliationVerdict: Verdict {
                 take(entry)
             case .call(let call):
                 advance(to: call.end)
+                reach.take(call)
                 guard ReconciliationVerdict.writeEndpoints.contains(call.endpoint) else { return }
                 take(call)
             case .attempt(let attempt):
+                reach.take(attempt)
                 advance(to: attempt.end)
             case .attribution:
                 return
@@ -221,6 +242,7 @@ package struct ReconciliationVerdict: Verdict {
         }
 
         private mutating func take(_ entry: LedgerRow) {
+            reach.take(entry)
             guard let endpoint = ContractEndpoint(rawValue: entry.endpoint) else {
                 ignored += 1
                 return
@@ -287,10 +309,10 @@ package struct ReconciliationVerdict: Verdict {
                 let call = pendingEvents[pendingHead]
                 pendingHead += 1
                 guard let key = call.corr, var entry = correlated[key] else {
-                    events.record(ok: call.ok, stored: 0)
+                    events.record(ok: call.ok, stored: 0, covered: covers(call.end))
                     continue
                 }
-                events.record(ok: call.ok, stored: entry.rows)
+                events.record(ok: call.ok, stored: entry.rows, covered: covers(call.end))
                 entry.rows = 0
                 entry.latest = -.infinity
                 entry.pending -= 1
@@ -343,7 +365,9 @@ package struct ReconciliationVerdict: Verdict {
                 } else {
                     joins[group.endpoint, default: []].insert(group.deviceId == nil ? "endpoint_total" : "device")
                     Self.share(times, among: &calls)
-                    for call in calls where call.end < writesBefore { counts.record(ok: call.ok, stored: call.rows) }
+                    for call in calls where call.end < writesBefore {
+                        counts.record(ok: call.ok, stored: call.rows, covered: covers(call.end))
+                    }
                     calls.removeAll { $0.end < writesBefore }
                     if var state = groups.removeValue(forKey: group) {
                         state.writes = calls
@@ -356,6 +380,10 @@ package struct ReconciliationVerdict: Verdict {
 
         package mutating func finish() -> ReconciliationVerdict {
             guard context.ledgerAvailable else { return .notAvailable }
+            if context.ledgerMayLag {
+                coveredUntil = reach.coveredUntil(
+                    runStartEpoch: context.runStartEpoch, tolerance: context.configuration.edgeToleranceSeconds)
+            }
             settle(before: .infinity)
             var events = endpoints[ContractEndpoint.events.rawValue] ?? EndpointCounts()
             events.joinedBy = "correlation_id"
@@ -369,9 +397,19 @@ package struct ReconciliationVerdict: Verdict {
             }
             let note =
                 uncorrelated > 0 ? "\(uncorrelated) event call(s) carried no correlation id and were not judged" : nil
-            return ReconciliationVerdict(
+            var verdict = ReconciliationVerdict(
                 available: true, note: note, endpoints: endpoints, ignoredLedgerEntries: ignored)
+            if let coveredUntil {
+                verdict.incomplete = LedgerCoverage(
+                    ledgerReachesSeconds: coveredUntil.isFinite ? coveredUntil : nil,
+                    lastWriteSeconds: reach.lastWriteSeconds,
+                    notCovered: endpoints.values.reduce(0) { $0 + $1.notCovered })
+            }
+            return verdict
         }
+
+        /// Whether the ledger reaches a call that ended at `end` (run seconds).
+        private func covers(_ end: Double) -> Bool { coveredUntil.map { end <= $0 } ?? true }
 
         /// Gives each arrival time (run seconds) to one call: one whose span holds it, else the
         /// nearest; among equals, the one with fewest rows so far, then the earliest. The server
@@ -396,6 +434,7 @@ package struct ReconciliationVerdict: Verdict {
         guard available else { return }
         var duplicated = 0
         var lost = 0
+        var notCovered = 0
         for (name, counts) in endpoints {
             metrics["\(name).delivered_once"] = Double(counts.deliveredOnce)
             metrics["\(name).duplicated"] = Double(counts.duplicated)
@@ -404,19 +443,24 @@ package struct ReconciliationVerdict: Verdict {
             metrics["\(name).landed_unknown"] = Double(counts.landedUnknown)
             metrics["\(name).not_delivered"] = Double(counts.notDelivered)
             metrics["\(name).unexpected"] = Double(counts.unexpected)
+            metrics["\(name).not_covered"] = Double(counts.notCovered)
             duplicated += counts.duplicated
             lost += counts.lost
+            notCovered += counts.notCovered
         }
         metrics["reconcile.duplicated"] = Double(duplicated)
         metrics["reconcile.lost"] = Double(lost)
+        metrics["reconcile.not_covered"] = Double(notCovered)
     }
 }
 
 extension ReconciliationVerdict.EndpointCounts {
-    /// One call's outcome, from what the client saw and how many ledger rows are its.
-    package mutating func record(ok: Bool, stored: Int) {
+    /// One call's outcome, from what the client saw, how many ledger rows are its, and whether
+    /// the ledger reaches the call's end (a successful call without a row is lost only then).
+    package mutating func record(ok: Bool, stored: Int, covered: Bool = true) {
         calls += 1
         switch stored {
+        case 0 where ok && !covered: notCovered += 1
         case 0 where ok: lost += 1
         case 0: notDelivered += 1
         case 1 where ok: deliveredOnce += 1
@@ -428,22 +472,21 @@ extension ReconciliationVerdict.EndpointCounts {
     }
 }
 
-/// An event correlation id, `<runId>:<device>:<seq>` (the run id may itself contain colons).
-struct CorrelationId: Equatable {
-    package var runId: Substring
-    package var device: Substring
-    package var sequence: Substring
-
-    /// Splits `text` at its last two colons (one scan of its UTF-8 from the end, no array);
-    /// `nil` with fewer than two colons.
-    init?(_ text: String) {
-        let utf8 = text.utf8
-        let colon = UInt8(ascii: ":")
-        guard let last = utf8.lastIndex(of: colon),
-            let middle = utf8[..<last].lastIndex(of: colon)
-        else { return nil }
-        runId = text[..<middle]
-        device = text[utf8.index(after: middle)..<last]
-        sequence = text[utf8.index(after: last)...]
+extension ReconciliationVerdict.EndpointCounts {
+    /// Decodes every count, 0 when absent (a `summary.json` written before `notCovered` existed).
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func count(_ key: CodingKeys) throws -> Int { try container.decodeIfPresent(Int.self, forKey: key) ?? 0 }
+        self.init()
+        calls = try count(.calls)
+        deliveredOnce = try count(.deliveredOnce)
+        duplicated = try count(.duplicated)
+        duplicateWrites = try count(.duplicateWrites)
+        lost = try count(.lost)
+        landedUnknown = try count(.landedUnknown)
+        notDelivered = try count(.notDelivered)
+        notCovered = try count(.notCovered)
+        unexpected = try count(.unexpected)
+        joinedBy = try container.decodeIfPresent(String.self, forKey: .joinedBy) ?? ""
     }
 }

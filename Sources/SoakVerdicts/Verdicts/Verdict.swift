@@ -93,6 +93,10 @@ package struct VerdictContext: Sendable {
     /// the limit oracle judges one that too few of the run's hits explain as too strict, whatever
     /// its `N` says (``LimitOracleVerdict``'s use before the run applies to a remote backend only).
     package var bucketsStartEmpty = false
+    /// Whether the ledger was read from a file after the run (`--ledger FILE`), which the backend
+    /// may not have finished writing: reconciliation then checks that it reaches the run's last
+    /// successful write and calls the successful calls past its end not covered, not lost.
+    package var ledgerMayLag = false
 
     package init(
         configuration: VerdictsConfiguration = VerdictsConfiguration(), maxRetries: Int = 2,

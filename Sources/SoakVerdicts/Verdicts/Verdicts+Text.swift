@@ -45,10 +45,13 @@ extension ReconciliationVerdict {
                 name, c in
                 "  \(name): \(c.deliveredOnce) delivered once, \(c.duplicated) duplicated, \(c.lost) lost, "
                     + "\(c.landedUnknown) landed unknown, \(c.notDelivered) not delivered"
+                    + (c.notCovered > 0 ? ", \(c.notCovered) not covered" : "")
                     + (c.unexpected > 0 ? ", \(c.unexpected) unexpected" : "")
             }
-            lines.append("reconciliation (against the server ledger):" + (parts.isEmpty ? " no writes" : ""))
+            let heading = reconciliation.incomplete == nil ? "reconciliation" : "reconciliation INCOMPLETE"
+            lines.append("\(heading) (against the server ledger):" + (parts.isEmpty ? " no writes" : ""))
             lines += parts
+            if let incomplete = reconciliation.incomplete { lines.append("  " + incomplete.description) }
         } else {
             lines.append("reconciliation: \(reconciliation.note ?? "not available")")
         }

@@ -56,13 +56,38 @@ import Testing
         #expect(bucket.enforcedExactly)
     }
 
-    @Test(arguments: [LimiterFamily.fixedWindowClock, .slidingLog, .tokenBucket])
+    /// A correct server of every family, the declared algorithm fixed window from the first hit:
+    /// exact, and the report names the family it saw.
+    @Test(arguments: LimiterFamily.allCases)
+    func aCorrectServerOfEachFamilyIsExactAndNamed(family: LimiterFamily) throws {
+        let verdict = try Self.verdict(Self.attempts(Self.served(.family(family))))
+        let bucket = try #require(verdict.buckets["match"])
+        #expect(bucket.family == family, "fitting \(bucket.familiesFitting)")
+        #expect(bucket.familyLimit == nil)
+        #expect(bucket.tooLenient == 0 && bucket.tooStrict == 0 && bucket.wrongN == 0)
+        #expect(bucket.enforcedExactly)
+        #expect(bucket.familyText(declaredFamily: .fixedWindow).hasPrefix("family \(family.rawValue)"))
+    }
+
+    /// One hit too many per window, in every family (the anchored window the declared one): still
+    /// too lenient, against the family the server showed.
+    @Test(arguments: LimiterFamily.allCases)
     func aTooLenientServerOfAnotherFamilyIsCaughtAgainstIt(family: LimiterFamily) throws {
         let bucket = try Self.bucket(Self.attempts(Self.served(.family(family), limit: 6)))
         #expect(bucket.tooLenient > 0)
         #expect(!bucket.enforcedExactly)
         #expect(bucket.family == family)
         #expect(bucket.familyLimit == 6)
+    }
+
+    /// A window from the first hit that restarts on every 429 keeps clients out longer than any
+    /// correct limiter: no family explains it, and the 429s are too strict against the declared one.
+    @Test func aWindowThatRestartsOnEveryRejectIsCaughtAndNoFamilyNamed() throws {
+        let bucket = try Self.bucket(Self.attempts(Self.served(.resetOnReject, count: 120)))
+        #expect(bucket.family == nil, "fitting \(bucket.familiesFitting)")
+        #expect(bucket.tooStrict > 0)
+        #expect(!bucket.enforcedExactly)
+        #expect(bucket.familyText(declaredFamily: .fixedWindow).hasPrefix("no limiter family explains the answers"))
     }
 
     @Test func aServerKeyedOnTheSocketPeerIsAKeyMismatchNotTooStrict() throws {

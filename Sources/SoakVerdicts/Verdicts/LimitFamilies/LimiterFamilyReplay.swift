@@ -15,10 +15,18 @@ package struct LimiterFamilyReplay: Sendable {
     let tolerance: Double
     let maxExamples: Int
     private var models: [String: (fewest: any LimiterModel, most: any LimiterModel)] = [:]
+    /// One mismatch not yet paired with an opposite one. A 429 keeps the key's state it was
+    /// judged against (`state`), with the passes replayed after it that may have come first counted in.
+    private struct Unpaired {
+        var kind: LimitFinding
+        var earliest: Double
+        var latest: Double
+        var device: String
+        var at: Double
+        var state: (any LimiterModel)?
+    }
     /// Per key, the latest mismatches not yet paired with an opposite one (at most a few).
-    private var unpaired:
-        [String: [(kind: LimitFinding, earliest: Double, latest: Double, device: String, at: Double)]] =
-            [:]
+    private var unpaired: [String: [Unpaired]] = [:]
     package private(set) var score: LimiterFamilyScore
     /// The first findings, at most `maxExamples`.
     package private(set) var examples: [LimitOracleVerdict.Finding] = []
@@ -61,6 +69,7 @@ package struct LimiterFamilyReplay: Sendable {
         let low = hit.earliest - tolerance
         let high = hit.latest + tolerance
         var time = hit.middle
+        var agreedPass = false
         score.judged += 1
         if hit.admitted {
             let model = fewest
@@ -72,9 +81,7 @@ package struct LimiterFamilyReplay: Sendable {
                     finding(.tooLenient, hit, "passed where a \(family.title) of \(limit) rejects")
                 }
             } else {
-                // A pass the family agrees with may still have taken the room an earlier-replayed
-                // 429 found free: when their intervals overlap, the server may have seen it first.
-                _ = pairs(.tooLenient, hit, record: false)
+                agreedPass = true
             }
         } else {
             score.rejected += 1
@@ -85,7 +92,7 @@ package struct LimiterFamilyReplay: Sendable {
                     time = Self.boundary(low: low, high: time) { model.admits(at: $0) }.failing
                 } else {
                     agrees = false
-                    if !pairs(.tooStrict, hit) {
+                    if !pairs(.tooStrict, hit, state: model) {
                         score.tooStrict += 1
                         finding(.tooStrict, hit, "429 where a \(family.title) of \(limit) passes")
                     }
@@ -108,15 +115,53 @@ package struct LimiterFamilyReplay: Sendable {
                 }
             }
         }
+        if agreedPass { excuseStrict(before: hit, state: most) }
         fewest.record(at: time, admitted: hit.admitted)
         most.record(at: time, admitted: hit.admitted)
+    }
+
+    /// A pass the family agrees with may still have taken the room 429s replayed ahead of it
+    /// found free: when their intervals overlap, the server may have seen the pass first. Each
+    /// such 429 keeps the state it was judged against; the pass is counted into it at the
+    /// earliest time both could have arrived, and the 429 is explained once that state rejects it
+    /// then. So one pass can explain several overlapping 429s (it took the last token or slot),
+    /// and several passes one 429: under overload an interval spans more than one refill, and a
+    /// replay by interval middles cannot know the server's order.
+    private mutating func excuseStrict(before hit: LimiterObservation, state: any LimiterModel) {
+        guard var open = unpaired[hit.key], !open.isEmpty else { return }
+        let passLow = hit.earliest - tolerance
+        let passHigh = hit.latest + tolerance
+        var explained: [Unpaired] = []
+        for index in open.indices {
+            let entry = open[index]
+            guard entry.kind == .tooStrict, entry.earliest - tolerance <= passHigh, passLow <= entry.latest + tolerance
+            else { continue }
+            var model = entry.state ?? state
+            var time = max(entry.earliest - tolerance, passLow)
+            let latest = min(entry.latest + tolerance, passHigh)
+            if !model.admits(at: time) {
+                guard model.admits(at: latest) else { continue }
+                time = Self.boundary(low: time, high: latest) { model.admits(at: $0) }.passing
+            }
+            model.record(at: time, admitted: true)
+            open[index].state = model
+            if !model.admits(at: time) { explained.append(entry) }
+        }
+        open.removeAll { entry in explained.contains { $0.device == entry.device && $0.at == entry.at } }
+        unpaired[hit.key] = open
+        score.tooStrict -= explained.count
+        score.swapped += explained.count
+        examples.removeAll { example in
+            example.kind == .tooStrict && explained.contains { $0.device == example.device && $0.at == example.at }
+        }
     }
 
     /// Whether the mismatch `kind` of `hit` pairs with an opposite one of the same key whose
     /// interval overlaps: the two were answered in the other order than replayed, so the earlier
     /// one's count is taken back. Otherwise it is kept for a later hit to pair with.
-    /// `record`: whether an unpaired `hit` is kept (a pass the family agrees with only excuses).
-    private mutating func pairs(_ kind: LimitFinding, _ hit: LimiterObservation, record: Bool = true) -> Bool {
+    private mutating func pairs(
+        _ kind: LimitFinding, _ hit: LimiterObservation, state: (any LimiterModel)? = nil
+    ) -> Bool {
         var open = unpaired[hit.key, default: []]
         defer { unpaired[hit.key] = open }
         let opposite: LimitFinding = kind == .tooLenient ? .tooStrict : .tooLenient
@@ -129,8 +174,10 @@ package struct LimiterFamilyReplay: Sendable {
             score.swapped += 1
             return true
         }
-        guard record else { return false }
-        open.append((kind, hit.earliest, hit.latest, hit.device, hit.runSeconds))
+        open.append(
+            Unpaired(
+                kind: kind, earliest: hit.earliest, latest: hit.latest, device: hit.device, at: hit.runSeconds,
+                state: state))
         if open.count > 8 { open.removeFirst() }
         return false
     }
