@@ -19,10 +19,36 @@ package enum SummaryText {
     }
 
     package static func render(_ s: SoakSummary) -> String {
-        func ms(_ seconds: Double) -> String { String(format: "%.1fms", seconds * 1000) }
         var lines: [String] = []
         if let result = s.result { lines.append(resultLine(result, s)) }
-        lines.append("optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)")
+        lines += runLines(s)
+        lines += headline(s)
+        lines += journeyLines(s)
+        lines.append(
+            "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
+                + String(format: "%.0f/s", s.totals.attemptsPerSecond)
+                + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
+                + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status or body outside the contract, or no response)"
+        )
+        lines += endpointTable(s)
+        lines += deviceLines(s)
+        if let verdicts = s.verdicts {
+            // The notes explain the back-off line's counts, so they follow it directly.
+            var verdictLines = verdicts.summaryLines()
+            verdictLines.insert(contentsOf: s.notes.map { "  note: \($0)" }, at: Swift.min(1, verdictLines.count))
+            lines += verdictLines
+        } else {
+            lines += s.notes.map { "note: \($0)" }
+        }
+        for t in s.thresholds { lines.append(t.line) }
+        return Self.printable(lines.joined(separator: "\n")) + "\n"
+    }
+
+    private static func ms(_ seconds: Double) -> String { String(format: "%.1fms", seconds * 1000) }
+
+    /// The tool, profile and run; the backend and load; a shard's slice.
+    private static func runLines(_ s: SoakSummary) -> [String] {
+        var lines = ["optolink-soak \(s.run.soakVersion) · profile \(s.run.profile) · run \(s.run.runId)"]
         lines.append(
             "backend \(s.run.backend) \(s.run.baseURL)" + (s.run.transport.map { " · transport \($0)" } ?? "")
                 + (s.run.tls.map { " · tls \($0)" } ?? "")
@@ -34,13 +60,18 @@ package enum SummaryText {
                 "shard \(index)/\(shards.count): \(slice.devices) of the plan's \(slice.planDevices) devices, "
                     + "\(slice.journeys) journeys planned, \(Int((slice.loadShare * 100).rounded())) % of the load")
         }
-        lines += headline(s)
-        lines.append(
+        return lines
+    }
+
+    /// Journeys started and finished, dropped arrivals, the generator, and each journey's duration.
+    private static func journeyLines(_ s: SoakSummary) -> [String] {
+        var lines = [
             "journeys: \(s.journeys.started) started, \(s.journeys.completed) completed, \(s.journeys.unfinished) unfinished, "
                 + "\(s.journeys.lateStarts) late starts (start lag p99 \(ms(s.journeys.startLag.p99)))"
                 + ((s.journeys.waitedForDevice ?? 0) > 0
                     ? ", \(s.journeys.waitedForDevice ?? 0) waited for a busy device (more concurrency than devices)"
-                    : ""))
+                    : "")
+        ]
         lines.append(DroppedArrivalsLine.render(s.journeys, loadModel: s.run.loadModel))
         if !GeneratorLine.isLimit(s) { lines.append(GeneratorLine.render(s)) }
         // Whole journeys, from the intended start (open model: the planned arrival) to the last step's end.
@@ -53,21 +84,22 @@ package enum SummaryText {
             lines.append(
                 "journey \(name) from intended start: \(stats) (\(h?.count ?? 0) completed, \(unfinished) unfinished)")
         }
-        lines.append(
-            "requests: \(s.totals.attempts) attempts, \(s.totals.calls) calls, "
-                + String(format: "%.0f/s", s.totals.attemptsPerSecond)
-                + ", 429s \(s.totals.status429), errors \(s.totals.errors)"
-                + ", failed \(Int(s.metrics["http.failed"] ?? 0)) (status or body outside the contract, or no response)"
-        )
-        // Columns: attempt latency = service time of one HTTP attempt; call p99 = the whole call
-        // (retries and back-off included) measured from its intended start.
+        return lines
+    }
+
+    /// One row per endpoint: attempts, calls, attempt latency quantiles, call p99, statuses, and the
+    /// first off-contract body.
+    ///
+    /// Columns: attempt latency = service time of one HTTP attempt; call p99 = the whole call
+    /// (retries and back-off included) measured from its intended start.
+    private static func endpointTable(_ s: SoakSummary) -> [String] {
         let latencyHeader = ["p50", "p95", "p99", "p99.9", "max"].map { " " + $0.leftPadded(to: 8) }.joined()
-        lines.append(
+        var lines = [
             String(repeating: " ", count: 32) + "attempt latency (one HTTP attempt)".leftPadded(to: 45)
-                + " | whole call, from")
-        lines.append(
+                + " | whole call, from",
             "endpoint".padding(toLength: 15, withPad: " ", startingAt: 0) + " " + "attempts".leftPadded(to: 9) + " "
-                + "calls".leftPadded(to: 6) + latencyHeader + " | intended start p99  statuses")
+                + "calls".leftPadded(to: 6) + latencyHeader + " | intended start p99  statuses",
+        ]
         for name in s.endpoints.keys.sorted() {
             guard let e = s.endpoints[name] else { continue }
             let statuses = e.byStatus.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
@@ -89,6 +121,12 @@ package enum SummaryText {
                 }
             }
         }
+        return lines
+    }
+
+    /// Deferred matches, clicks and opens, and the peak memory.
+    private static func deviceLines(_ s: SoakSummary) -> [String] {
+        var lines: [String] = []
         if s.deferredMatch.firstLaunches > 0 {
             let methods = s.deferredMatch.byMethod.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
             lines.append(
@@ -104,16 +142,7 @@ package enum SummaryText {
         if let peak = s.rss.map(\.bytes).max() {
             lines.append(String(format: "rss peak %.1f MB", Double(peak) / 1_048_576))
         }
-        if let verdicts = s.verdicts {
-            // The notes explain the back-off line's counts, so they follow it directly.
-            var verdictLines = verdicts.summaryLines()
-            verdictLines.insert(contentsOf: s.notes.map { "  note: \($0)" }, at: Swift.min(1, verdictLines.count))
-            lines += verdictLines
-        } else {
-            lines += s.notes.map { "note: \($0)" }
-        }
-        for t in s.thresholds { lines.append(t.line) }
-        return Self.printable(lines.joined(separator: "\n")) + "\n"
+        return lines
     }
 }
 
