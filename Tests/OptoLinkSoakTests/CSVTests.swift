@@ -1,10 +1,6 @@
 import Foundation
-import OptoLink
+import SoakRecords
 import Testing
-
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakReports
 
 @Suite("CSV writing")
 struct CSVTests {
@@ -44,16 +40,5 @@ struct CSVTests {
         #expect(back.count == 10)
         #expect(back[0] == record)
         #expect(writer.rowCount == 10)
-    }
-
-    @Test("atomic JSON writes leave no temporary file behind")
-    func atomic() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("atomic-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("summary.json")
-        try AtomicFile.writeJSON(["a": 1], to: url)
-        try AtomicFile.writeJSON(["a": 2], to: url)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["summary.json"])
-        #expect(try JSONDecoder().decode([String: Int].self, from: Data(contentsOf: url)) == ["a": 2])
     }
 }

@@ -8,6 +8,7 @@ import Testing
 @testable import SoakVerdicts
 @testable import SoakReports
 import SoakSupport
+import SoakTestSupport
 
 @Suite("compare: regression rules")
 struct RegressionRuleTests {

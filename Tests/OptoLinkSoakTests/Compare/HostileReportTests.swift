@@ -109,20 +109,6 @@ struct HostileReportTests {
         #expect(throws: Never.self) { try RegressionRule("http.requests <= baseline * 1.2 + 5") }
     }
 
-    /// A failed atomic write leaves no temporary file behind.
-    @Test func aFailedAtomicWriteLeavesNoTemporaryFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("atomic-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        // The destination is a non-empty directory: the rename fails after the write.
-        let target = directory.appendingPathComponent("out.json")
-        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
-        try Data("x".utf8).write(to: target.appendingPathComponent("inside"))
-        #expect(throws: (any Error).self) { try AtomicFile.write(Data("{}".utf8), to: target) }
-        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tmp") }
-        #expect(left.isEmpty, "\(left)")
-    }
-
     /// A journey name with terminal escapes (ESC [2J clears the screen, CR rewrites the line) is
     /// printed inert in the summary text: every control character but newline and tab is shown as
     /// U+FFFD.

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
-import SoakReports
 
 @Suite("dropped arrivals: the open model's planned journeys that never started", .serialized, .timeLimit(.minutes(1)))
 struct DroppedArrivalsTests {
@@ -52,25 +51,6 @@ struct DroppedArrivalsTests {
         let failed = summary.thresholds.filter { !$0.passed }.map(\.expression)
         #expect(failed.isEmpty, "\(failed)")
         #expect(result.exitCode == 0)
-    }
-
-    @Test("the default threshold joins open-model runs that dropped arrivals, unless the profile names the metric")
-    func defaultThreshold() {
-        let open = DroppedArrivalsThreshold.adding(to: ["http.failed == 0"], dropped: 5)
-        #expect(open.map(\.expression) == ["http.failed == 0", "journeys.dropped == 0"])
-        #expect(DroppedArrivalsThreshold.adding(to: ["journeys.dropped < 3"], dropped: 5).count == 1)
-        #expect(DroppedArrivalsThreshold.adding(to: [], dropped: nil).isEmpty)
-        #expect(DroppedArrivalsThreshold.adding(to: [], dropped: 0).isEmpty)
-    }
-
-    @Test("the closed model drops nothing and says so")
-    func closedModelText() {
-        var journeys = SoakSummary.JourneySummary(
-            scheduled: 4, started: 4, completed: 4, unfinished: 0, lateStarts: 0, lateThresholdSeconds: 0.1,
-            startLag: HistogramSummary(LatencyHistogram()), byName: [:])
-        #expect(DroppedArrivalsLine.render(journeys, loadModel: "closed").contains("closed model"))
-        journeys.dropped = 3
-        #expect(DroppedArrivalsLine.render(journeys, loadModel: "open").hasPrefix("journeys dropped: 3 of 4 planned"))
     }
 
     @Test("live metrics expose the dropped count")
