@@ -256,7 +256,7 @@ package struct LimitOracleVerdict: Verdict {
         }
 
         /// Hits held across every bucket and key (bounded by the horizon and the rate).
-        var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
+        package var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
 
         package mutating func consume(_ record: RunRecord) {
             guard case .attempt(let attempt) = record else { return }

@@ -199,7 +199,7 @@ package struct ReconciliationVerdict: Verdict {
         }
 
         /// How many calls and rows the pass holds (bounded by the horizon; for tests and the soak bench).
-        var retained: Int {
+        package var retained: Int {
             pendingEvents.count - pendingHead + correlated.values.reduce(0) { $0 + ($1.rows > 0 ? 1 : 0) }
                 + groups.values.reduce(0) { $0 + $1.rows.count + $1.writes.count }
         }
@@ -429,14 +429,14 @@ extension ReconciliationVerdict.EndpointCounts {
 }
 
 /// An event correlation id, `<runId>:<device>:<seq>` (the run id may itself contain colons).
-struct CorrelationId: Equatable {
+package struct CorrelationId: Equatable {
     package var runId: Substring
     package var device: Substring
     package var sequence: Substring
 
     /// Splits `text` at its last two colons (one scan of its UTF-8 from the end, no array);
     /// `nil` with fewer than two colons.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let utf8 = text.utf8
         let colon = UInt8(ascii: ":")
         guard let last = utf8.lastIndex(of: colon),

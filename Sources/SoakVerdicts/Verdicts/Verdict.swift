@@ -130,7 +130,7 @@ package struct VerdictContext: Sendable {
 
 extension RunRecord {
     /// The record's stream time in run seconds (`nil` for attribution records, which have none).
-    func streamTime(runStartEpoch: Double) -> Double? {
+    package func streamTime(runStartEpoch: Double) -> Double? {
         switch self {
         case .attempt(let attempt): attempt.end
         case .call(let call): call.end
