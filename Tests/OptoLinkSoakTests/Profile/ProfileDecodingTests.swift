@@ -150,8 +150,7 @@ struct ProfileDecodingTests {
 
     @Test("every shipped profile decodes and its backend section is a valid emulator configuration")
     func shippedProfiles() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Profiles")
+        let directory = ShippedProfiles.directory
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
         #expect(files.count >= 4)
         for file in files {

@@ -59,8 +59,7 @@ struct ReadableErrorsTests {
         let directory = try scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let link = directory.appendingPathComponent("smoke.json")
-        let target = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Profiles/smoke.json").standardizedFileURL
+        let target = ShippedProfiles.url("smoke.json")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
         #expect(loadError(link.path) == "loaded")
     }

@@ -10,8 +10,7 @@ import Testing
 /// forgotten well inside the run, so the registry is flat over the half the RSS slope is taken on.
 @Suite struct SoakProfileWindowsTests {
     static func profile(_ name: String) throws -> SoakProfile {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Profiles/\(name)")
+        let url = ShippedProfiles.url(name)
         return try SoakProfile.load(contentsOf: url)
     }
 

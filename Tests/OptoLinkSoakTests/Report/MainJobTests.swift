@@ -14,8 +14,7 @@ extension WholeRuns {
             "the main job drives /match per IP and events per key past their limits; its report says they were enforced and obeyed"
         )
         func mainJobAnswersItsQuestion() async throws {
-            let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Profiles/limits.json")
+            let url = ShippedProfiles.url("limits.json")
             let run = try EndToEndRun(profile: try String(contentsOf: url, encoding: .utf8))
             // In virtual time: the Retry-After waits and the emulator's windows take no real time.
             let clock = SteppingClock()

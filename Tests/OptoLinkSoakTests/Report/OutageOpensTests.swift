@@ -69,8 +69,7 @@ struct OutageOpensTests {
     }
 
     @Test func theProfileDeclaresTheDataOutageAndTheWorstCase() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Profiles/outage.json")
+        let url = ShippedProfiles.url("outage.json")
         let profile = try SoakProfile.load(contentsOf: url)
         let plan = try #require(OutagePlan.of(profile))
         #expect(plan.windows == [.init(startSeconds: 20, endSeconds: 40, mode: "refuse")])

@@ -130,8 +130,7 @@ struct BrokenRunTests {
 
     @Test("every shipped profile gates on http.failed")
     func shippedProfilesGateOnFailed() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Profiles")
+        let root = ShippedProfiles.directory
         var files: [URL] = []
         for folder in [root, root.appendingPathComponent("verdicts")] {
             files += try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)

@@ -13,8 +13,7 @@ import Testing
 struct SmokeDurationTests {
     @Test("smoke.json --duration 1 with the contract's limits ends by 1 + grace 10 s, every cut call counted")
     func smokeWithADurationOfOneSecond() async throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Profiles/smoke.json")
+        let url = ShippedProfiles.url("smoke.json")
         var text = try String(contentsOf: url, encoding: .utf8)
         // The contract's limits: drop the smoke profile's raised ones (the emulator's defaults remain).
         let raised = try #require(text.range(of: #""backend": {"#))

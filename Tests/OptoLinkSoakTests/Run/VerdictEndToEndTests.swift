@@ -15,9 +15,7 @@ extension WholeRuns {
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct VerdictEndToEndTests {
         static func profileText(lenientBy factor: Double = 1) throws -> String {
-            let url = URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Profiles/verdicts/rate-limits-short.json")
+            let url = ShippedProfiles.url("verdicts/rate-limits-short.json")
             var text = try String(contentsOf: url, encoding: .utf8)
             // Scale the emulator's limits (not the declared ones) for the lenient variant.
             for (limit, window) in [(10, 2), (20, 2), (40, 2)] {

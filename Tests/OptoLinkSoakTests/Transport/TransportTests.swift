@@ -200,9 +200,7 @@ extension WholeRuns {
         // MARK: - Same verdicts on both transports
 
         private static func profile(_ name: String) throws -> String {
-            let url = URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Profiles/\(name)")
+            let url = ShippedProfiles.url(name)
             return try String(contentsOf: url, encoding: .utf8)
         }
 
