@@ -9,10 +9,10 @@ import Foundation
 extension Thresholds {
     /// Every metric name a run can produce: the run's own measurements (``SummaryMetrics``)
     /// and each registered verdict's, all spelled from the shared vocabularies.
-    static let catalogue: [MetricPattern] = SummaryMetrics.patterns + Verdicts.metricPatterns
+    package static let catalogue: [MetricPattern] = SummaryMetrics.patterns + Verdicts.metricPatterns
 
     /// Whether `metric` fits the naming scheme.
-    static func isKnownMetric(_ metric: String) -> Bool {
+    package static func isKnownMetric(_ metric: String) -> Bool {
         let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         return catalogue.contains { $0.matches(parts) }
     }

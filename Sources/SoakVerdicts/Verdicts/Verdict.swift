@@ -211,7 +211,7 @@ package struct MetricPattern: Sendable, CustomStringConvertible {
     }
 
     /// Whether `parts` (a metric name split at `.`) fits.
-    func matches(_ parts: [String]) -> Bool {
+    package func matches(_ parts: [String]) -> Bool {
         segments.count == parts.count && zip(segments, parts).allSatisfy { $0.matches($1) }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakVerdicts
 
 @Suite("Command line")
 struct CommandLineTests {

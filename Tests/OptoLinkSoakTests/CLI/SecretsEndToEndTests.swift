@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 extension WholeRuns {
     /// No secret in any output: `run`, `run --processes`, `merge` and `compare` of the real

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// Secrets: files and environment instead of the command line, the admin door.
 @Suite("Secrets")

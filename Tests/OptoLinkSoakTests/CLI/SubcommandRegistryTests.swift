@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// The registration list is the command line: every subcommand on it is reached by its name,
 /// answers `--help` with its own text and has its line in the overall help.

@@ -3,10 +3,10 @@ import OptoLink
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 import SoakSupport
 import SoakTestSupport
 

@@ -2,9 +2,9 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakVerdicts
+import SoakReports
 
 /// Report directories edited by hand or damaged, read back by `compare` and `run --baseline`: a
 /// clear error or a report without the charts, never a trap, a silent pass or a lost baseline.

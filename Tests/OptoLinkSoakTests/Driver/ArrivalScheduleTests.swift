@@ -1,6 +1,6 @@
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 @Suite("Open-model scheduler")
 struct ArrivalScheduleTests {

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 @testable import OptoLink
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// Public calls over the native transport (it declares a self-timed deadline and the call scope)
 /// run in their caller's task (no task

@@ -2,7 +2,7 @@ import Foundation
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// The long soak profiles size the embedded emulator's device idle window to their own traffic
 /// (issue 12): long enough that a device coming back for its next journey is still known (its

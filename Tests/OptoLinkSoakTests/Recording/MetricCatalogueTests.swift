@@ -3,9 +3,9 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 import SoakSupport
 import SoakTestSupport
 

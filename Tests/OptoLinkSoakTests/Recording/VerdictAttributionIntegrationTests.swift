@@ -2,9 +2,9 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 
 /// Attribution accuracy against the emulator's match ladder: devices click (or not) in a
 /// browser, then launch with the real SDK; the verdict compares what each clicked with the

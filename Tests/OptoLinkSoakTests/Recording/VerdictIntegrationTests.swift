@@ -3,8 +3,8 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakVerdicts
 
 /// Every verdict shown able to fail — with exact counts — against the emulator, with a
 /// deliberately misbehaving client through the SDK's seams, and shown silent with the

@@ -3,8 +3,8 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakVerdicts
 
 /// The limit oracle against the emulator's limiter, with real SDK instances, in virtual time
 /// (the emulator's clock and the attempt rows share a test-controlled clock, so the result does

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakReports
+import OptoLinkSoak
+import SoakReports
 import SoakTestSupport
 
 @Suite("JUnit XML")

@@ -2,10 +2,10 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 
 /// The `opens` breakdown around a `/data` outage: phases, the SDK's worst case, the per-device
 /// route cache switch, the metrics the outage profile gates on, and one real run.

@@ -3,9 +3,9 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakSupport
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakSupport
+import SoakRecords
 import SoakTestSupport
 
 /// A backend reached under a wrong path: the embedded emulator behind `/nope`.

@@ -2,7 +2,7 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// In virtual time (``EndToEndRun/makeVirtualRun(on:_:)``): the emulator's 2 s windows and the
 /// clients' `Retry-After` waits run on one ``SteppingClock``, so "waited at least N seconds" is

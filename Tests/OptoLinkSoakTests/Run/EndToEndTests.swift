@@ -2,9 +2,9 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 import SoakTestSupport
 
 @Suite("End to end against the embedded emulator", .serialized, .timeLimit(.minutes(1)))

@@ -4,8 +4,8 @@ import OptoLinkHTTP
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakRecords
 
 #if canImport(Glibc)
     import Glibc

@@ -3,7 +3,7 @@ import OptoLinkStaging
 import SoakRecords
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// `--ledger-file` on `run` and `serve`, and a remote `--ledger` in JSON lines read as a stream (issue 12).
 @Suite struct LedgerFileTests {

@@ -3,8 +3,8 @@ import OptoLinkStaging
 import SoakSupport
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakVerdicts
 
 /// A run against an emulator whose admin door is locked: with the token, the run's
 /// `GET /__admin/peer` check passes and the run reconciles as against an open one.

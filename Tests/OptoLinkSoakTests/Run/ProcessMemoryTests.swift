@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakRecords
 
 /// Handing glibc's free heap back before each RSS reading (issue 12): the RSS series follows what
 /// the process holds, not what the allocator caches.

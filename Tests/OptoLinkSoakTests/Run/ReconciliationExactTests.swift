@@ -3,9 +3,9 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 import SoakTestSupport
 
 /// Exactly one reconciliation outcome per call (issue 9, fault 1): devices running several

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// The trap in this process, on SIGUSR1/SIGUSR2 (nothing else here uses them): its handler is in
 /// place when the initializer returns, every trap on a signal hears it, and a cancelled trap

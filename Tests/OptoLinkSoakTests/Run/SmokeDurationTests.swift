@@ -3,7 +3,7 @@ import OptoLink
 import SoakRecords
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// Issue 8, fault 1: `Profiles/smoke.json --duration 1` against an emulator with the contract's
 /// own limits (as `serve` runs it) took 46 s. In virtual time, so the bound is exact: the run

@@ -2,8 +2,8 @@ import Foundation
 import OptoLinkTestSupport
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -3,9 +3,9 @@ import OptoLink
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 
 extension WholeRuns {
     /// The verdicts through the whole tool: `optolink-soak run Profiles/verdicts/rate-limits-short.json`

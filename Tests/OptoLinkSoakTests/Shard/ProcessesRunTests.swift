@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 @Suite("shards and processes")
 struct ProcessesRunTests {

@@ -2,8 +2,8 @@ import Foundation
 import OptoLinkStaging
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakRecords
 
 /// The same plan run whole and as three shards against one emulator, then merged: the merge
 /// reports what the whole run reported (counts, verdict counts), and its percentiles are those

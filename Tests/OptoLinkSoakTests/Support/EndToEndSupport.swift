@@ -3,9 +3,9 @@ import OptoLink
 import OptoLinkStaging
 import Synchronization
 
-@testable import OptoLinkSoak
-@testable import SoakSupport
-@testable import SoakRecords
+import OptoLinkSoak
+import SoakSupport
+import SoakRecords
 
 /// Helpers for end-to-end runs against the embedded emulator: a profile written to a temp
 /// file, a temp report directory, the emulator kept for its counters, messages captured.

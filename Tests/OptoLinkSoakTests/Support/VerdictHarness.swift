@@ -5,9 +5,9 @@ import OptoLinkStaging
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

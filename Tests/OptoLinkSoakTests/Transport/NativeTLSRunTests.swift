@@ -2,7 +2,7 @@ import Foundation
 import OptoLinkHTTP
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// `run` against `https://` on the native transport: the TLS flags, what the report says about
 /// verification, and the pre-flight probe that stops a run whose handshake cannot succeed.

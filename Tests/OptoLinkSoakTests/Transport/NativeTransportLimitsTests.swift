@@ -4,7 +4,7 @@ import OptoLink
 import OptoLinkHTTP
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// The native transport's bounds as a run sets them: `--connections` is the number of connections
 /// whatever the loop count, and a response body beyond 1 MiB fails instead of being held.

@@ -3,7 +3,7 @@ import OptoLink
 import OptoLinkHTTP
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 /// Issue 8, fault 4: "a connection reset by the server is reported as `timed_out` after the full
 /// timeout, not as `connection_lost` at once", through the whole tool on `--transport urlsession`
