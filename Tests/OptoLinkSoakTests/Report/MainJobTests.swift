@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakVerdicts
+import SoakReports
 
 extension WholeRuns {
     /// The README's first command, `optolink-soak run Profiles/limits.json`: it must answer the
@@ -40,7 +40,8 @@ extension WholeRuns {
 
         @Test("the headline says NO when a limit was enforced wrongly or a client came early")
         func headlineSaysNo() throws {
-            var limits = LimitOracleVerdict(algorithm: .fixedWindow, buckets: [:], errors: [])
+            // An empty fixed-window verdict (no limits declared).
+            var limits = LimitOracleVerdict.evaluate([], configuration: VerdictsConfiguration())
             var bucket = LimitOracleVerdict.Bucket(
                 declared: DeclaredLimit(limit: 10, windowSeconds: 2, scope: .ip), endpoints: [.match])
             bucket.rejected = 5

@@ -2,10 +2,10 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 import SoakTestSupport
 
 /// A run that did not run its course is no evidence for `compare`; `summary.json` says in one
@@ -211,7 +211,8 @@ struct PartialRunReportTests {
         var summary = try WholeRuns.MainJobTests.emptySummary()
         summary.totals.status429 = status429
         // A declared limit: the line is shown even when no 429 came.
-        var limits = LimitOracleVerdict(algorithm: .fixedWindow, buckets: [:], errors: [])
+        // An empty fixed-window verdict (no limits declared).
+        var limits = LimitOracleVerdict.evaluate([], configuration: VerdictsConfiguration())
         limits.buckets["events"] = LimitOracleVerdict.Bucket(
             declared: DeclaredLimit(limit: 10, windowSeconds: 2, scope: .key), endpoints: [.events])
         summary.verdicts = VerdictsReport(

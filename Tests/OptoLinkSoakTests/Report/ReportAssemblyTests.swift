@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakReports
+import OptoLinkSoak
+import SoakReports
 
 /// The one report assembly `run`, `run --processes` and `merge` hand their summaries to.
 @Suite("Report assembly")

@@ -2,9 +2,9 @@ import Foundation
 import OptoLink
 import Testing
 
-@testable import OptoLinkSoak
-@testable import SoakVerdicts
-@testable import SoakReports
+import OptoLinkSoak
+import SoakVerdicts
+import SoakReports
 import SoakTestSupport
 
 /// Traffic in a bucket from before the run (a previous run against the same `serve`, another
@@ -53,7 +53,9 @@ import SoakTestSupport
         #expect(try streamed(Self.priorWindow) == bucket)
 
         // The report says it, and still calls the limit enforced exactly.
-        let limits = LimitOracleVerdict(algorithm: .fixedWindow, buckets: ["match": bucket], errors: [])
+        // An empty fixed-window verdict (no limits declared), then the one bucket.
+        var limits = LimitOracleVerdict.evaluate([], configuration: VerdictsConfiguration())
+        limits.buckets["match"] = bucket
         var summary = try WholeRuns.MainJobTests.emptySummary()
         summary.verdicts = VerdictsReport(results: [limits])
         let headline = SummaryText.headline(summary)[0]
