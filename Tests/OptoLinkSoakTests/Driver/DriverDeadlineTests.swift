@@ -5,8 +5,8 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
+import SoakRecords
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
+import SoakRecords
 @testable import SoakVerdicts
 import SoakSupport
 

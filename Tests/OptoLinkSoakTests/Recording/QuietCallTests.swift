@@ -6,8 +6,8 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 /// Calls nobody closes in time (issue 12, the streaming reconciliation's false `session.lost` /
 /// `session.unexpected`): a fire-and-forget call, or an awaited one whose close comes late, is

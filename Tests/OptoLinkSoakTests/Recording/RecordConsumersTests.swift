@@ -4,7 +4,7 @@ import OptoLinkTestSupport
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
+import SoakRecords
 
 /// The recorder's consumers: what each keeps from the one record stream.
 @Suite struct RecordConsumersTests {

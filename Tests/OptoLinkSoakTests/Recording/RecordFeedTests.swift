@@ -4,8 +4,8 @@ import OptoLinkTestSupport
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 import SoakSupport
 import SoakTestSupport
 

@@ -4,8 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 /// The recorder's writer thread (``SoakRecorder/startWriter(backlogLimit:)``): attempts and calls
 /// recorded through it end as the same rows, aggregates and verdicts as recorded inline, in the

@@ -4,8 +4,8 @@ import OptoLinkStaging
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 /// Memory of a long run in virtual time (issue 12): what the recorder keeps after 30 s and after
 /// 120 s of the same traffic is the same; the RSS growth metric and the timeline's RSS column.

@@ -3,8 +3,8 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 @testable import SoakReports
 import SoakSupport
 

@@ -3,7 +3,7 @@ import OptoLink
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
+import SoakRecords
 import SoakSupport
 
 /// What a shard writes for `merge` reads back exactly: CSV rows into equal records (also

@@ -4,9 +4,9 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
-@testable import SoakReports
+import SoakRecords
+import SoakVerdicts
+import SoakReports
 import SoakSupport
 import SoakTestSupport
 

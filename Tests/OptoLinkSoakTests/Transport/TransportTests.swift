@@ -6,8 +6,8 @@ import Synchronization
 import Testing
 
 @testable import OptoLinkSoak
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 extension WholeRuns {
     /// `--transport`, `--pool`, `--header`: parsing, the https note, the adapter's error mapping, and
