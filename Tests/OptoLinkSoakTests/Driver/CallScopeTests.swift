@@ -4,7 +4,7 @@ import OptoLinkTestSupport
 import Synchronization
 import Testing
 
-@testable import OptoLink
+import OptoLink
 import OptoLinkSoak
 
 /// Public calls over the native transport (it declares a self-timed deadline and the call scope)

@@ -5,7 +5,7 @@ import OptoLinkTestSupport
 import Synchronization
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 import SoakRecords
 import SoakVerdicts
 

@@ -3,7 +3,7 @@ import OptoLink
 import OptoLinkTestSupport
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 import SoakRecords
 import SoakVerdicts
 import SoakSupport
