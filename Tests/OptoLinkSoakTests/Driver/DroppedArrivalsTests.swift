@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OptoLinkSoak
+import OptoLinkSoak
 
 @Suite("dropped arrivals: the open model's planned journeys that never started", .serialized, .timeLimit(.minutes(1)))
 struct DroppedArrivalsTests {
@@ -51,15 +51,5 @@ struct DroppedArrivalsTests {
         let failed = summary.thresholds.filter { !$0.passed }.map(\.expression)
         #expect(failed.isEmpty, "\(failed)")
         #expect(result.exitCode == 0)
-    }
-
-    @Test("live metrics expose the dropped count")
-    func prometheus() {
-        var metrics = LiveMetrics(
-            profile: "p", runId: "r", elapsedSeconds: 1, endpoints: [:], status429: 0, errors: 0, journeysStarted: 1,
-            journeysCompleted: 1, journeysUnfinished: 0, journeysInFlight: 0, lateStarts: 0, lateThresholdSeconds: 0.1,
-            residentBytes: nil)
-        metrics.journeysDropped = 7
-        #expect(metrics.exposition().contains("optolink_soak_journeys_total{state=\"dropped\"} 7"))
     }
 }

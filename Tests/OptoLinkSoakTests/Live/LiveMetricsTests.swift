@@ -89,4 +89,14 @@ struct LiveMetricsTests {
         #expect(text.contains("optolink_soak_journeys_total{state=\"started\"}"))
         #expect(missing > 0)
     }
+
+    @Test("live metrics expose the dropped count")
+    func prometheus() {
+        var metrics = LiveMetrics(
+            profile: "p", runId: "r", elapsedSeconds: 1, endpoints: [:], status429: 0, errors: 0, journeysStarted: 1,
+            journeysCompleted: 1, journeysUnfinished: 0, journeysInFlight: 0, lateStarts: 0, lateThresholdSeconds: 0.1,
+            residentBytes: nil)
+        metrics.journeysDropped = 7
+        #expect(metrics.exposition().contains("optolink_soak_journeys_total{state=\"dropped\"} 7"))
+    }
 }
