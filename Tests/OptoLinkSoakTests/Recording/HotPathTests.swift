@@ -7,178 +7,16 @@ import Testing
 @testable import OptoLinkSoak
 import SoakRecords
 @testable import SoakVerdicts
-import SoakSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// The per-attempt fast paths give the same results as the general code they stand in for:
-/// CSV rows written as bytes, `exactSeconds` without parsing, `opl_corr` without
-/// `JSONSerialization`, and the native transport's own deadline.
+/// The per-attempt fast paths give the same results as the general code they stand in for: the
+/// native transport's own deadline, the call grouping, the correlation id. The CSV rows as bytes
+/// and the `opl_corr` scanner are tested in SoakRecordsTests.
 @Suite("Hot path equivalence")
 struct HotPathTests {
-    // MARK: - CSV rows as bytes
-
-    static let attempts = [
-        AttemptRecord(
-            device: "d000001", launch: 1, callId: 3, endpoint: .events, attempt: 2, intendedStart: 1.5,
-            actualStart: 1.75, end: 1.8, status: 429, errorKind: nil, retryAfterSeconds: 2, requestBytes: 100,
-            responseBytes: 90, correlationId: "run:d000001:1", clientIP: "10.0.0.1"),
-        AttemptRecord(
-            device: "d,\"quoted\"", launch: 0, callId: UInt64.max, endpoint: .match, attempt: 1,
-            intendedStart: 0.1 + 0.2, actualStart: -0.000_000_4, end: .infinity, status: nil, errorKind: .timedOut,
-            retryAfterSeconds: nil, requestBytes: 0, responseBytes: -1, correlationId: "a\nb\r\"c\"",
-            clientIP: nil),
-        AttemptRecord(
-            device: "ünï", launch: 12, callId: 0, endpoint: .identityClear, attempt: 3, intendedStart: .nan,
-            actualStart: 12_345.678_901_234, end: -.infinity, status: 503, errorKind: .cancelledByRun,
-            retryAfterSeconds: 0, requestBytes: 7, responseBytes: 8, correlationId: nil, clientIP: "::1"),
-    ]
-
-    @Test func attemptRowsAsBytesEqualTheJoinedFields() {
-        for record in Self.attempts {
-            var bytes: [UInt8] = []
-            record.appendCSVRow(to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == CSV.row(record.csvFields))
-        }
-    }
-
-    @Test func callRowsAsBytesEqualTheJoinedFields() {
-        let calls = [
-            CallRecord(
-                device: "d000002", launch: 2, callId: 9, endpoint: .events, attempts: 3, intendedStart: 2.000_000_1,
-                start: 2.5, end: 3, outcome: .ok, finalStatus: 200, correlationId: "r:d:1", deviceId: "dev-1"),
-            CallRecord(
-                device: "d,3", launch: 1, callId: 1, endpoint: .session, attempts: 0, intendedStart: 1e-7,
-                start: .nan, end: 1e12, outcome: .cancelledByRun, finalStatus: nil, correlationId: nil,
-                deviceId: "x\"y"),
-        ]
-        for record in calls {
-            var bytes: [UInt8] = []
-            record.appendCSVRow(to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == CSV.row(record.csvFields))
-        }
-    }
-
-    @Test func secondsAsBytesEqualTheStringForms() {
-        var rng = SeededRandom(seed: 11)
-        var values: [Double] = [
-            0, -0.0, 1, -1, 0.1, 0.1 + 0.2, 1e-7, -1e-9, 0.000_000_5, 0.000_001_5, 123.456_789_5, 3_600.000_001,
-            86_400 * 365, 1e9 + 0.5, 9.007e9, -12.25, .ulpOfOne, .leastNonzeroMagnitude, 1.000_000_000_1,
-            // Beyond an Int64 of microseconds (a damaged row, a broken clock): written, not a trap.
-            9.3e12, -9.3e12, 1e13 + 0.25, 1e300, -1e300, .greatestFiniteMagnitude,
-        ]
-        for _ in 0..<2_000 {
-            values.append((rng.unit() - 0.2) * 4_000)  // arbitrary doubles, most not a whole microsecond
-            values.append(Double(Int64(rng.unit() * 4e9)) / 1e6)  // whole microseconds
-        }
-        for value in values {
-            var exact: [UInt8] = []
-            CSV.appendExactSeconds(value, to: &exact)
-            #expect(String(decoding: exact, as: UTF8.self) == exactSeconds(value), "\(value)")
-            var rounded: [UInt8] = []
-            CSV.appendSeconds(value, to: &rounded)
-            #expect(String(decoding: rounded, as: UTF8.self) == formatSeconds(value), "\(value)")
-        }
-    }
-
-    @Test func decimalsAsBytesEqualTheirDescription() {
-        for value in [0, 7, 10, 99, 100, -1, -10, 1_234_567, Int.max, Int.min] {
-            var bytes: [UInt8] = []
-            CSV.appendDecimal(value, to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
-        }
-    }
-
-    @Test func aQuoteFollowedByACombiningMarkIsDoubledToo() {
-        let field = "a\"\u{301}b,c"
-        #expect(CSV.escape(field) == "\"a\"\"\u{301}b,c\"")
-        #expect(CSV.parse(CSV.row([field, "x"])) == [[field, "x"]])
-    }
-
-    @Test func rowsStreamedAsBytesReadBackAsTheRecords() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hot-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("attempts.csv")
-        let writer = try CSVStreamWriter(url: url, header: AttemptRecord.csvHeader, flushBytes: 64)
-        let record = Self.attempts[0]
-        for _ in 0..<5 { writer.appendRow(record.appendCSVRow(to:)) }
-        writer.append(record.csvFields)
-        writer.close()
-        #expect(writer.rowCount == 6)
-        #expect(try ReportCSVReader.attempts(url) == Array(repeating: record, count: 6))
-    }
-
-    // MARK: - opl_corr without JSONSerialization
-
-    /// What the recorder read before the fast path: the parsed JSON's `properties.opl_corr`.
-    static func reference(_ body: Data) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
-            let properties = object["properties"] as? [String: Any]
-        else { return nil }
-        return properties["opl_corr"] as? String
-    }
-
-    static let sdkShaped = [
-        #"{"deviceId":"d-1","eventName":"bench","properties":{"k":"v","opl_corr":"run:d000001:7"}}"#,
-        #"{"deviceId":"d-1","eventName":"bench","properties":{"k":"v"}}"#,
-        #"{"deviceId":"d-1","eventName":"bench","properties":{}}"#,
-        #"{"deviceId":"d-1","eventName":"bench"}"#,
-        #"{"properties":{"x_opl_corr":"no","opl_corrx":"no"},"opl_corr":"top level"}"#,
-        #"{"properties":{"k":"has \"opl_corr\":\"fake\""}}"#,
-        #"{"properties":{"opl\/corr":"slash","opl_corr":"a\/b\\c\"d\n\te"}}"#,
-        #" { "properties" : { "opl_corr" : "spaced" } } "#,
-        #"{"properties":"opl_corr"}"#,
-        #"{"properties":{"opl_corr":{"nested":"object"}}}"#,
-        #"{"a":{"b":{"c":"d"}},"properties":{"opl_corr":"deep sibling"}}"#,
-        // Keys with escapes are read without a copy of their own and never taken for one looked for.
-        #"{"propert\"ies":{"opl_corr":"decoy"},"properties":{"opl_corr":"real"}}"#,
-        #"{"properties":{"opl_corr\/":"decoy","opl\\corr":"decoy","opl_corr":"after escaped keys"}}"#,
-        #"{"properties":{"k\n":"v\t","opl_corr":"x"},"tail\"key":{"opl_corr":"nested decoy"}}"#,
-    ]
-
-    static let otherShapes = [
-        #"{"properties":{"opl_corr":"\u0041scii escape"}}"#,
-        #"{"properties":{"opl_corr":7}}"#,
-        #"{"properties":{"opl_corr":"ünï"}}"#,
-        #"{"properties":{"opl_corr":"first","opl_corr":"second"}}"#,
-        #"{"properties":{"opl_corr":"a"},"properties":{"opl_corr":"b"}}"#,
-        #"{"properties":{"opl_corr":"x"},"list":[1,2]}"#,
-        #"{"properties":{"opl_corr":"x"}} trailing"#,
-        #"{"properties":{"opl_corr":"x"},}"#,
-        #"{"properties":{"opl_corr":"unterminated}}"#,
-        "{\"properties\":{\"opl_corr\":\"raw\ttab\"}}",
-        #"["not","an","object"]"#,
-        "",
-        #"{"properties":{"opl_corr":null}}"#,
-        #"{"a\q":"bad escape in a key","properties":{"opl_corr":"x"}}"#,
-        "{\"a\u{01}b\":\"raw control byte in a key\",\"properties\":{\"opl_corr\":\"x\"}}",
-        String(repeating: #"{"a":"#, count: 40) + #""x""# + String(repeating: "}", count: 40),
-    ]
-
-    @Test func theScannerReadsTheSDKsBodiesAsJSONSerializationDoes() {
-        for text in Self.sdkShaped {
-            let body = Data(text.utf8)
-            #expect(CorrelationScanner.scan(body) == .found(Self.reference(body)), "\(text)")
-            #expect(AttemptClassification.correlationId(endpoint: .events, body: body) == Self.reference(body))
-        }
-        #expect(
-            CorrelationScanner.scan(Data(Self.sdkShaped[0].utf8)) == .found("run:d000001:7"))
-    }
-
-    @Test func anyOtherShapeFallsBackToJSONSerialization() {
-        for text in Self.otherShapes {
-            let body = Data(text.utf8)
-            #expect(CorrelationScanner.scan(body) == .unsure, "\(text)")
-            #expect(AttemptClassification.correlationId(endpoint: .events, body: body) == Self.reference(body))
-        }
-        #expect(
-            AttemptClassification.correlationId(endpoint: .events, body: Data(Self.otherShapes[0].utf8))
-                == "Ascii escape")
-        #expect(AttemptClassification.correlationId(endpoint: .match, body: Data(Self.sdkShaped[0].utf8)) == nil)
-    }
-
     // MARK: - The native transport's own deadline
 
     @Test func theNativeTransportRunsTheSDKsDeadlineItself() async throws {
@@ -276,7 +114,10 @@ struct HotPathTests {
     /// handed is still every attempt, by attempt number, whatever order they came in.
     @Test func aCallsAttemptsReachThePassesInAttemptOrder() {
         func attempt(_ callId: UInt64, _ number: Int, start: Double) -> AttemptRecord {
-            var record = Self.attempts[0]
+            var record = AttemptRecord(
+                device: "d000001", launch: 1, callId: 3, endpoint: .events, attempt: 2, intendedStart: 1.5,
+                actualStart: 1.75, end: 1.8, status: 429, errorKind: nil, retryAfterSeconds: 2, requestBytes: 100,
+                responseBytes: 90, correlationId: "run:d000001:1", clientIP: "10.0.0.1")
             record.callId = callId
             record.attempt = number
             record.actualStart = start
