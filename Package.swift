@@ -88,11 +88,15 @@ let package = Package(
             name: "OptoLinkStagingTests",
             dependencies: ["OptoLinkStaging", "OptoLinkHTTP", "OptoLink", "OptoLinkTestSupport", "SoakSupport"]
         ),
-        // Synthetic soak records (attempts, calls, ledger rows) shared by the soak test targets.
+        // Synthetic soak records (attempts, calls, ledger rows) and a JUnit XML checker, shared by the soak
+        // test targets.
         .target(name: "SoakTestSupport", dependencies: ["SoakRecords"], path: "Tests/SoakTestSupport"),
+        .testTarget(name: "SoakSupportTests", dependencies: ["SoakSupport"]),
         .testTarget(name: "SoakRecordsTests", dependencies: ["SoakRecords", "SoakSupport"]),
         .testTarget(
             name: "SoakVerdictsTests", dependencies: ["SoakVerdicts", "SoakRecords", "SoakSupport", "SoakTestSupport"]),
+        .testTarget(
+            name: "SoakReportsTests", dependencies: ["SoakReports", "SoakVerdicts", "SoakRecords", "SoakTestSupport"]),
         .testTarget(
             name: "OptoLinkSoakTests",
             dependencies: [

@@ -32,7 +32,7 @@ public final class OptoLink: Sendable {
     let lifecycle = LockedBox(Lifecycle())
     /// Whether public calls run in their caller's task (``OptoLinkCallScope``): the transport
     /// enforces the attempt deadline and registers its in-flight requests with the call's scope.
-    let scopedCalls: Bool
+    package let scopedCalls: Bool
     /// Starts this instance's own tasks on the executor its transport declares.
     let taskStarter: OptoLinkTaskStarter
 

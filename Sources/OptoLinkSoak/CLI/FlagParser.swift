@@ -4,6 +4,8 @@ import Foundation
 package struct SoakUsageError: Error, Sendable, Equatable, CustomStringConvertible {
     package var message: String
     package var description: String { message }
+
+    package init(message: String) { self.message = message }
 }
 
 /// `-h` or `--help` among a subcommand's arguments: the caller prints that subcommand's help.

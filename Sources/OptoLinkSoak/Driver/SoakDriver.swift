@@ -347,7 +347,7 @@ package final class SoakDriver: Sendable {
     }
 
     /// The most closed-model workers in one task group (see ``closedModel(_:tracker:budget:limit:)``).
-    static let workersPerGroup = 256
+    package static let workersPerGroup = 256
 }
 
 /// Which virtual devices are running a journey (open model): a device runs one at a time.

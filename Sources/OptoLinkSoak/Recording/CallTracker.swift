@@ -7,7 +7,7 @@ import SoakSupport
 ///
 /// Memory stays bounded: only calls still open are kept, and a launch's `deviceId` goes with its
 /// last call (unless ``keepsMergeInputs``).
-struct CallTracker {
+package struct CallTracker {
     struct OpenCall {
         var device: String
         var launch: Int
@@ -138,7 +138,7 @@ struct CallTracker {
     /// docs/CONTRACT.md §2) plus `margin`. A fire-and-forget call (the session check-in, a link
     /// resolution) has no public call whose return closes it, and its launch may last minutes: it
     /// is closed here, so its row reaches the verdicts' passes within their horizon.
-    static func quietCloseDeadline(after record: AttemptRecord, margin: Double) -> Double {
+    package static func quietCloseDeadline(after record: AttemptRecord, margin: Double) -> Double {
         let backoff = record.retryAfterSeconds.map { Double(max(0, $0)) } ?? 5
         return record.end + max(backoff, 5) + margin
     }

@@ -11,7 +11,7 @@ import SoakVerdicts
 /// before it, and a record is never copied into a queue on its way: one thread does all the
 /// feeding, so a queue for whichever thread found the passes free would only add a copy, a
 /// destroy and two lock operations per record.
-final class RecordFeed: Sendable {
+package final class RecordFeed: Sendable {
     private struct Sinks {
         var verdicts: VerdictStream
         var notes = SummaryNotes.Builder()
@@ -20,13 +20,13 @@ final class RecordFeed: Sendable {
     private let sinks: Mutex<Sinks>
 
     /// Live passes of every verdict over `context` (``VerdictStream``), and the notes.
-    init(context: VerdictContext) {
+    package init(context: VerdictContext) {
         sinks = Mutex(Sinks(verdicts: VerdictStream(context: context)))
     }
 
     /// Feeds `record` to the passes and the notes (callers from several threads are served one
     /// at a time, each thread's records in its own order).
-    func consume(_ record: RunRecord) {
+    package func consume(_ record: RunRecord) {
         sinks.withLock { s in
             s.verdicts.consume(record)
             s.notes.consume(record)
@@ -34,17 +34,17 @@ final class RecordFeed: Sendable {
     }
 
     /// The summary notes from every record consumed so far.
-    func notes() -> [String] {
+    package func notes() -> [String] {
         sinks.withLock { $0.notes.notes() }
     }
 
     /// Judges what the passes still hold and returns every verdict (call once, at the end).
-    func finish() -> VerdictsReport {
+    package func finish() -> VerdictsReport {
         sinks.withLock { $0.verdicts.finish() }
     }
 
     /// Records consumed by the passes so far.
-    var consumed: Int { sinks.withLock { $0.verdicts.consumed } }
+    package var consumed: Int { sinks.withLock { $0.verdicts.consumed } }
 }
 
 extension RecordFeed: RecordConsumer {

@@ -54,13 +54,13 @@ package struct RunTimeline: Sendable {
 
     /// `nanoseconds` in seconds, rounded to the nearest microsecond (half away from zero), as
     /// ``microseconds(_:)`` rounds the same `Duration`.
-    static func microseconds(nanoseconds: Int64) -> Double {
+    package static func microseconds(nanoseconds: Int64) -> Double {
         let half: Int64 = nanoseconds >= 0 ? 500 : -500
         return Double((nanoseconds + half) / 1000) / 1e6
     }
 
     /// `duration` in whole nanoseconds, or `nil` when it has a fraction of one or does not fit.
-    static func wholeNanoseconds(_ duration: Duration) -> Int64? {
+    package static func wholeNanoseconds(_ duration: Duration) -> Int64? {
         let d = duration.components
         let nanosPerSecond: Int64 = 1_000_000_000
         guard d.attoseconds % 1_000_000_000 == 0, abs(d.seconds) < Int64.max / nanosPerSecond / 2 else { return nil }

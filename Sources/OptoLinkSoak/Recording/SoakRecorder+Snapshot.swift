@@ -28,7 +28,7 @@ extension SoakRecorder {
 
     /// The recorder's part of `summary.json` (everything measured on the client side), built
     /// through ``RecorderTally`` so a merged run's summary is built by the same code.
-    func summaryParts(activeSeconds: Double) -> (
+    package func summaryParts(activeSeconds: Double) -> (
         journeys: SoakSummary.JourneySummary, endpoints: [String: SoakSummary.EndpointSummary],
         totals: SoakSummary.Totals, deferred: SoakSummary.DeferredMatchSummary, clicks: SoakSummary.ClickSummary,
         opens: SoakSummary.OpenSummary

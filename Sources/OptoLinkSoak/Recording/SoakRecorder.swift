@@ -57,7 +57,7 @@ package final class SoakRecorder: Sendable {
     let feed: RecordFeed
 
     var attemptsCSV: CSVStreamWriter { csv.attempts }
-    var callsCSV: CSVStreamWriter { csv.calls }
+    package var callsCSV: CSVStreamWriter { csv.calls }
 
     /// Creates `attempts.csv` and `calls.csv` in `directory`.
     /// - Throws: when the files cannot be created.

@@ -6,8 +6,8 @@ import SoakVerdicts
 /// A report's summary before it is judged: the run's metadata, the client-side sections and the
 /// timeline from a ``RecorderTally`` (one run's, or the shards' added together), RSS samples and
 /// the server's counts. `run` and `merge` build it the same way.
-enum MeasuredSummary {
-    static func build(
+package enum MeasuredSummary {
+    package static func build(
         run: SoakSummary.RunMetadata, tally: RecorderTally, outage: OutagePlan?, loadModel: LoadSettings.Model,
         scheduled: Int, rss: [SoakSummary.RSSSample], counters: JSONValue?, ledgerEntries: Int?
     ) -> SoakSummary {
@@ -28,7 +28,7 @@ enum MeasuredSummary {
     }
 
     /// `run.startedAt`: the Unix time `epoch` as ISO 8601 with fractional seconds.
-    static func timestamp(_ epoch: Double) -> String {
+    package static func timestamp(_ epoch: Double) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: epoch))

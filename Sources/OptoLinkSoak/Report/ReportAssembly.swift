@@ -8,24 +8,24 @@ import SoakVerdicts
 /// it judges the thresholds, adds the rows and notes every report words the same way, settles
 /// the result, writes the report files (``ReportFiles``), prints `summary.txt`, compares with a
 /// baseline and writes the JUnit file.
-struct ReportAssembly {
+package struct ReportAssembly {
     /// The profile as it ran (flags applied): its thresholds are judged, it is written as `profile.json`.
     var profile: SoakProfile
     var verdicts: VerdictsReport
     /// Every attempt, for the HTML report's per-attempt charts; `nil` leaves them out.
     var attempts: [AttemptRecord]?
     /// Whether the charts are left out because the attempts files are over the read-back limit.
-    var chartsLeftOut = false
+    package var chartsLeftOut = false
     /// Whether the report is merged from shards' reports (the notes then say "the shards'").
-    var fromShards = false
+    package var fromShards = false
     /// The report's own notes, first: why it cannot be judged, how it was run or merged.
-    var notes: [String] = []
+    package var notes: [String] = []
     /// The notes read from the records (``SummaryNotes``), after the report's own.
-    var recordNotes: [String] = []
+    package var recordNotes: [String] = []
     /// Why the run (or a shard) was stopped by an abortOnFail threshold: one failed row each.
-    var aborts: [String] = []
+    package var aborts: [String] = []
     /// Rows that did not reach the disk and files that do not read back whole.
-    var ioProblems: [String] = []
+    package var ioProblems: [String] = []
     /// Why the report cannot be judged, when the caller knows (it outranks ``ioProblems``).
     var invalidReason: String?
     /// The signal that stopped the run (exit 130 / 143), else `nil`.
@@ -35,13 +35,13 @@ struct ReportAssembly {
     /// A shard's health rows (``ShardHealth``): judged instead of the profile's thresholds.
     var shardHealth: [ThresholdResult]?
     /// `--junit FILE`.
-    var junitPath: String?
+    package var junitPath: String?
     /// `--baseline DIR`: compare the report with that one (into `<report>/compare/`).
     var baselineDirectory: String?
     /// Messages for the user.
     var log: @Sendable (String) -> Void
 
-    init(profile: SoakProfile, verdicts: VerdictsReport, log: @escaping @Sendable (String) -> Void) {
+    package init(profile: SoakProfile, verdicts: VerdictsReport, log: @escaping @Sendable (String) -> Void) {
         self.profile = profile
         self.verdicts = verdicts
         self.log = log
@@ -50,7 +50,7 @@ struct ReportAssembly {
     /// Judges `summary`, writes the report into `directory` and returns the exit code: 2 when
     /// the report cannot be written or judged, else the result's (130 / 143 for a signal, 1 for
     /// a failed threshold), the worse of it and the comparison's when there is a baseline.
-    func finish(_ summary: SoakSummary, in directory: URL) -> SoakRunResult {
+    package func finish(_ summary: SoakSummary, in directory: URL) -> SoakRunResult {
         var summary = summary
         if let shardHealth {
             RunJudgement.judgeShard(&summary, verdicts: verdicts, health: shardHealth)

@@ -3,8 +3,8 @@ import SoakReports
 
 /// The files of a report directory, in the order they are written. A new report format is one
 /// ``ReportFile`` type and one line here.
-enum ReportFiles {
-    static let all: [any ReportFile] = [
+package enum ReportFiles {
+    package static let all: [any ReportFile] = [
         ShardManifestFile(),
         SummaryJSONFile(),
         ProfileJSONFile(),

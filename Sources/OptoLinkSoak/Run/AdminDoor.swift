@@ -4,13 +4,13 @@ import Foundation
 /// machine reaches them, so the token is optional; on any other address (`0.0.0.0`, a LAN
 /// address, a host name other than `localhost`) anyone who reaches the port could reset the
 /// ledger or change the limits mid-run, so a token is required.
-enum AdminDoor {
+package enum AdminDoor {
     /// The admin token to serve `host` with: `--admin-token-file`, else `OPTOLINK_ADMIN_TOKEN`,
     /// else nil when `host` is a loopback address.
     ///
     /// - Throws: ``SoakUsageError`` naming both ways to give a token when `host` is not a
     ///   loopback address and none is given, or when the token file cannot be read.
-    static func token(host: String, file: String?, environment: [String: String]) throws -> String? {
+    package static func token(host: String, file: String?, environment: [String: String]) throws -> String? {
         if let token = try SecretSources.adminToken(file: file, environment: environment) { return token }
         guard isLoopback(host) else {
             throw SoakUsageError(
@@ -22,7 +22,7 @@ enum AdminDoor {
     }
 
     /// Whether `host` is in 127.0.0.0/8, is `::1` (also as `::ffff:127.x.y.z`) or is `localhost`.
-    static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name == "localhost" { return true }

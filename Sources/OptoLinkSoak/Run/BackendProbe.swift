@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Checks, before a run, that the backend answers and that the profile's clicked links exist.
-enum BackendProbe {
+package enum BackendProbe {
     /// Any HTTP response from `GET /.well-known/apple-app-site-association` counts as reachable.
     /// - Throws: ``SoakProfileError`` "unreachable backend" when no response arrives.
     static func checkReachable(_ baseURL: URL, session: URLSession) async throws {
@@ -22,7 +22,7 @@ enum BackendProbe {
     }
 
     /// A transport error in words (`timed out after 5 s`, `connection refused`), not `NSURLErrorDomain error -1001`.
-    static func describe(_ error: any Error, timeout: TimeInterval) -> String {
+    package static func describe(_ error: any Error, timeout: TimeInterval) -> String {
         let ns = error as NSError
         guard ns.domain == NSURLErrorDomain else { return error.localizedDescription }
         switch ns.code {

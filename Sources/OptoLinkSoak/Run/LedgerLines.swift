@@ -4,14 +4,14 @@ import SoakSupport
 
 /// Reads a ledger in JSON lines (one ``LedgerRow`` object per line, the emulator's
 /// `--ledger-file` format) as a stream: one line in memory at a time, plus a 1 MiB read buffer.
-enum LedgerLines {
+package enum LedgerLines {
     /// The longest line read, in bytes (64 MiB); a longer one is an error naming it.
-    static let longestLine = 64 << 20
+    package static let longestLine = 64 << 20
 
     /// Hands each entry to `body` in file order; returns how many. Blank lines are skipped.
     /// - Throws: ``SoakProfileError`` naming `label`, the file and the line that does not decode
     ///   or is longer than `longestLine` bytes.
-    static func read(
+    package static func read(
         _ url: URL, label: String, longestLine: Int = Self.longestLine, _ body: (LedgerRow) -> Void
     ) throws -> Int {
         let handle: FileHandle

@@ -8,7 +8,7 @@ import OptoLinkHTTP
 /// `GET /.well-known/apple-app-site-association` through a short-lived native client with the
 /// run's TLS settings, so a certificate that will not verify stops the run before it starts
 /// (exit 2) with OpenSSL's reason and the flag that fixes it.
-enum NativeBackendProbe {
+package enum NativeBackendProbe {
     /// - Throws: ``SoakProfileError`` "TLS failed with backend …" naming the reason and the fix,
     ///   or "unreachable backend …" when no response arrives for another reason.
     static func checkReachable(_ baseURL: URL, tls: TLSConfiguration) async throws {
@@ -52,7 +52,7 @@ enum NativeBackendProbe {
     }
 
     /// The flag or change that makes the handshake succeed.
-    static func fix(for failure: TLSFailure) -> String {
+    package static func fix(for failure: TLSFailure) -> String {
         switch failure.kind {
         case .unknownCA:
             "pass --cacert FILE for a private CA (its PEM certificate), or --insecure to skip verification"

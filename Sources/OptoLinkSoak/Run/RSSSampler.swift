@@ -6,7 +6,7 @@ import SoakVerdicts
 /// Samples the process's resident memory every `every` seconds (bounded: at most 2,000
 /// samples kept; beyond that every other sample is dropped and the interval doubles), so
 /// slow leaks in a long soak are visible in `summary.json`.
-final class RSSSampler: Sendable {
+package final class RSSSampler: Sendable {
     private struct State {
         var samples: [SoakSummary.RSSSample] = []
         var interval: Double
@@ -18,9 +18,9 @@ final class RSSSampler: Sendable {
     let emulator: (@Sendable () -> EmulatorRetained?)?
 
     /// Whether each reading first returns glibc's free heap pages to the kernel.
-    let trims: Bool
+    package let trims: Bool
 
-    init(
+    package init(
         timeline: RunTimeline, every seconds: Double, emulator: (@Sendable () -> EmulatorRetained?)? = nil,
         trims: Bool = true
     ) {
@@ -30,11 +30,11 @@ final class RSSSampler: Sendable {
         self.emulator = emulator
     }
 
-    var samples: [SoakSummary.RSSSample] { state.withLock { $0.samples } }
+    package var samples: [SoakSummary.RSSSample] { state.withLock { $0.samples } }
 
     /// Takes one reading, after handing the allocator's free pages back (see
     /// ``ProcessMemory/releaseFreeHeap()``) when `trims` is on.
-    func sample() {
+    package func sample() {
         if trims { ProcessMemory.releaseFreeHeap() }
         guard let bytes = ProcessMemory.residentBytes() else { return }
         let t = timeline.now()

@@ -15,7 +15,7 @@ import SoakVerdicts
 ///   thresholds' business, `http.failed`).
 /// - **`abortOnFail` thresholds** (k6): checked on the live client-side metrics after their
 ///   `delayAbortEval`; the first failure stops the run (`threshold_aborted`, exit 1).
-final class RunMonitor: Sendable {
+package final class RunMonitor: Sendable {
     /// Responses that make the misconfiguration check decide before ``window`` elapses.
     let minimumResponses: Int
     /// Seconds after which any responses, all refused, are enough to decide.
@@ -34,7 +34,7 @@ final class RunMonitor: Sendable {
     /// Seconds into the run after which the misconfiguration check stops.
     let lastCheck: Double
 
-    init(thresholds: [ThresholdSpec], minimumResponses: Int = 10, window: Double = 2, lastCheck: Double = 10) {
+    package init(thresholds: [ThresholdSpec], minimumResponses: Int = 10, window: Double = 2, lastCheck: Double = 10) {
         self.thresholds = thresholds.filter(\.abortOnFail)
         self.minimumResponses = minimumResponses
         self.window = window
@@ -91,7 +91,7 @@ final class RunMonitor: Sendable {
 
     /// The misconfiguration message when some endpoint's every response so far is a refusal
     /// and there are enough of them; `nil` otherwise.
-    func misconfiguration(now: Double, statuses: [ContractEndpoint: [String: Int]]) -> String? {
+    package func misconfiguration(now: Double, statuses: [ContractEndpoint: [String: Int]]) -> String? {
         guard now <= lastCheck else {
             state.withLock { $0.armed = false }
             return nil

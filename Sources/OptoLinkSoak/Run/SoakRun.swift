@@ -116,7 +116,7 @@ public struct SoakRun: Sendable {
     }
 
     /// `summary.json`'s `run.tls`: how the certificate of an `https://` backend was checked.
-    static func tlsNote(_ tls: TLSConfiguration, baseURL: URL) -> String? {
+    package static func tlsNote(_ tls: TLSConfiguration, baseURL: URL) -> String? {
         guard baseURL.scheme?.lowercased() == "https" else { return nil }
         if !tls.verifiesPeer { return "NOT VERIFIED (--insecure)" }
         return tls.additionalTrustFile.map { "verified (+ --cacert \($0))" } ?? "verified"

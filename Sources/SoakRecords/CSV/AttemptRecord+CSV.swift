@@ -18,7 +18,7 @@ package func formatSeconds(_ value: Double) -> String {
 /// (`12.3456789012`), so a report's rows parse back into equal records (`merge` and the
 /// verdicts judge what was measured, not a rounding of it). Not-finite values are written as
 /// `nan` / `inf` / `-inf`, which parse back too.
-func exactSeconds(_ value: Double) -> String {
+package func exactSeconds(_ value: Double) -> String {
     guard value.isFinite else { return value.isNaN ? "nan" : value > 0 ? "inf" : "-inf" }
     let micro = formatSeconds(value)
     return Double(micro) == value ? micro : "\(value)"

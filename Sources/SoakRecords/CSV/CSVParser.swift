@@ -295,7 +295,7 @@ package enum CSVNumber {
     ]
 
     /// The fast path of ``double(_:)``; `nil` when the text is not of its form.
-    static func shortDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+    package static func shortDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
         let negative = bytes.first == UInt8(ascii: "-")
         var i = negative ? 1 : 0
         var significand: UInt64 = 0

@@ -48,7 +48,7 @@ extension CSV {
     }
 
     /// Appends what `formatSeconds(value)` returns: seconds with six decimals.
-    static func appendSeconds(_ value: Double, to out: inout [UInt8]) {
+    package static func appendSeconds(_ value: Double, to out: inout [UInt8]) {
         guard value.isFinite else {
             out.append(contentsOf: "0.000000".utf8)
             return
@@ -66,7 +66,7 @@ extension CSV {
     /// Whether it reads back is decided without parsing: for `|micros| < 2⁵³` both the parse of
     /// the decimal text and `Double(micros) / 1e6` are the correctly rounded value of the same
     /// rational number, so they are equal. Beyond that, `exactSeconds(_:)` parses the text back.
-    static func appendExactSeconds(_ value: Double, to out: inout [UInt8]) {
+    package static func appendExactSeconds(_ value: Double, to out: inout [UInt8]) {
         guard value.isFinite else {
             out.append(contentsOf: (value.isNaN ? "nan" : value > 0 ? "inf" : "-inf").utf8)
             return

@@ -8,7 +8,7 @@ import Foundation
 /// anything else (a number, an array, a literal, a `\u` escape, a non-ASCII byte, a repeated
 /// key that matters, broken syntax) it answers ``Outcome/unsure`` and the caller parses the
 /// body with `JSONSerialization`, so both always agree.
-enum CorrelationScanner {
+package enum CorrelationScanner {
     package enum Outcome: Equatable {
         /// The body is a JSON object in the fast-path shape; `properties.opl_corr` (a string) or `nil`.
         case found(String?)

@@ -54,8 +54,8 @@ package struct JUnitReport: Sendable, Equatable {
                 && lhs.properties.map { [$0.0, $0.1] } == rhs.properties.map { [$0.0, $0.1] }
         }
 
-        var failures: Int { cases.filter { if case .failed = $0.result { true } else { false } }.count }
-        var skipped: Int { cases.filter { if case .skipped = $0.result { true } else { false } }.count }
+        package var failures: Int { cases.filter { if case .failed = $0.result { true } else { false } }.count }
+        package var skipped: Int { cases.filter { if case .skipped = $0.result { true } else { false } }.count }
         var time: Double { cases.reduce(0) { $0 + $1.timeSeconds } }
     }
 

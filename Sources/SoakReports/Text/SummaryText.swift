@@ -7,7 +7,7 @@ package enum SummaryText {
     /// `text` with every control character other than line feed and tab shown as `�`: journey
     /// names come from the profile and notes can quote a server, and neither may move a terminal's
     /// cursor or colour a CI log (an escape sequence, a carriage return).
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: Self.isHidden) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars { out.append(Self.isHidden(scalar) ? "\u{FFFD}" : scalar) }
@@ -185,7 +185,7 @@ extension SummaryText {
     /// The answer to the question the tool exists for, right under the title: did the server
     /// enforce the declared limits exactly, and did every client wait as told. Also why a run
     /// stopped early. Empty for a run that declares no limits and saw no 429.
-    static func headline(_ s: SoakSummary) -> [String] {
+    package static func headline(_ s: SoakSummary) -> [String] {
         var lines: [String] = []
         if s.run.stopReason == .misconfigured {
             lines.append("STOPPED EARLY (misconfigured): " + (s.notes.first { $0.hasPrefix("stopped early") } ?? ""))
@@ -253,7 +253,7 @@ extension SummaryText {
 
 extension SummaryText {
     /// Why no retry after a 429 with `N` was judged: no 429 at all, or what became of them.
-    static func notJudged(status429: Int, _ backoff: BackoffVerdict) -> String {
+    package static func notJudged(status429: Int, _ backoff: BackoffVerdict) -> String {
         guard status429 > 0 else { return "no 429 was answered, so there was no retry after one to judge" }
         guard let unretried = backoff.rateLimitedNotRetried else {
             return "\(status429) 429s, no retry after one with N was judged"
@@ -278,7 +278,7 @@ extension String {
 
 extension SummaryText {
     /// The `opens` breakdown and, with an outage, the opens around it and their time to link.
-    static func openLines(_ opens: SoakSummary.OpenSummary) -> [String] {
+    package static func openLines(_ opens: SoakSummary.OpenSummary) -> [String] {
         guard let byOutcome = opens.byOutcome, opens.count > 0 else { return [] }
         func n(_ outcome: OpenOutcome) -> Int { byOutcome[outcome.rawValue] ?? 0 }
         var lines = [

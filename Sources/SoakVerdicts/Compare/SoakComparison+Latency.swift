@@ -6,7 +6,7 @@ extension SoakComparison {
 
     /// Each block quantile of series `key` compared between the runs; empty when either run has no
     /// samples or fewer than ``RegressionRules/minBlocks`` blocks.
-    static func blockShifts(
+    package static func blockShifts(
         _ key: String, baseline: LatencySamples?, current: LatencySamples?, rules: RegressionRules
     ) -> [BlockShift] {
         guard let baseline, let current else { return [] }
@@ -35,7 +35,7 @@ extension SoakComparison {
 
     /// One latency series in both runs: whole-run quantiles and Mann–Whitney (reported) and the
     /// block shifts (deciding, judged by ``judgeLatency(_:rules:)``).
-    static func latencyComparison(
+    package static func latencyComparison(
         kind: String, baseline: HistogramSummary?, current: HistogramSummary?, blocks: [BlockShift],
         rules: RegressionRules
     ) -> LatencyComparison {
@@ -59,7 +59,7 @@ extension SoakComparison {
     /// Applies the default rule to every block shift: significance by Holm's step-down procedure
     /// over all of the comparison's block tests (family-wise error ≤ `alpha`, however many
     /// endpoints there are), then the relative and absolute effect-size floors on the shift.
-    static func judgeLatency(_ groups: inout [[LatencyComparison]], rules: RegressionRules) {
+    package static func judgeLatency(_ groups: inout [[LatencyComparison]], rules: RegressionRules) {
         var tested: [(group: Int, latency: Int, block: Int, p: Double)] = []
         for (i, group) in groups.enumerated() {
             for (j, l) in group.enumerated() {

@@ -79,7 +79,7 @@ package enum SummaryMetrics {
     /// (`opens.outage.cache_on.cached_share`, `opens.outage.cache_off.raw_share`). A share or rate
     /// over no opens is left out, so a threshold on it fails as "not available" instead of
     /// passing on nothing.
-    static func openMetrics(_ opens: SoakSummary.OpenSummary) -> [String: Double] {
+    package static func openMetrics(_ opens: SoakSummary.OpenSummary) -> [String: Double] {
         var m: [String: Double] = [:]
         m["opens.count"] = Double(opens.count)
         m["opens.timed_out"] = Double(opens.timedOut)

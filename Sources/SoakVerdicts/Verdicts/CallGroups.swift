@@ -99,11 +99,11 @@ struct AttemptList: RandomAccessCollection {
 }
 
 /// Where an offender stands among equals: its call, then its place within the call.
-struct WorstOrder: Comparable {
+package struct WorstOrder: Comparable {
     package var key: CallKey
     package var attempt: Int
 
-    static func < (lhs: WorstOrder, rhs: WorstOrder) -> Bool { (lhs.key, lhs.attempt) < (rhs.key, rhs.attempt) }
+    package static func < (lhs: WorstOrder, rhs: WorstOrder) -> Bool { (lhs.key, lhs.attempt) < (rhs.key, rhs.attempt) }
 }
 
 /// The `limit` worst items seen so far (largest badness first, then call order), in bounded memory.

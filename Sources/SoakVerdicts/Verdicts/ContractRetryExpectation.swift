@@ -12,9 +12,9 @@ import SoakRecords
 ///
 /// Back-off before retry `n` (0 = first retry): a 429's parsed `N` seconds, otherwise
 /// `min(0.5 · 2ⁿ, 5)` seconds.
-enum ContractRetryExpectation {
+package enum ContractRetryExpectation {
     /// The matrix column of an endpoint.
-    enum Column: String {
+    package enum Column: String {
         case repeatSafe = "repeat_safe"
         case telemetry
         case session
@@ -79,7 +79,7 @@ enum ContractRetryExpectation {
     }
 
     /// `min(0.5 · 2ⁿ, 5)` seconds.
-    static func exponentialBackoff(retryIndex: Int) -> Double {
+    package static func exponentialBackoff(retryIndex: Int) -> Double {
         guard retryIndex < 10 else { return 5 }
         return min(0.5 * Double(1 << max(0, retryIndex)), 5)
     }

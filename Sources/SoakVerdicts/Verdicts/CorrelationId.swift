@@ -1,12 +1,12 @@
 /// An event correlation id, `<runId>:<device>:<seq>` (the run id may itself contain colons).
-struct CorrelationId: Equatable {
+package struct CorrelationId: Equatable {
     package var runId: Substring
     package var device: Substring
     package var sequence: Substring
 
     /// Splits `text` at its last two colons (one scan of its UTF-8 from the end, no array);
     /// `nil` with fewer than two colons.
-    init?(_ text: String) {
+    package init?(_ text: String) {
         let utf8 = text.utf8
         let colon = UInt8(ascii: ":")
         guard let last = utf8.lastIndex(of: colon),

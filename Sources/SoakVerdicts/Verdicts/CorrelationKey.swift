@@ -6,18 +6,20 @@
 /// canonical decimal (`0`, `17`, not `017` or `+1`) is kept as its value, any other text gets a
 /// negative number from the same table. Two ids give equal keys exactly when their texts are
 /// equal: the split at the last two colons is one-to-one (see ``CorrelationId``).
-struct CorrelationKey: Hashable {
+package struct CorrelationKey: Hashable {
     package var run: Int32
     package var device: Int32
     package var sequence: Int64
 }
 
 /// Numbers the parts of correlation ids for ``CorrelationKey``; one table per pass.
-struct CorrelationKeys {
+package struct CorrelationKeys {
     private var runs: [String: Int32] = [:]
     private var devices: [String: Int32] = [:]
     /// Sequences that are not canonical decimals (never seen from the soak tester itself).
     private var oddSequences: [String: Int64] = [:]
+
+    package init() {}
 
     /// The key of `text`, or `nil` when it is not a correlation id (fewer than two colons).
     package mutating func key(_ text: String) -> CorrelationKey? {

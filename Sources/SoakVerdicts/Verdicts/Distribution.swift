@@ -35,8 +35,8 @@ package struct Distribution: Sendable, Codable, Equatable {
 /// Values for a ``Distribution`` in bounded memory: exact up to `capacity` values; past that,
 /// every other (sorted) value is dropped and each kept one stands for twice as many, so
 /// percentiles become nearest-rank over the thinned sample (min, max and count stay exact).
-struct DistributionSketch {
-    private(set) var values: [Double] = []
+package struct DistributionSketch {
+    package private(set) var values: [Double] = []
     /// Values seen (finite ones).
     private(set) var count = 0
     /// How many seen values each kept one stands for (a power of two).
@@ -45,7 +45,7 @@ struct DistributionSketch {
     private var high = -Double.infinity
     package let capacity: Int
 
-    init(capacity: Int = 65_536) { self.capacity = max(16, capacity) }
+    package init(capacity: Int = 65_536) { self.capacity = max(16, capacity) }
 
     package mutating func append(_ value: Double) {
         guard value.isFinite else { return }
@@ -63,7 +63,7 @@ struct DistributionSketch {
     }
 
     /// The distribution: exact while nothing was thinned.
-    var distribution: Distribution {
+    package var distribution: Distribution {
         var result = Distribution(values)
         guard weight > 1, count > 0 else { return result }
         result.count = count

@@ -78,7 +78,7 @@ package struct LimitOracleVerdict: Verdict {
         /// The first findings, at most the profile's offender count.
         package var examples: [Finding] = []
 
-        init(declared: DeclaredLimit, endpoints: [ContractEndpoint]) {
+        package init(declared: DeclaredLimit, endpoints: [ContractEndpoint]) {
             self.declared = declared
             self.endpoints = endpoints
         }
@@ -228,7 +228,7 @@ package struct LimitOracleVerdict: Verdict {
 
         /// `bucketsStartEmpty`: see ``VerdictContext/bucketsStartEmpty``.
         /// `runStartEpoch`: the run's start, seconds since the Unix epoch (clock-aligned families).
-        init(
+        package init(
             configuration: VerdictsConfiguration, horizonSeconds: Double = .infinity, bucketsStartEmpty: Bool = false,
             runStartEpoch: Double = 0
         ) {
@@ -256,7 +256,7 @@ package struct LimitOracleVerdict: Verdict {
         }
 
         /// Hits held across every bucket and key (bounded by the horizon and the rate).
-        var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
+        package var retained: Int { keys.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.hits.count } } }
 
         package mutating func consume(_ record: RunRecord) {
             guard case .attempt(let attempt) = record else { return }

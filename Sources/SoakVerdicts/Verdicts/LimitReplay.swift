@@ -400,10 +400,10 @@ struct LimitReplay {
 }
 
 /// Counts of inserted items over ranks `0..<count`, with prefix sums in O(log n).
-struct FenwickTree {
+package struct FenwickTree {
     private var tree: [Int]
 
-    init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
+    package init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }
 
     /// Adds one at `rank` (0-based).
     package mutating func add(at rank: Int) {
@@ -415,7 +415,7 @@ struct FenwickTree {
     }
 
     /// How many were added at ranks `0..<rank`.
-    func prefixSum(_ rank: Int) -> Int {
+    package func prefixSum(_ rank: Int) -> Int {
         var index = min(rank, tree.count - 1)
         var sum = 0
         while index > 0 {

@@ -218,7 +218,7 @@ package struct ReconciliationVerdict: Verdict {
         }
 
         /// How many calls and rows the pass holds (bounded by the horizon; for tests and the soak bench).
-        var retained: Int {
+        package var retained: Int {
             pendingEvents.count - pendingHead + correlated.values.reduce(0) { $0 + ($1.rows > 0 ? 1 : 0) }
                 + groups.values.reduce(0) { $0 + $1.rows.count + $1.writes.count }
         }

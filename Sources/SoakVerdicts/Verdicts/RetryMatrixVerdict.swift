@@ -91,7 +91,7 @@ package struct RetryMatrixVerdict: Verdict {
         var cutShort = 0
         var inconsistent = 0
         /// Missing-retry candidates: the violation and when the retry was due (seconds since run start).
-        var missing: [(violation: Violation, order: WorstOrder, due: Double)] = []
+        package var missing: [(violation: Violation, order: WorstOrder, due: Double)] = []
 
         init(maxRetries: Int, configuration: VerdictsConfiguration) {
             budget = max(0, maxRetries) + 1

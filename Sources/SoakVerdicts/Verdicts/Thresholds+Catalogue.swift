@@ -9,10 +9,10 @@ import Foundation
 extension Thresholds {
     /// Every metric name a run can produce: the run's own measurements (``SummaryMetrics``)
     /// and each registered verdict's, all spelled from the shared vocabularies.
-    static let catalogue: [MetricPattern] = SummaryMetrics.patterns + Verdicts.metricPatterns
+    package static let catalogue: [MetricPattern] = SummaryMetrics.patterns + Verdicts.metricPatterns
 
     /// Whether `metric` fits the naming scheme.
-    static func isKnownMetric(_ metric: String) -> Bool {
+    package static func isKnownMetric(_ metric: String) -> Bool {
         let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         return catalogue.contains { $0.matches(parts) }
     }
@@ -43,7 +43,7 @@ extension Thresholds {
     /// The valid metric name nearest to `metric`, for "did you mean": among names of the same
     /// first part (endpoint or family) when that part is a real one, those sharing the most parts
     /// with `metric`, then the fewest character edits. `nil` when nothing is reasonably close.
-    static func suggestion(for metric: String) -> String? {
+    package static func suggestion(for metric: String) -> String? {
         let parts = metric.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let names = concreteNames(like: parts)
         let firstParts = Set(names.compactMap { $0.split(separator: ".").first.map(String.init) })

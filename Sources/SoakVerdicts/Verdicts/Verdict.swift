@@ -134,7 +134,7 @@ package struct VerdictContext: Sendable {
 
 extension RunRecord {
     /// The record's stream time in run seconds (`nil` for attribution records, which have none).
-    func streamTime(runStartEpoch: Double) -> Double? {
+    package func streamTime(runStartEpoch: Double) -> Double? {
         switch self {
         case .attempt(let attempt): attempt.end
         case .call(let call): call.end
@@ -215,7 +215,7 @@ package struct MetricPattern: Sendable, CustomStringConvertible {
     }
 
     /// Whether `parts` (a metric name split at `.`) fits.
-    func matches(_ parts: [String]) -> Bool {
+    package func matches(_ parts: [String]) -> Bool {
         segments.count == parts.count && zip(segments, parts).allSatisfy { $0.matches($1) }
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import OptoLinkHTTP
 import OptoLinkStaging
-import SoakSupport
 import Testing
 
 /// The admin door: with an admin token, `/__admin/*` answers only `Authorization: Bearer <token>`.
@@ -70,18 +69,5 @@ import Testing
         let backend = StagingBackend(configuration: StagingConfiguration())
         #expect(respond(backend, "GET", "/__admin/counters", authorization: nil)?.status == 200)
         #expect(respond(backend, "GET", "/__admin/counters", authorization: "Bearer anything")?.status == 200)
-    }
-
-    @Test("constant-time comparison: equal only for the same bytes, whatever the lengths")
-    func constantTimeComparison() {
-        #expect(ConstantTimeComparison.equal("s3cret", "s3cret"))
-        #expect(!ConstantTimeComparison.equal("s3cres", "s3cret"))
-        #expect(!ConstantTimeComparison.equal("s3cre", "s3cret"))
-        #expect(!ConstantTimeComparison.equal("s3crets", "s3cret"))
-        #expect(!ConstantTimeComparison.equal("", "s3cret"))
-        #expect(!ConstantTimeComparison.equal("", ""), "an empty expected token never matches")
-        // A prefix repeated to the expected length must not match by wrapping around.
-        #expect(!ConstantTimeComparison.equal("abab", "ab"))
-        #expect(ConstantTimeComparison.equal("é", "é"))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import SoakRecords
+import SoakRecords
 import SoakSupport
 
 /// The byte-level CSV reading (``CSVParser``, ``CSVRowReader``, ``ReportCSVReader``, ``CSVNumber``)

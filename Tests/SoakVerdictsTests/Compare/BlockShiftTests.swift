@@ -2,7 +2,7 @@ import Foundation
 import SoakSupport
 import Testing
 
-@testable import SoakVerdicts
+import SoakVerdicts
 
 @Suite("compare: latency judged over blocks")
 struct BlockShiftTests {

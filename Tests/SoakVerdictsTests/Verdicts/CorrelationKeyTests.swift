@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 /// The reconciliation pass keeps correlation ids as integer keys (issue 12, memory per call):
 /// the keys tell ids apart exactly as their texts do, and the counts are those of the texts,

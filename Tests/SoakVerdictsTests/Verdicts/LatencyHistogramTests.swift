@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 import SoakTestSupport
 import SoakSupport
 

@@ -1,4 +1,3 @@
-import OptoLink
 import SoakRecords
 import SoakTestSupport
 import SoakVerdicts

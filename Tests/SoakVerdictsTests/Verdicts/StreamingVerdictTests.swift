@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 
 /// The verdicts in bounded memory (issue 12): the passes give the same report whether they keep
 /// everything to the end (the in-memory path: a horizon of infinity, the ledger up front) or

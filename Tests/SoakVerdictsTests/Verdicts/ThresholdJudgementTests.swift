@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 import SoakTestSupport
 
 /// Thresholds that cannot pass vacuously or with the wrong unit (issue 9, faults 2 and 4).

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SoakVerdicts
+import SoakVerdicts
 
 @Suite struct ThresholdTests {
     let metrics: [String: Double] = [

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SoakVerdicts
+import SoakVerdicts
 import SoakTestSupport
 
 @Suite struct VerdictBackoffTests {

@@ -2,7 +2,7 @@ import Foundation
 import SoakRecords
 import Testing
 
-@testable import SoakVerdicts
+import SoakVerdicts
 
 @Suite struct VerdictConfigurationTests {
     @Test(arguments: [

@@ -1,7 +1,7 @@
 import Testing
 
-@testable import SoakRecords
-@testable import SoakVerdicts
+import SoakRecords
+import SoakVerdicts
 import SoakTestSupport
 
 @Suite struct VerdictRetryMatrixTests {
