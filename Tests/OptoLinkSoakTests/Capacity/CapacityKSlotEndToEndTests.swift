@@ -110,7 +110,9 @@ struct CapacityKSlotEndToEndTests {
         #expect(knee.limitedBy == Self.errors, "\(report.text)")
         let failing = report.probes.filter { $0.result == "fail" }
         #expect(!failing.isEmpty)
-        #expect(failing.allSatisfy { $0.requestsPerSecond >= gate.capacity * 0.7 }, "\(report.text)")
+        // Judged on the planned rate (two requests a journey): on a loaded machine a short probe's
+        // measured rate falls below its plan while its bursts still meet the gate's limit.
+        #expect(failing.allSatisfy { $0.rate * 2 >= gate.capacity * 0.7 }, "\(report.text)")
         #expect(
             FileManager.default.fileExists(atPath: directory.appendingPathComponent("report/report.html").path))
     }
