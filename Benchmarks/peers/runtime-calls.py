@@ -31,7 +31,9 @@ PROBES = [
 
 
 def ensure_probes():
-    listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    listing = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    # Each line starts with the event's name; compare whole names (malloc is a prefix of malloc_trim).
+    listed = {line.split()[0] for line in listing.splitlines() if line.strip()}
     for library, symbol, event in PROBES:
         if event not in listed:
             subprocess.run(["perf", "probe", "-x", library, "--add", symbol], capture_output=True, check=True)

@@ -57,7 +57,6 @@ package struct LiveMetrics: Sendable, Equatable {
     /// The Prometheus text exposition (format 0.0.4) of this snapshot.
     package func exposition() -> String {
         var out = PrometheusText()
-        let names = endpoints.keys.sorted()
         let shardLabel = shard.map { [("shard", $0.description)] } ?? []
         out.family("optolink_soak_info", .gauge, help: "The run: profile, run id and tool version (value 1).")
         out.sample(
@@ -66,6 +65,15 @@ package struct LiveMetrics: Sendable, Equatable {
         out.family("optolink_soak_elapsed_seconds", .gauge, help: "Seconds since the run started.")
         out.sample("optolink_soak_elapsed_seconds", shardLabel, elapsedSeconds)
 
+        endpointFamilies(into: &out, shardLabel: shardLabel)
+        runFamilies(into: &out, shardLabel: shardLabel)
+        return out.text
+    }
+
+    /// The per-endpoint families: attempts by status, calls by outcome, the two latency
+    /// histograms and the calls in flight.
+    private func endpointFamilies(into out: inout PrometheusText, shardLabel: [(String, String)]) {
+        let names = endpoints.keys.sorted()
         out.family(
             "optolink_soak_requests_total", .counter,
             help: "Finished HTTP attempts by endpoint and status (HTTP status, or the error kind when no response).")
@@ -111,6 +119,10 @@ package struct LiveMetrics: Sendable, Equatable {
                 "optolink_soak_in_flight_calls", shardLabel + [("endpoint", name)],
                 Double(endpoints[name]?.inFlightCalls ?? 0))
         }
+    }
+
+    /// The run-wide families: 429s, errors, journeys by state, late starts and memory.
+    private func runFamilies(into out: inout PrometheusText, shardLabel: [(String, String)]) {
         out.family("optolink_soak_429_total", .counter, help: "HTTP 429 responses (all endpoints).")
         out.sample("optolink_soak_429_total", shardLabel, Double(status429))
         out.family("optolink_soak_errors_total", .counter, help: "5xx responses plus attempts with no response.")
@@ -134,7 +146,6 @@ package struct LiveMetrics: Sendable, Equatable {
             out.family("process_resident_memory_bytes", .gauge, help: "Resident memory of the soak process, bytes.")
             out.sample("process_resident_memory_bytes", shardLabel, Double(residentBytes))
         }
-        return out.text
     }
 }
 

@@ -39,7 +39,9 @@ package struct CallTracker {
     /// The SDK `deviceId` of each launch, while the launch or one of its calls is open.
     private(set) var launchDeviceIds: [DeviceLaunch: String] = [:]
     /// Open call ids per launch (a launch's end closes its own calls without scanning every open
-    /// call), and launches that are over (their `deviceId` goes with their last call).
+    /// call), and launches that are over (their `deviceId` goes with their last call). A launch's
+    /// set stays, empty, between its calls, so a launch's next call reuses its storage: no
+    /// allocation per call. It goes when the launch is over.
     private(set) var openPerLaunch: [DeviceLaunch: Set<UInt64>] = [:]
     private(set) var endedLaunches = Set<DeviceLaunch>()
     /// Run second of the last sweep for quiet calls (see ``closeQuietCalls(now:into:)``).
@@ -162,8 +164,9 @@ package struct CallTracker {
 
     /// Drops what a launch keeps once the launch is over and its last call closed.
     private mutating func forgetLaunchIfDone(_ launch: DeviceLaunch) {
-        guard endedLaunches.contains(launch), openPerLaunch[launch] == nil else { return }
+        guard endedLaunches.contains(launch), openPerLaunch[launch]?.isEmpty ?? true else { return }
         endedLaunches.remove(launch)
+        openPerLaunch.removeValue(forKey: launch)
         if !keepsMergeInputs { launchDeviceIds.removeValue(forKey: launch) }
     }
 
@@ -182,11 +185,7 @@ package struct CallTracker {
             attempts: call.attempts, intendedStart: call.intendedStart, start: call.start, end: call.end,
             outcome: call.thrownOutcome ?? derived, finalStatus: call.lastStatus, correlationId: call.correlationId,
             deviceId: launchDeviceIds[key.deviceLaunch] ?? deviceIds[call.device])
-        let emptied = openPerLaunch.modifyValue(forKey: key.deviceLaunch) { ids in
-            ids.remove(key.callId)
-            return ids.isEmpty
-        }
-        if emptied == true { openPerLaunch.removeValue(forKey: key.deviceLaunch) }
+        _ = openPerLaunch.modifyValue(forKey: key.deviceLaunch) { ids in ids.remove(key.callId) }
         forgetLaunchIfDone(key.deviceLaunch)
         consumers.consume(.call(record))
     }

@@ -127,9 +127,20 @@ struct ReportSeries {
     /// in seconds spread over ±0.2 s so equal deviations do not hide each other. Every early retry
     /// is kept; on-time and late ones are thinned evenly to ``maxPoints`` in all.
     package static func backoff(_ attempts: [AttemptRecord], tolerances: BackoffTolerances) -> Backoff {
-        var calls: [CallKey: [AttemptRecord]] = [:]
-        for a in attempts { calls[CallKey(a), default: []].append(a) }
         var result = Backoff(tolerances: tolerances)
+        // Only calls with a second attempt have retries to judge: the others are counted in one
+        // pass without a list of their own (most calls of a run have one attempt).
+        var retried = Set<CallKey>()
+        for a in attempts where a.attempt > 1 { retried.insert(CallKey(a)) }
+        var calls: [CallKey: [AttemptRecord]] = [:]
+        for a in attempts {
+            let key = CallKey(a)
+            if retried.contains(key) {
+                calls[key, default: []].append(a)
+            } else if a.status == 429, a.retryAfterSeconds != nil {
+                result.notRetried += 1
+            }
+        }
         var onTime: [(x: Double, y: Double)] = []
         var late: [(x: Double, y: Double)] = []
         for key in calls.keys.sorted() {

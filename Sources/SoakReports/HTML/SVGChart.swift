@@ -91,62 +91,14 @@ struct SVGChart {
         if yMax <= yMin { yMax = yMin + (yMin == 0 ? 1 : abs(yMin)) }
         let yTicks = Self.ticks(yMin, yMax)
         yMax = max(yMax, yTicks.last ?? yMax)
-        let xTicks = Self.ticks(xMin, xMax)
         let legend = legendLayout()
         let top = 30 + Double(legend.rows) * 14
-        let plotW = width - left - right
-        let plotH = height - top - bottom
-        func px(_ x: Double) -> Double { left + (x - xMin) / (xMax - xMin) * plotW }
-        func py(_ y: Double) -> Double { top + plotH - (y - yMin) / (yMax - yMin) * plotH }
-
-        out += "<g class=\"axis\">"
-        for t in yTicks where t >= yMin && t <= yMax {
-            let y = Self.r(py(t))
-            out += "<line x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\" class=\"grid\"/>"
-            out += "<text x=\"\(Int(left - 6))\" y=\"\(Self.r(py(t) + 4))\" text-anchor=\"end\">"
-            out += "\(MarkupEscaping.escape(yFormat(t)))</text>"
-        }
-        for t in xTicks where t >= xMin && t <= xMax {
-            out += "<text x=\"\(Self.r(px(t)))\" y=\"\(Self.r(height - bottom + 16))\" text-anchor=\"middle\">"
-            out += "\(MarkupEscaping.escape(xFormat(t)))</text>"
-        }
-        out += "<line x1=\"\(Int(left))\" x2=\"\(Int(left))\" y1=\"\(Int(top))\" y2=\"\(Self.r(top + plotH))\"/>"
-        out += "<line x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(Self.r(top + plotH))\" "
-        out += "y2=\"\(Self.r(top + plotH))\"/>"
-        out += "<text x=\"\(Self.r(left + plotW / 2))\" y=\"\(Self.r(height - 6))\" text-anchor=\"middle\">"
-        out += "\(MarkupEscaping.escape(xLabel))</text>"
-        out += "<text transform=\"translate(14 \(Self.r(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">"
-        out += "\(MarkupEscaping.escape(yLabel))</text></g>"
-        for reference in references {
-            let y = Self.r(py(reference.y))
-            out += "<line class=\"ref\" x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\"/>"
-            out += "<text class=\"reft\" x=\"\(Self.r(width - right - 4))\" y=\"\(Self.r(py(reference.y) - 4))\" "
-            out += "text-anchor=\"end\">\(MarkupEscaping.escape(reference.label))</text>"
-        }
-        for reference in xReferences where reference.x >= xMin && reference.x <= xMax {
-            let x = Self.r(px(reference.x))
-            out += "<line class=\"ref\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Int(top))\" y2=\"\(Self.r(top + plotH))\"/>"
-            out += "<text class=\"reft\" x=\"\(Self.r(px(reference.x) + 3))\" y=\"\(Self.r(top + 10))\">"
-            out += "\(MarkupEscaping.escape(reference.label))</text>"
-        }
-        for (index, s) in series.enumerated() {
-            let points = plotted[index]
-            out += "<g class=\"series\" data-series=\"\(index)\">"
-            switch s.style {
-            case .line:
-                let path = points.enumerated().map { i, p in
-                    let joined = i > 0 && (s.gapOver.map { p.x - points[i - 1].x <= $0 } ?? true)
-                    return "\(joined ? "L" : "M")\(Self.r(px(p.x))) \(Self.r(py(p.y)))"
-                }.joined()
-                out += "<path d=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.6\""
-                out += s.dashed ? " stroke-dasharray=\"5 3\"/>" : "/>"
-            case .points:
-                // One path of tiny squares: far smaller than one element per point.
-                let path = points.map { p in "M\(Self.r(px(p.x) - 2)) \(Self.r(py(p.y) - 2))h4v4h-4z" }.joined()
-                out += "<path d=\"\(path)\" fill=\"\(s.color)\" fill-opacity=\"\(s.dashed ? "0.45" : "0.85")\"/>"
-            }
-            out += "</g>"
-        }
+        let frame = Frame(
+            xMin: xMin, xMax: xMax, yMin: yMin, yMax: yMax, left: left, top: top, width: width - left - right,
+            height: height - top - bottom)
+        out += axes(frame, xTicks: Self.ticks(xMin, xMax), yTicks: yTicks)
+        out += referenceLines(frame)
+        out += seriesPaths(frame, plotted: plotted)
         // Legend under the title, wrapped into rows.
         for item in legend.items {
             let s = series[item.index]
@@ -157,6 +109,83 @@ struct SVGChart {
                 "<text x=\"\(Self.r(item.x + 18))\" y=\"\(Self.r(item.y))\">\(MarkupEscaping.escape(s.name))</text></g>"
         }
         out += "</svg>"
+        return out
+    }
+
+    /// The plot area and the data domain it shows: maps data coordinates to SVG coordinates.
+    private struct Frame {
+        var xMin, xMax, yMin, yMax: Double
+        /// The plot area's left and top edges and its size, in SVG units.
+        var left, top, width, height: Double
+
+        func px(_ x: Double) -> Double { left + (x - xMin) / (xMax - xMin) * width }
+        func py(_ y: Double) -> Double { top + height - (y - yMin) / (yMax - yMin) * height }
+    }
+
+    /// Grid lines, tick labels, the two axis lines and their labels.
+    private func axes(_ f: Frame, xTicks: [Double], yTicks: [Double]) -> String {
+        var out = "<g class=\"axis\">"
+        for t in yTicks where t >= f.yMin && t <= f.yMax {
+            let y = Self.r(f.py(t))
+            out += "<line x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\" class=\"grid\"/>"
+            out += "<text x=\"\(Int(left - 6))\" y=\"\(Self.r(f.py(t) + 4))\" text-anchor=\"end\">"
+            out += "\(MarkupEscaping.escape(yFormat(t)))</text>"
+        }
+        for t in xTicks where t >= f.xMin && t <= f.xMax {
+            out += "<text x=\"\(Self.r(f.px(t)))\" y=\"\(Self.r(height - bottom + 16))\" text-anchor=\"middle\">"
+            out += "\(MarkupEscaping.escape(xFormat(t)))</text>"
+        }
+        let bottomEdge = Self.r(f.top + f.height)
+        out += "<line x1=\"\(Int(left))\" x2=\"\(Int(left))\" y1=\"\(Int(f.top))\" y2=\"\(bottomEdge)\"/>"
+        out += "<line x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(bottomEdge)\" "
+        out += "y2=\"\(bottomEdge)\"/>"
+        out += "<text x=\"\(Self.r(left + f.width / 2))\" y=\"\(Self.r(height - 6))\" text-anchor=\"middle\">"
+        out += "\(MarkupEscaping.escape(xLabel))</text>"
+        out += "<text transform=\"translate(14 \(Self.r(f.top + f.height / 2))) rotate(-90)\" text-anchor=\"middle\">"
+        out += "\(MarkupEscaping.escape(yLabel))</text></g>"
+        return out
+    }
+
+    /// The horizontal (`references`) and vertical (`xReferences`) reference lines with their labels.
+    private func referenceLines(_ f: Frame) -> String {
+        var out = ""
+        for reference in references {
+            let y = Self.r(f.py(reference.y))
+            out += "<line class=\"ref\" x1=\"\(Int(left))\" x2=\"\(Self.r(width - right))\" y1=\"\(y)\" y2=\"\(y)\"/>"
+            out += "<text class=\"reft\" x=\"\(Self.r(width - right - 4))\" y=\"\(Self.r(f.py(reference.y) - 4))\" "
+            out += "text-anchor=\"end\">\(MarkupEscaping.escape(reference.label))</text>"
+        }
+        for reference in xReferences where reference.x >= f.xMin && reference.x <= f.xMax {
+            let x = Self.r(f.px(reference.x))
+            out +=
+                "<line class=\"ref\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Int(f.top))\" y2=\"\(Self.r(f.top + f.height))\"/>"
+            out += "<text class=\"reft\" x=\"\(Self.r(f.px(reference.x) + 3))\" y=\"\(Self.r(f.top + 10))\">"
+            out += "\(MarkupEscaping.escape(reference.label))</text>"
+        }
+        return out
+    }
+
+    /// One `<g>` per series: a path of line segments (broken at gaps) or of tiny squares.
+    private func seriesPaths(_ f: Frame, plotted: [[(x: Double, y: Double)]]) -> String {
+        var out = ""
+        for (index, s) in series.enumerated() {
+            let points = plotted[index]
+            out += "<g class=\"series\" data-series=\"\(index)\">"
+            switch s.style {
+            case .line:
+                let path = points.enumerated().map { i, p in
+                    let joined = i > 0 && (s.gapOver.map { p.x - points[i - 1].x <= $0 } ?? true)
+                    return "\(joined ? "L" : "M")\(Self.r(f.px(p.x))) \(Self.r(f.py(p.y)))"
+                }.joined()
+                out += "<path d=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"1.6\""
+                out += s.dashed ? " stroke-dasharray=\"5 3\"/>" : "/>"
+            case .points:
+                // One path of tiny squares: far smaller than one element per point.
+                let path = points.map { p in "M\(Self.r(f.px(p.x) - 2)) \(Self.r(f.py(p.y) - 2))h4v4h-4z" }.joined()
+                out += "<path d=\"\(path)\" fill=\"\(s.color)\" fill-opacity=\"\(s.dashed ? "0.45" : "0.85")\"/>"
+            }
+            out += "</g>"
+        }
         return out
     }
 

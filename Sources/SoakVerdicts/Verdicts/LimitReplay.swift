@@ -189,32 +189,11 @@ struct LimitReplay {
             bucket.windows += 1
 
             let passes = clear.filter(\.isAccepted)
-            if passes.count > limit {
-                bucket.tooLenient += passes.count - limit
-                for hit in passes.dropFirst(limit) {
-                    finding(
-                        .tooLenient, hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
-                }
-            }
-            // A 429 is too strict when fewer than `limit` hits (of any outcome: the throttler
-            // counts rejected hits too) can have reached the server before it in this window.
+            judgePasses(passes, key: key)
             let rejected = clear.filter(\.isRejected)
-            let starts = (clear + edge + floating).map(\.start).sorted()
-            for hit in rejected {
-                let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
-                if before < limit && priorUse {
-                    bucket.priorUse += 1
-                } else if before < limit && mayHoldPriorUse && Self.endsBefore(hit, closeLow) {
-                    // Its `N` ends the server's window within the tolerance before this one's
-                    // earliest close: maybe use from just before the run, maybe too strict.
-                    bucket.ambiguous += 1
-                    continue
-                } else if before < limit {
-                    bucket.tooStrict += 1
-                    finding(.tooStrict, hit, key: key, "429 with at most \(before) of \(limit) hits before it")
-                }
-                checkN(hit, key: key, least: closeLow - hit.end, most: closeHigh - hit.start)
-            }
+            judgeRejections(
+                rejected, among: clear + edge + floating, key: key, priorUse: priorUse,
+                mayHoldPriorUse: mayHoldPriorUse, close: closeLow...closeHigh)
             // An edge 429 may belong to this window or to a later one.
             for hit in edge where hit.isRejected { checkN(hit, key: key, least: 0, most: ttl) }
 
@@ -235,6 +214,43 @@ struct LimitReplay {
             // first hit still to come (which starts after this one closed).
             state.openLow = nextStarts.isEmpty && watermark != .infinity ? nil : openLow
             index = next
+        }
+    }
+
+    /// Every pass beyond the first `limit` of one window is too lenient.
+    private mutating func judgePasses(_ passes: [Hit], key: String) {
+        let limit = declared.limit
+        guard passes.count > limit else { return }
+        bucket.tooLenient += passes.count - limit
+        for hit in passes.dropFirst(limit) {
+            finding(.tooLenient, hit, key: key, "passed as hit \(passes.count) of \(limit) allowed in the window")
+        }
+    }
+
+    /// Judges one window's clear 429s: too strict when fewer than `limit` hits (of any outcome:
+    /// the throttler counts rejected hits too) can have reached the server before it in this
+    /// window, unless use of the bucket before the run explains it; then checks each one's `N`
+    /// against the window's close (somewhere in `close`).
+    private mutating func judgeRejections(
+        _ rejected: [Hit], among windowHits: [Hit], key: String, priorUse: Bool, mayHoldPriorUse: Bool,
+        close: ClosedRange<Double>
+    ) {
+        let limit = declared.limit
+        let starts = windowHits.map(\.start).sorted()
+        for hit in rejected {
+            let before = Self.count(of: starts, atOrBelow: hit.end) - 1  // all but itself
+            if before < limit && priorUse {
+                bucket.priorUse += 1
+            } else if before < limit && mayHoldPriorUse && Self.endsBefore(hit, close.lowerBound) {
+                // Its `N` ends the server's window within the tolerance before this one's
+                // earliest close: maybe use from just before the run, maybe too strict.
+                bucket.ambiguous += 1
+                continue
+            } else if before < limit {
+                bucket.tooStrict += 1
+                finding(.tooStrict, hit, key: key, "429 with at most \(before) of \(limit) hits before it")
+            }
+            checkN(hit, key: key, least: close.lowerBound - hit.end, most: close.upperBound - hit.start)
         }
     }
 
