@@ -72,12 +72,12 @@ extension SoakRun {
             let rss = RSSSampler(
                 timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300),
                 emulator: backend.retained)
-            let cpuBefore = ProcessCPUTime.now().own
+            let cpuBefore = processCPUSeconds()
             let driveStart = timeline.now()
             let stopReason = await drive(driver, recorder: recorder, timeline: timeline, monitor: monitor, rss: rss)
             let activeSeconds = timeline.now()
             let generator = SoakSummary.GeneratorUse(
-                cpuSeconds: ProcessCPUTime.now().own - cpuBefore, wallSeconds: activeSeconds - driveStart,
+                cpuSeconds: processCPUSeconds() - cpuBefore, wallSeconds: activeSeconds - driveStart,
                 cores: ProcessInfo.processInfo.activeProcessorCount, withEmbeddedBackend: backend.kind == "embedded")
             await nativeClient?.shutdown()
             recorder.finish()
@@ -107,11 +107,12 @@ extension SoakRun {
     ) async -> StopReason {
         let clock = self.clock
         let control = self.control
+        let processCPUSeconds = self.processCPUSeconds
         let progress = options.progress ? self.progress : nil
         return await withTaskGroup(of: StopReason?.self) { group in
             group.addTask { await driver.run() }
             if let progress {
-                let lastBox = LastSample(cpu: ProcessCPUTime.now().own)
+                let lastBox = LastSample(cpu: processCPUSeconds())
                 let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
                 group.addTask {
                     await progress.run(clock: clock) {
@@ -119,7 +120,7 @@ extension SoakRun {
                         let c = recorder.progressCounters(at: now)
                         let sample = LastSample.Sample(
                             requests: c.requests, lateStarts: recorder.progressLateStarts(),
-                            cpu: ProcessCPUTime.now().own, time: now)
+                            cpu: processCPUSeconds(), time: now)
                         let last = lastBox.swap(sample)
                         let seconds = now - last.time
                         func perSecond(_ delta: Double) -> Double { seconds > 0 ? delta / seconds : 0 }

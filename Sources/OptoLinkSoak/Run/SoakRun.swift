@@ -47,6 +47,10 @@ public struct SoakRun: Sendable {
     /// The run's one clock: the driver, every SDK instance, the recorder's timeline, the
     /// progress line and the CSV flushes read and sleep on it (tests pass a virtual clock).
     package var clock: any Clock<Duration> = ContinuousClock()
+    /// This process's CPU seconds (user + system) now: the generator's CPU in the summary, on the
+    /// progress line and in a shard's health. Tests that run shards inside one test process, beside
+    /// other tests, replace it: that process's CPU is not the shard's.
+    package var processCPUSeconds: @Sendable () -> Double = { ProcessCPUTime.now().own }
     /// Messages for the user (standard error by default).
     package var log: @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
 
