@@ -168,7 +168,8 @@ struct LibSSL: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: 256)
         while case let code = errGetError(), code != 0 {
             errErrorStringN(code, &buffer, buffer.count)
-            parts.append(String(cString: buffer))
+            let length = buffer.firstIndex(of: 0) ?? buffer.count
+            parts.append(String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return parts.joined(separator: "; ")
     }

@@ -50,9 +50,10 @@ package struct CapacitySubcommand: SoakSubcommand {
                                capacity.generatorLimits, else 5%, 1%, 100ms and 90%; the
                                reasons are in docs/CAPACITY.md, "Generator limits")
           --base-url URL       search a real backend instead of the embedded emulator
-          --api-key KEY, --org-key ORG, --devices N, --seed N, --transport KIND, --pool MODE,
-          --connections N, --client-loops N, --cacert FILE, --insecure, --header 'N: V',
-          --local-ips LIST, --forwarded-for
+          --api-key-file FILE, --api-key KEY (visible in the process list), --org-key ORG,
+          --header-file FILE, --header 'N: V', --admin-token-file FILE, --devices N, --seed N,
+          --transport KIND, --pool MODE, --connections N, --client-loops N, --cacert FILE,
+          --insecure, --local-ips LIST, --forwarded-for
                                passed on to every probe's run, as `run --help` describes them
           --out DIR            report directory (default Reports/<profile>-capacity-<timestamp>/)
           --force              write into an --out directory that already holds a capacity report

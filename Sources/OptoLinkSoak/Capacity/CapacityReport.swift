@@ -1,5 +1,6 @@
 import Foundation
 import SoakReports
+import SoakVerdicts
 
 /// What `optolink-soak capacity` found: `capacity.json` (every probe, and the answer), its
 /// readable twin `capacity.txt` and `report.html` (the probes plotted), each written atomically
@@ -149,8 +150,13 @@ package struct CapacityReport: Sendable, Equatable, Codable {
         ]
         for probe in probes {
             let terms = probe.slo.map { term in
-                let value = term.observed.map { String(format: "%.4g", $0) } ?? "n/a"
-                return "\(term.expression.split(separator: " ").first ?? "")=\(value)\(term.passed ? "" : " ✗")"
+                // Latencies in the unit the SLO is written in (ms or s), other metrics as numbers.
+                let metric = term.expression.split(separator: " ").first ?? ""
+                let isTime = metric.contains("latency") || metric.contains("duration")
+                let value =
+                    term.observed.map { isTime ? SoakComparison.formatSeconds($0) : String(format: "%.4g", $0) }
+                    ?? "n/a"
+                return "\(metric)=\(value)\(term.passed ? "" : " ✗")"
             }
             let late =
                 probe.generator.started > 0

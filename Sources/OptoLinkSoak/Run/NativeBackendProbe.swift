@@ -31,7 +31,7 @@ package enum NativeBackendProbe {
         case .tlsFailed(let failure)?:
             throw SoakProfileError(
                 message: "TLS failed with backend \(baseURL.absoluteString): \(failure.kind.rawValue): "
-                    + "\(failure.reason); \(fix(for: failure))")
+                    + "\(failure.reason); \(fix(for: failure, cacert: tls.additionalTrustFile))")
         case let error?:
             throw SoakProfileError(
                 message: "unreachable backend \(baseURL.absoluteString): "
@@ -51,11 +51,16 @@ package enum NativeBackendProbe {
         return (Data(response.body), response.status)
     }
 
-    /// The flag or change that makes the handshake succeed.
-    package static func fix(for failure: TLSFailure) -> String {
+    /// The flag or change that makes the handshake succeed; `cacert` is the `--cacert` file given, if any.
+    package static func fix(for failure: TLSFailure, cacert: String? = nil) -> String {
         switch failure.kind {
         case .unknownCA:
-            "pass --cacert FILE for a private CA (its PEM certificate), or --insecure to skip verification"
+            if let cacert {
+                "the server's certificate is not signed by a CA in --cacert \(cacert) (nor by the system's): pass "
+                    + "the CA that issued it (its PEM certificate), or --insecure to skip verification"
+            } else {
+                "pass --cacert FILE for a private CA (its PEM certificate), or --insecure to skip verification"
+            }
         case .expired:
             "renew the server's certificate (or check this machine's clock), or --insecure to skip verification"
         case .hostnameMismatch:

@@ -123,7 +123,11 @@ package final class RunMonitor: Sendable {
         }
         let statusesSeen = Set(refusedEndpoints.flatMap { $0.parts.map(\.status) })
         var hints: [String] = []
-        if statusesSeen.contains(401) { hints.append("401: the API key is wrong, revoked or missing (--api-key)") }
+        if statusesSeen.contains(401) {
+            hints.append(
+                "401: the API key is wrong, revoked or missing (check the key given by --api-key, --api-key-file, "
+                    + "OPTOLINK_API_KEY or the profile's sdk.apiKey)")
+        }
         if statusesSeen.contains(403) { hints.append("403: the key's tier is not CLIENT (a SERVER key on /sdk/*)") }
         if statusesSeen.contains(404) { hints.append("404: a wrong --base-url path or --org-key") }
         return "stopped early, the backend refuses this run: in the first " + String(format: "%.1f s", now) + " "
