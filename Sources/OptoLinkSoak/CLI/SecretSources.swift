@@ -126,14 +126,21 @@ package enum SecretSources {
             if options.apiKey == nil, let key = value(apiKeyVariable, environment) { options.apiKey = key }
             if options.orgKey == nil, let org = value(orgKeyVariable, environment) { options.orgKey = org }
         }
-        var headers = options.headers
-        if let path = files.headers { headers += try Self.headers(inFile: path) }
-        if let text = environment[headersVariable] { headers += try Self.headers(in: text, source: headersVariable) }
-        var seen = Set<String>()
-        for header in headers where !seen.insert(header.name.lowercased()).inserted {
-            throw SoakUsageError(message: "--header \(header.name): given twice")
+        // A header name given twice, by one source or by two, is refused with both sources named:
+        // which of two tokens a proxy should see is not the tool's to guess.
+        var sourced = options.headers.map { (header: $0, source: "--header") }
+        if let path = files.headers { sourced += try Self.headers(inFile: path).map { ($0, "--header-file") } }
+        if let text = environment[headersVariable] {
+            sourced += try Self.headers(in: text, source: headersVariable).map { ($0, headersVariable) }
         }
-        options.headers = headers
+        var seen: [String: String] = [:]
+        for (header, source) in sourced {
+            if let first = seen.updateValue(source, forKey: header.name.lowercased()) {
+                let by = first == source ? "twice by \(source)" : "by \(first) and by \(source)"
+                throw SoakUsageError(message: "--header \(header.name): given twice (\(by)); give each header once")
+            }
+        }
+        options.headers = sourced.map(\.header)
         if let path = files.adminToken {
             options.adminToken = try secret(inFile: path, flag: "--admin-token-file")
         } else if let token = value(adminTokenVariable, environment) {

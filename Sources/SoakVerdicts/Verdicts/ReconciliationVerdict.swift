@@ -64,7 +64,10 @@ package struct ReconciliationVerdict: Verdict {
     package var incomplete: LedgerCoverage?
 
     package static let notAvailable = ReconciliationVerdict(
-        available: false, note: "not available: no ledger (embedded emulator's ledger route or --ledger FILE)",
+        available: false,
+        note:
+            "not available: no ledger (the embedded emulator's, --ledger FILE, "
+            + "or --ledger http(s)://HOST/__admin/ledger of a remote serve)",
         endpoints: [:], ignoredLedgerEntries: 0)
 
     /// Not available for a stated reason (a `--ledger` file that could not be read).

@@ -119,7 +119,11 @@ struct SecretsTests {
                 "run", "p.json", "--base-url", "http://x:9", "--api-key", "k", "--api-key-file", key,
             ])
         }
-        #expect(throws: SoakUsageError(message: "--header X-Proxy-Token: given twice")) {
+        #expect(
+            throws: SoakUsageError(
+                message: "--header X-Proxy-Token: given twice (by --header and by --header-file); give each header once"
+            )
+        ) {
             try SoakCommandLine.parse([
                 "run", "p.json", "--header-file", headers, "--header", "X-Proxy-Token: again",
             ])
