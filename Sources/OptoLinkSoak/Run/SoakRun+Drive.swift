@@ -24,6 +24,8 @@ struct RunOutcome {
     var sourceNotes: [String]
     /// The process's CPU while the driver ran.
     var generator: SoakSummary.GeneratorUse
+    /// How busy the machine was while the driver ran.
+    var machine: SoakSummary.MachineLoad
 }
 
 /// The run itself: prepare (``SoakRun`` + Setup), drive the devices alongside the progress
@@ -72,6 +74,7 @@ extension SoakRun {
             let rss = RSSSampler(
                 timeline: timeline, every: Swift.max(1, profile.load.effectiveDuration / 300),
                 emulator: backend.retained)
+            let machineBefore = MachineLoadReader().sample()
             let cpuBefore = processCPUSeconds()
             let driveStart = timeline.now()
             let stopReason = await drive(driver, recorder: recorder, timeline: timeline, monitor: monitor, rss: rss)
@@ -79,6 +82,7 @@ extension SoakRun {
             let generator = SoakSummary.GeneratorUse(
                 cpuSeconds: processCPUSeconds() - cpuBefore, wallSeconds: activeSeconds - driveStart,
                 cores: ProcessInfo.processInfo.activeProcessorCount, withEmbeddedBackend: backend.kind == "embedded")
+            let machine = MachineLoadReader.load(from: machineBefore, to: MachineLoadReader().sample())
             await nativeClient?.shutdown()
             recorder.finish()
             let outcome = RunOutcome(
@@ -86,7 +90,7 @@ extension SoakRun {
                 activeSeconds: activeSeconds, rss: rss.samples, scheduled: driver.scheduled.current,
                 monitorMessage: monitor.message,
                 transport: transportKind, lateSeconds: lateSeconds, ledger: ledger, sourceNotes: sourceNotes,
-                generator: generator)
+                generator: generator, machine: machine)
             let result = await finishReport(
                 outcome, profile: profile, backend: backend, recorder: recorder, directory: directory)
             // The endpoint serves until the report is written, so a last scrape sees the final counts.

@@ -127,6 +127,7 @@ extension SoakRun {
             tls: outcome.transport == .native ? Self.tlsNote(options.tls, baseURL: backend.baseURL) : nil)
         run.recording = recorder.recordingLag
         run.generator = outcome.generator
+        run.machine = outcome.machine
         if let shard = options.shard {
             var sharding = SoakSummary.Sharding(count: shard.count, index: shard.index)
             sharding.startAt = options.startAt

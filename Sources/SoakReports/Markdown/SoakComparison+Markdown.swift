@@ -13,6 +13,7 @@ extension SoakComparison {
         if forced { out += "> **Forced:** the two runs' profiles differ; compared anyway (`--force`).\n\n" }
         out += "Machine check — the soak process's own start lag p99: \(Self.latency(startLagP99))"
         out += machineBusier ? " (**busier**: latency shifts are inconclusive).\n\n" : ".\n\n"
+        if let machine, let line = machine.line { out += "Machine load — \(line).\n\n" }
         for reason in inconclusiveReasons { out += "> **Inconclusive:** \(reason).\n\n" }
         out +=
             rule == "default"

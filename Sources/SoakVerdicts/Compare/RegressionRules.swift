@@ -23,6 +23,15 @@ package struct RegressionRules: Sendable, Equatable, Codable {
     /// by this factor and by ``busierStartLagSeconds``: latency shifts are then inconclusive.
     package var busierStartLagFactor = 2.0
     package var busierStartLagSeconds = 0.010
+    /// … or the machine's 1-minute load average (the higher of its readings at the run's start and
+    /// end) rose by more than this: about one more core's worth of other work.
+    package var busierLoadAverage = 1.0
+    /// … or the hypervisor's steal share of the CPU rose by more than this.
+    package var busierStealShare = 0.05
+    /// … or the generator's CPU per attempt grew by this factor and by
+    /// ``busierCPUPerAttemptSeconds`` (the same work cost the process more: a slower or shared core).
+    package var busierCPUPerAttemptFactor = 1.5
+    package var busierCPUPerAttemptSeconds = 0.000_020
     /// Limits of a healthy load generator (either run over one: latency shifts are inconclusive).
     package var healthyStartLagP99Seconds = 0.05
     package var healthyLateStartRate = 0.05
@@ -47,7 +56,11 @@ package struct RegressionRules: Sendable, Equatable, Codable {
                 + "\(ThresholdResult.format(healthyStartLagP99Seconds * 1000))ms, more than "
                 + "\(ThresholdResult.format(healthyLateStartRate * 100))% late starts, dropped arrivals) or the "
                 + "current run's start lag p99 grew more than \(ThresholdResult.format(busierStartLagFactor))× and by "
-                + "more than \(ThresholdResult.format(busierStartLagSeconds * 1000))ms, a flagged latency shift is "
+                + "more than \(ThresholdResult.format(busierStartLagSeconds * 1000))ms, or the machine's load "
+                + "average rose by more than \(ThresholdResult.format(busierLoadAverage)), or the CPU steal share by "
+                + "more than \(ThresholdResult.format(busierStealShare * 100)) points, or the generator's CPU per "
+                + "attempt by more than \(ThresholdResult.format(busierCPUPerAttemptFactor))× and "
+                + "\(ThresholdResult.format(busierCPUPerAttemptSeconds * 1e6)) µs, a flagged latency shift is "
                 + "inconclusive (exit 2), not a regression",
             "verdicts: flagged when a count gets worse (early back-offs, retry violations, duplicated, lost, "
                 + "too lenient, too strict, wrong N, wrong message) or an attribution correct rate drops",

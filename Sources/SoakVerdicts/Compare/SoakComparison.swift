@@ -114,6 +114,8 @@ package struct SoakComparison: Sendable, Codable {
     package var inconclusive: Bool
     /// Why the comparison is inconclusive, in words; empty otherwise.
     package var inconclusiveReasons: [String] = []
+    /// Both runs' machine load and generator CPU per attempt.
+    package var machine: MachineComparison? = nil
 
     /// The process's exit code for this comparison: 1 regression, 2 inconclusive, 0 otherwise.
     package var exitCode: Int32 { regressed ? 1 : inconclusive ? 2 : 0 }
@@ -143,7 +145,8 @@ package struct SoakComparison: Sendable, Codable {
             checks: [], regressed: false,
             startLagP99: Delta(b.summary.journeys.startLag.p99, c.summary.journeys.startLag.p99), machineBusier: false,
             baselineHealth: GeneratorHealth.of(b.summary, rules: rules),
-            currentHealth: GeneratorHealth.of(c.summary, rules: rules), inconclusive: false)
+            currentHealth: GeneratorHealth.of(c.summary, rules: rules), inconclusive: false,
+            machine: MachineComparison(baseline: b.summary, current: c.summary))
         if let regression = c.profileRegression, !regression.isEmpty {
             comparison.rule = "profile"
             comparison.ruleText = regression
@@ -282,6 +285,11 @@ package struct SoakComparison: Sendable, Codable {
             reasons.append(
                 "the machine was busier during the current run: the soak process's own start lag p99 went "
                     + "\(Self.formatSeconds(lag.baseline)) → \(Self.formatSeconds(lag.current))")
+        }
+        let evidence = machine?.busierReasons(rules: rules) ?? []
+        if !evidence.isEmpty {
+            machineBusier = true
+            reasons += evidence.map { "the machine was busier during the current run: " + $0 }
         }
         for (side, health) in [("baseline", baselineHealth), ("current", currentHealth)] {
             guard let health, !health.healthy else { continue }

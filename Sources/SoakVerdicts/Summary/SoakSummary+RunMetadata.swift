@@ -52,6 +52,9 @@ extension SoakSummary {
         /// The generator's CPU use while it drove the journeys (absent in merged reports and in
         /// reports of older versions).
         package var generator: GeneratorUse? = nil
+        /// How busy the machine was around the run (absent in merged reports and in reports of
+        /// older versions).
+        package var machine: MachineLoad? = nil
 
         /// A value with every stored property given (the memberwise initializer, for other targets).
         package init(
